@@ -1,0 +1,52 @@
+"""Every default of the library, in one place.
+
+Change a number here and every module that uses it follows; nothing else in the package
+hard-codes a timeout, a retry figure or a size limit.
+"""
+
+from __future__ import annotations
+
+#: Seconds one public call may take in all, its retries and their sleeps included.
+DEFAULT_TIMEOUT = 60.0
+#: Retries after the first attempt, for the failures that may be retried.
+DEFAULT_MAX_RETRIES = 2
+#: Connections the client's own connector keeps open at most (aiohttp's ``limit``).
+DEFAULT_MAX_CONNECTIONS = 100
+
+#: Full-jitter exponential backoff: sleep uniform(0, min(cap, base * 2**retry)).
+INITIAL_RETRY_DELAY = 0.5
+MAX_RETRY_DELAY = 8.0
+#: A ``Retry-After`` longer than this is capped: a misbehaving server must not park a
+#: worker for an hour.
+MAX_RETRY_AFTER = 60.0
+#: HTTP statuses worth another attempt (for 408/5xx only when the operation is safe
+#: to repeat; 429 means the request was not processed, so it is always retried).
+RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+
+#: The validation ``timeout`` query value: server-side validity time, in seconds.
+DEFAULT_VALIDITY_TIMEOUT = 30
+
+#: A JSON response larger than this is refused (``ResponseDecodeError``) instead of
+#: being read into memory. The largest documented JSON answer is a list of contact
+#: lists; 64 MiB is far above any sane account and far below trouble.
+MAX_JSON_BODY_BYTES = 64 * 1024 * 1024
+#: Read size for streamed downloads; memory of ``rows()`` is bounded by a few of these.
+STREAM_CHUNK_SIZE = 64 * 1024
+#: Characters of a response body kept on an error for inspection.
+ERROR_BODY_PREVIEW = 2048
+
+#: ``check_many`` default number of checks in flight.
+DEFAULT_CHECK_CONCURRENCY = 16
+
+#: ``ValidationJob.wait`` defaults: first interval, cap, growth factor.
+DEFAULT_POLL_INTERVAL = 1.0
+DEFAULT_MAX_POLL_INTERVAL = 30.0
+DEFAULT_POLL_FACTOR = 2.0
+
+#: Environment variables read when an argument of ``Client`` is left unset.
+ENV_API_KEY = "ASYNCSDK_API_KEY"
+ENV_USERNAME = "ASYNCSDK_USERNAME"
+ENV_BASE_URL = "ASYNCSDK_BASE_URL"
+
+USER_AGENT = "asyncsdk-python"
+LOGGER_NAME = "asyncsdk"

@@ -1,0 +1,600 @@
+"""The one converter of the package: dates, decimals, codes, ``UNSET`` and ``extra``.
+
+Rules (DESIGN §2), each in exactly one place here:
+
+* **Input models** check themselves when constructed (``InputModel.__attrs_post_init__``):
+  every field against its annotation, so a bad value raises ``InvalidInputError`` naming
+  the field and what is allowed, before any request exists.
+* **Encoding** (``encode``): fields left ``UNSET`` are omitted; ``None`` is sent as null;
+  ``Decimal`` as text with two places; codes as their number; dates in the format of the
+  model (``DATE_DMY`` for contact create, ``DATETIME_ISO`` for contact update,
+  ``DATE_ISO`` for invoices); the body key is the field name unless the field's
+  metadata says ``wire``.
+* **Decoding** (``decode``) is lenient: unknown keys are kept in ``extra``, a missing
+  field is None, an unknown code stays a plain int (or str), numbers sent as text are
+  read as numbers and dates in any of the three formats are read. A value that cannot be
+  read raises ``DecodeFailure`` (the transport turns it into ``ResponseDecodeError``).
+
+The per-class functions are built once, on first use, and cached by cattrs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import re
+import types
+import typing
+from collections.abc import Callable, Mapping
+from collections.abc import Sequence as Sequence_abc
+from decimal import Decimal, InvalidOperation
+from typing import Any, ClassVar, Final, TypeVar, Union
+
+import attrs
+import cattrs
+
+from ._errors import InvalidInputError
+
+__all__ = [
+    "DATETIME_ISO",
+    "DATE_DMY",
+    "DATE_ISO",
+    "UNSET",
+    "CountryCode",
+    "DecodeFailure",
+    "Email",
+    "InputModel",
+    "ResponseModel",
+    "SingleLine",
+    "UnsetType",
+    "converter",
+    "decode",
+    "encode",
+]
+
+T = TypeVar("T")
+
+DATE_DMY: Final = "%d-%m-%Y"
+DATE_ISO: Final = "%Y-%m-%d"
+DATETIME_ISO: Final = "%Y-%m-%dT%H:%M:%S"
+
+
+class UnsetType(enum.Enum):
+    """Type of ``UNSET``: the value of a field that is left out of the request body."""
+
+    UNSET = "UNSET"
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+#: A field left out of the body entirely (``None`` is sent as JSON null).
+UNSET: Final = UnsetType.UNSET
+
+
+# --- Annotated markers for values with rules beyond their Python type ----------------
+class _Marker:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+_EMAIL = _Marker("email")
+_COUNTRY = _Marker("country")
+_SINGLE_LINE = _Marker("single line")
+
+#: An email address: checked for shape (one ``@``, a dotted domain, no spaces or control
+#: characters) before sending.
+Email = typing.Annotated[str, _EMAIL]
+#: A country code of the service: 1, or 26 to 247.
+CountryCode = typing.Annotated[int, _COUNTRY]
+#: Text that ends up in a form field or header: no CR, LF or other control characters.
+SingleLine = typing.Annotated[str, _SINGLE_LINE]
+
+_EMAIL_RE = re.compile(r"[^@\s]+@[^@\s.]+(\.[^@\s.]+)+")
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+_COUNTRY_CODES = frozenset({1, *range(26, 248)})
+
+
+class DecodeFailure(ValueError):
+    """A response value could not be read as its field's type (internal)."""
+
+
+# --- Input checking -------------------------------------------------------------------
+Check = Callable[[Any, str], Any]
+
+
+def _fail(field: str, allowed: str, value: Any) -> InvalidInputError:
+    shown = type(value).__name__ if isinstance(value, (bytes, bytearray)) else repr(value)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    return InvalidInputError(f"{field}: expected {allowed}, got {shown}", field=field)
+
+
+def _check_str(value: Any, field: str) -> str:
+    if not isinstance(value, str):
+        raise _fail(field, "a string", value)
+    if "\x00" in value:
+        raise _fail(field, "text without NUL characters", value)
+    return value
+
+
+def _check_single_line(value: Any, field: str) -> str:
+    text = _check_str(value, field)
+    if _CONTROL_RE.search(text):
+        raise _fail(field, "a single line without control characters (no CR/LF)", value)
+    return text
+
+
+def check_email(value: Any, field: str) -> str:
+    """Return ``value`` if it is a plausible email address, else raise InvalidInputError."""
+    text = _check_str(value, field)
+    if len(text) > 254 or _CONTROL_RE.search(text) or not _EMAIL_RE.fullmatch(text):
+        raise _fail(field, "an email address like name@example.com", value)
+    return text
+
+
+def _check_int(value: Any, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _fail(field, "an integer", value)
+    return value
+
+
+def _check_country(value: Any, field: str) -> int:
+    code = _check_int(value, field)
+    if code not in _COUNTRY_CODES:
+        raise _fail(field, "a country code: 1 or 26 to 247", value)
+    return code
+
+
+def _check_bool(value: Any, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise _fail(field, "True or False", value)
+    return value
+
+
+def _check_decimal(value: Any, field: str) -> Decimal:
+    if isinstance(value, bool) or not isinstance(value, (Decimal, int, str)):
+        raise _fail(field, "a Decimal (or int, or numeric text) with at most two places", value)
+    try:
+        number = Decimal(value.strip() if isinstance(value, str) else value)
+    except InvalidOperation:
+        raise _fail(field, "a number such as Decimal('12.50')", value) from None
+    if not number.is_finite():
+        raise _fail(field, "a finite number", value)
+    try:
+        exact = number == number.quantize(_CENT)
+    except InvalidOperation:  # more digits than the decimal context holds
+        exact = False
+    if not exact:
+        raise _fail(field, "a number with at most two decimal places", value)
+    return number
+
+
+def _check_date(value: Any, field: str) -> dt.date:
+    if not isinstance(value, dt.date):
+        raise _fail(field, "a datetime.date", value)
+    return value
+
+
+def _check_any(value: Any, field: str) -> Any:
+    return value
+
+
+def _enum_check(enum_cls: type[enum.IntEnum]) -> Check:
+    allowed = ", ".join(f"{m.value} ({m.name})" for m in enum_cls)
+
+    def check(value: Any, field: str) -> enum.IntEnum:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _fail(field, f"a {enum_cls.__name__} code: {allowed}", value)
+        try:
+            return enum_cls(value)
+        except ValueError:
+            raise _fail(field, f"a {enum_cls.__name__} code: {allowed}", value) from None
+
+    return check
+
+
+def _list_check(item: Check) -> Check:
+    def check(value: Any, field: str) -> list[Any]:
+        if not isinstance(value, (list, tuple)):
+            raise _fail(field, "a list", value)
+        return [item(v, f"{field}[{i}]") for i, v in enumerate(value)]
+
+    return check
+
+
+def _dict_check(value: Any, field: str) -> dict[str, Any]:
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise _fail(field, "a dict with string keys", value)
+    return dict(value)
+
+
+def _model_check(model_cls: type) -> Check:
+    def check(value: Any, field: str) -> Any:
+        if not isinstance(value, model_cls):
+            raise _fail(field, f"a {model_cls.__name__}", value)
+        return value
+
+    return check
+
+
+_CENT = Decimal("0.01")
+_MARKER_CHECKS: dict[_Marker, Check] = {
+    _EMAIL: check_email,
+    _COUNTRY: _check_country,
+    _SINGLE_LINE: _check_single_line,
+}
+_SIMPLE_CHECKS: dict[Any, Check] = {
+    str: _check_str,
+    int: _check_int,
+    bool: _check_bool,
+    Decimal: _check_decimal,
+    dt.date: _check_date,
+    dt.datetime: _check_date,
+    Any: _check_any,
+    object: _check_any,
+}
+
+
+def _split_optional(tp: Any) -> tuple[Any, bool, bool]:
+    """(inner type, accepts None, accepts UNSET) of an annotation."""
+    origin = typing.get_origin(tp)
+    if origin is Union or origin is types.UnionType:
+        args = typing.get_args(tp)
+        rest = [a for a in args if a not in (type(None), UnsetType)]
+        inner = rest[0] if len(rest) == 1 else Union[tuple(rest)]  # noqa: UP007
+        return inner, type(None) in args, UnsetType in args
+    return tp, False, False
+
+
+def _check_for(tp: Any) -> Check:
+    if typing.get_origin(tp) is typing.Annotated:
+        base, *extras = typing.get_args(tp)
+        for marker in extras:
+            if isinstance(marker, _Marker):
+                return _MARKER_CHECKS[marker]
+        return _check_for(base)
+    if tp in _SIMPLE_CHECKS:
+        return _SIMPLE_CHECKS[tp]
+    if isinstance(tp, type) and issubclass(tp, enum.IntEnum):
+        return _enum_check(tp)
+    if isinstance(tp, type) and attrs.has(tp):
+        return _model_check(tp)
+    origin = typing.get_origin(tp)
+    if origin in (list, tuple, typing.Sequence, Sequence_abc):
+        return _list_check(_check_for(typing.get_args(tp)[0]))
+    if origin in (dict, Mapping, typing.Mapping):
+        return _dict_check
+    raise TypeError(f"no input check for annotation {tp!r}")  # a bug of ours, at first use
+
+
+def _field_checks(cls: type) -> list[tuple[str, Check, bool, bool]]:
+    hints = typing.get_type_hints(cls, include_extras=True)
+    checks = []
+    for a in attrs.fields(cls):
+        inner, nullable, unsettable = _split_optional(hints[a.name])
+        checks.append((a.name, _check_for(inner), nullable, unsettable))
+    return checks
+
+
+_INPUT_CHECKS: dict[type, list[tuple[str, Check, bool, bool]]] = {}
+
+
+class InputModel:
+    """Base of the models sent to the service: checks every field when constructed."""
+
+    __slots__ = ()
+    #: How dates of this model go on the wire.
+    _date_format: ClassVar[str] = DATE_ISO
+
+    def __attrs_post_init__(self) -> None:
+        cls = type(self)
+        checks = _INPUT_CHECKS.get(cls)
+        if checks is None:
+            checks = _INPUT_CHECKS[cls] = _field_checks(cls)
+        for name, check, nullable, unsettable in checks:
+            value = getattr(self, name)
+            if value is UNSET:
+                if unsettable:
+                    continue
+                raise InvalidInputError(f"{name}: a value is required", field=name)
+            if value is None:
+                if nullable:
+                    continue
+                raise InvalidInputError(f"{name}: must not be None", field=name)
+            checked = check(value, name)
+            if checked is not value:
+                object.__setattr__(self, name, checked)  # normalised (e.g. int -> enum)
+
+
+@attrs.frozen(kw_only=True)
+class ResponseModel:
+    """Base of the models read from the service. ``extra`` keeps the keys the model does
+    not know (the service may add fields)."""
+
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+# --- Encoding -------------------------------------------------------------------------
+Encoder = Callable[[Any], Any]
+
+
+def _encode_decimal(value: Decimal) -> str:
+    return format(value.quantize(_CENT), "f")
+
+
+def _encode_value(value: Any, date_format: str) -> Any:
+    # Ordered by how often each kind occurs in a body.
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, Decimal):
+        return _encode_decimal(value)
+    if isinstance(value, dt.date):
+        if date_format == DATETIME_ISO and not isinstance(value, dt.datetime):
+            value = dt.datetime.combine(value, dt.time())
+        return value.strftime(date_format)
+    if isinstance(value, (list, tuple)):
+        return [_encode_value(v, date_format) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _encode_value(v, date_format) for k, v in value.items()}
+    if attrs.has(type(value)):
+        return converter.unstructure(value)
+    return value
+
+
+def _make_encoder(cls: type) -> Encoder:
+    date_format = getattr(cls, "_date_format", DATE_ISO)
+    plan = [(a.name, a.metadata.get("wire", a.name)) for a in attrs.fields(cls)]
+
+    def encode_model(obj: Any) -> dict[str, Any]:
+        body: dict[str, Any] = {}
+        for name, key in plan:
+            value = getattr(obj, name)
+            if value is not UNSET:
+                body[key] = _encode_value(value, date_format)
+        return body
+
+    return encode_model
+
+
+# --- Decoding -------------------------------------------------------------------------
+Decoder = Callable[[Any], Any]
+
+
+def _decode_int(value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+        return int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    raise DecodeFailure(f"expected an integer, got {type(value).__name__}")
+
+
+def _decode_str(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)  # zip codes and similar arrive as numbers in some answers
+    raise DecodeFailure(f"expected text, got {type(value).__name__}")
+
+
+_TRUE = frozenset({"true", "1", "yes"})
+_FALSE = frozenset({"false", "0", "no", ""})
+
+
+def _decode_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        low = value.strip().lower()
+        if low in _TRUE:
+            return True
+        if low in _FALSE:
+            return False
+    raise DecodeFailure(f"expected true/false, got {value!r:.40}")
+
+
+def _decode_decimal(value: Any) -> Decimal:
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        try:
+            number = Decimal(str(value))
+        except InvalidOperation:
+            pass
+        else:
+            if number.is_finite():
+                return number
+    raise DecodeFailure(f"expected a decimal number, got {value!r:.40}")
+
+
+_DATE_FORMATS = (DATE_ISO, DATE_DMY, DATETIME_ISO)
+
+
+def parse_date(value: Any) -> dt.date | None:
+    """Read a date sent in any of the service's formats (time part dropped); '' is None."""
+    if not isinstance(value, str):
+        raise DecodeFailure(f"expected a date, got {type(value).__name__}")
+    text = value.strip()
+    if not text:
+        return None
+    if len(text) >= 10 and text[4] == "-":
+        try:  # ISO date or date-time, possibly with fractions or a zone
+            return dt.date.fromisoformat(text[:10])
+        except ValueError:
+            pass
+    for fmt in _DATE_FORMATS:
+        try:
+            return dt.datetime.strptime(text, fmt).date()
+        except ValueError:
+            continue
+    raise DecodeFailure(f"expected a date (YYYY-MM-DD or DD-MM-YYYY), got {value!r:.40}")
+
+
+def _decode_datetime(value: Any) -> dt.datetime | None:
+    if not isinstance(value, str):
+        raise DecodeFailure(f"expected a date-time, got {type(value).__name__}")
+    try:
+        return dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        day = parse_date(value)
+        return None if day is None else dt.datetime.combine(day, dt.time())
+
+
+def _decode_any(value: Any) -> Any:
+    return value
+
+
+def _open_enum_decoder(enum_cls: type[enum.Enum]) -> Decoder:
+    """Known values become members; unknown ones pass through (the service may add)."""
+    members: dict[Any, Any] = {m.value: m for m in enum_cls}
+    if issubclass(enum_cls, int):
+        def decode_int_code(value: Any) -> Any:
+            number = _decode_int(value)
+            return members.get(number, number)
+
+        return decode_int_code
+    lowered = {str(k).lower(): m for k, m in members.items()}
+
+    def decode_text_code(value: Any) -> Any:
+        text = _decode_str(value)
+        found = members.get(text)
+        if found is None:
+            found = lowered.get(text.strip().lower(), text)
+        return found
+
+    return decode_text_code
+
+
+def _list_decoder(item: Decoder) -> Decoder:
+    def decode_list(value: Any) -> list[Any]:
+        if not isinstance(value, list):
+            raise DecodeFailure(f"expected a list, got {type(value).__name__}")
+        return [item(v) for v in value]
+
+    return decode_list
+
+
+def _dict_decoder(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise DecodeFailure(f"expected an object, got {type(value).__name__}")
+    return value
+
+
+_SIMPLE_DECODERS: dict[Any, Decoder] = {
+    int: _decode_int,
+    str: _decode_str,
+    bool: _decode_bool,
+    Decimal: _decode_decimal,
+    dt.date: parse_date,
+    dt.datetime: _decode_datetime,
+    Any: _decode_any,
+    object: _decode_any,
+}
+
+
+def _decoder_for(tp: Any) -> Decoder:
+    inner, _nullable, _unset = _split_optional(tp)
+    if inner is not tp:
+        return _decoder_for(inner)
+    if typing.get_origin(tp) is typing.Annotated:
+        return _decoder_for(typing.get_args(tp)[0])
+    origin = typing.get_origin(tp)
+    if origin is Union or origin is types.UnionType:
+        # "Industry | int" and the like: the first member that is not a plain fallback.
+        args = [a for a in typing.get_args(tp) if a not in (int, str)]
+        fallbacks = [a for a in typing.get_args(tp) if a in (int, str)]
+        return _decoder_for(args[0] if args else fallbacks[0])
+    if tp in _SIMPLE_DECODERS:
+        return _SIMPLE_DECODERS[tp]
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return _open_enum_decoder(tp)
+    if isinstance(tp, type) and attrs.has(tp):
+        hook = converter.get_structure_hook(tp)
+        return lambda value: hook(value, tp)
+    if origin in (list, tuple, typing.Sequence, Sequence_abc):
+        return _list_decoder(_decoder_for(typing.get_args(tp)[0]))
+    if origin in (dict, Mapping, typing.Mapping):
+        return _dict_decoder
+    raise TypeError(f"no decoder for annotation {tp!r}")
+
+
+def _make_decoder(cls: type) -> Callable[[Any, Any], Any]:
+    hints = typing.get_type_hints(cls)
+    plan: list[tuple[str, str, Decoder]] = []
+    for a in attrs.fields(cls):
+        if a.name != "extra":
+            plan.append((a.name, a.metadata.get("wire", a.name), _decoder_for(hints[a.name])))
+    known = frozenset(key for _, key, _ in plan)
+    name = cls.__name__
+
+    def decode_model(data: Any, _: Any = None) -> Any:
+        if not isinstance(data, dict):
+            raise DecodeFailure(f"{name}: expected an object, got {type(data).__name__}")
+        kwargs: dict[str, Any] = {}
+        for attr, key, decode_value in plan:
+            value = data.get(key)
+            if value is not None:
+                try:
+                    value = decode_value(value)
+                except DecodeFailure as exc:
+                    raise DecodeFailure(f"{name}.{key}: {exc}") from None
+            kwargs[attr] = value
+        if len(data) > len(known) or not known.issuperset(data):
+            kwargs["extra"] = {k: v for k, v in data.items() if k not in known}
+        return cls(**kwargs)
+
+    return decode_model
+
+
+def _is_input_model(cls: Any) -> bool:
+    return isinstance(cls, type) and issubclass(cls, InputModel) and attrs.has(cls)
+
+
+def _is_response_model(cls: Any) -> bool:
+    return isinstance(cls, type) and issubclass(cls, ResponseModel)
+
+
+converter = cattrs.Converter()
+converter.register_unstructure_hook_factory(_is_input_model, _make_encoder)
+converter.register_structure_hook_factory(_is_response_model, _make_decoder)
+
+
+def encode(model: InputModel) -> dict[str, Any]:
+    """The JSON-ready body of an input model (``UNSET`` fields left out)."""
+    body: dict[str, Any] = converter.unstructure(model)
+    return body
+
+
+def decode(data: Any, model: type[T]) -> T:
+    """Read ``data`` (parsed JSON) as ``model``; raises ``DecodeFailure`` if it cannot."""
+    try:
+        result: T = converter.structure(data, model)
+        return result
+    except DecodeFailure:
+        raise
+    except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
+        raise DecodeFailure(f"{model.__name__}: {type(exc).__name__}") from None
+
+
+def decode_list(data: Any, model: type[T]) -> list[T]:
+    """Read a JSON array of ``model`` objects; raises ``DecodeFailure`` if it cannot."""
+    if not isinstance(data, list):
+        raise DecodeFailure(f"expected a list of {model.__name__}, got {type(data).__name__}")
+    hook = converter.get_structure_hook(model)
+    try:
+        return [hook(item, model) for item in data]
+    except DecodeFailure:
+        raise
+    except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
+        raise DecodeFailure(f"{model.__name__}: {type(exc).__name__}") from None

@@ -1,0 +1,647 @@
+"""One request's whole life: URL, credentials, send, retry with backoff, decode, errors.
+
+Resource modules describe an operation (``Operation``: name, method, area, path, and
+whether it is safe to repeat) and call ``Transport.request`` or ``Transport.stream``.
+Everything else happens here, once:
+
+* **Credentials** by area: query ``api_key`` for contacts/leads/invoicing; query ``api`` +
+  ``username`` for validation; form fields ``api`` + ``username`` for mail.
+* **Retries** (DESIGN §3) follow from ``Operation.safe_to_repeat``, not from the HTTP
+  method: connection errors, timeouts, 408 and 5xx are retried only for safe operations;
+  an unsafe one is retried only when the request surely never left (connect refused,
+  DNS) or the answer was 429. Backoff is exponential with full jitter, ``Retry-After``
+  is honoured and capped, and no retry starts that would end past the call's deadline.
+* **Secrets** never leave this module in clear: URLs are redacted before anything stores
+  them, aiohttp's exceptions (which hold the full URL) are described, not chained.
+* **Cancellation** is never caught: ``CancelledError`` passes through, and leaving an
+  ``async with`` always releases the connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import enum
+import json
+import logging
+import random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any, NoReturn, TypeVar
+from urllib.parse import quote, urlencode
+
+import aiohttp
+import attrs
+
+from . import _constants as C
+from ._convert import DecodeFailure, decode, decode_list
+from ._errors import (
+    APIConnectionError,
+    APIError,
+    APITimeoutError,
+    RateLimitError,
+    ResponseDecodeError,
+    error_class_for_status,
+    error_class_for_text,
+)
+
+logger = logging.getLogger(C.LOGGER_NAME)
+M = TypeVar("M")
+
+_json_loads: Callable[[bytes], Any]
+try:  # optional speedup (extra "speedups"); same semantics as json.loads
+    from orjson import loads as _json_loads  # type: ignore[import-not-found,no-redef,unused-ignore]
+except ImportError:  # pragma: no cover - depends on the environment
+    _json_loads = json.loads
+
+REDACTED = "REDACTED"
+#: Query and form keys that hold a credential.
+SECRET_KEYS = frozenset({"api_key", "api", "username"})
+
+
+class Area(enum.Enum):
+    """A part of the interface with its own base URL and way of passing credentials."""
+
+    CONTACTS = ("contacts_url", "ASYNCSDK_CONTACTS_URL")
+    CRM = ("crm_url", "ASYNCSDK_CRM_URL")
+    INVOICING = ("invoicing_url", "ASYNCSDK_INVOICING_URL")
+    VALIDATION = ("validation_url", "ASYNCSDK_VALIDATION_URL")
+    MAIL = ("mail_url", "ASYNCSDK_MAIL_URL")
+
+    @property
+    def argument(self) -> str:
+        """The ``Client`` argument that sets this area's URL."""
+        return self.value[0]
+
+    @property
+    def env_var(self) -> str:
+        """The environment variable that sets this area's URL."""
+        return self.value[1]
+
+    @property
+    def answers_in_body(self) -> bool:
+        """Validation and mail say fail in the body (``status: fail``), not by HTTP."""
+        return self in (Area.VALIDATION, Area.MAIL)
+
+
+@attrs.frozen
+class Operation:
+    """What a resource method asks of the transport: which request, and its safety.
+
+    ``safe_to_repeat`` is False for requests with an effect the service may apply twice:
+    creates, ``mail.send`` and ``jobs/create`` (a GET that spends credit).
+    """
+
+    name: str
+    method: str
+    area: Area
+    path: str
+    safe_to_repeat: bool
+
+
+@attrs.define(slots=True)
+class Credentials:
+    """The secrets. Never shown in a repr."""
+
+    api_key: str | None = attrs.field(repr=False)
+    username: str | None = attrs.field(repr=False)
+
+    def scrub(self, text: str) -> str:
+        """``text`` with every credential value replaced by ``REDACTED``."""
+        for secret in (self.api_key, self.username):
+            if secret and secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
+
+
+def redact_url(url: str, params: Mapping[str, Any] | None = None) -> str:
+    """The URL (plus ``params``) with the value of every credential key redacted."""
+    if not params:
+        return url
+    shown = {k: (REDACTED if k in SECRET_KEYS else v) for k, v in params.items()}
+    return f"{url}?{urlencode(shown)}"
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (seconds or HTTP date), capped at
+    ``MAX_RETRY_AFTER``; None when absent or unreadable; never negative."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when is None:  # pragma: no cover - older Pythons return None
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if seconds != seconds:  # NaN
+        return None
+    return float(min(max(seconds, 0.0), C.MAX_RETRY_AFTER))
+
+
+def backoff_delay(retry: int, rand: Callable[[], float] = random.random) -> float:
+    """Full-jitter exponential backoff for the ``retry``-th retry (0-based)."""
+    return rand() * min(C.MAX_RETRY_DELAY, C.INITIAL_RETRY_DELAY * 2.0**retry)
+
+
+@attrs.frozen
+class _Failure:
+    """Why an attempt gave no usable answer (already redacted)."""
+
+    message: str
+    may_have_been_sent: bool
+    retry_unsafe: bool  # True only when the request surely never left
+    fatal: bool = False  # retrying cannot help (TLS verification)
+    timeout: bool = False
+
+
+def _describe_exception(exc: BaseException, scrub: Callable[[str], str]) -> _Failure:
+    """Turn an aiohttp/OS exception into a redacted description (never chained)."""
+    name = type(exc).__name__
+    if isinstance(
+        exc,
+        (aiohttp.ClientConnectorCertificateError, aiohttp.ClientConnectorSSLError,
+         aiohttp.ClientSSLError),
+    ):
+        return _Failure(
+            f"TLS verification failed ({name}); pass ssl= or a session that trusts the "
+            "server's certificate authority",
+            may_have_been_sent=False, retry_unsafe=False, fatal=True,
+        )
+    if isinstance(exc, aiohttp.ConnectionTimeoutError):
+        return _Failure("timed out connecting", False, True, timeout=True)
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        detail = scrub(f"{exc.host}:{exc.port}: {exc.strerror or exc.os_error}")
+        return _Failure(f"could not connect ({name}: {detail})", False, True)
+    if isinstance(exc, (aiohttp.ServerTimeoutError, asyncio.TimeoutError)):
+        return _Failure("timed out waiting for the answer", True, False, timeout=True)
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        return _Failure("the answer was cut short", True, False)
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return _Failure("the server closed the connection without an answer", True, False)
+    if isinstance(exc, (aiohttp.ClientOSError, OSError)):
+        return _Failure(f"connection broken ({name})", True, False)
+    return _Failure(f"request failed ({name})", True, False)
+
+
+_TRANSPORT_ERRORS = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
+
+
+class StreamedResponse:
+    """A 2xx answer whose body is read piece by piece (see ``Transport.stream``)."""
+
+    __slots__ = ("_fail", "_refuse", "_response", "headers", "status")
+
+    def __init__(
+        self,
+        response: aiohttp.ClientResponse,
+        fail: Callable[[_Failure], NoReturn],
+        refuse: Callable[[str | None, bytes], NoReturn],
+    ) -> None:
+        self._response = response
+        self._fail = fail
+        self._refuse = refuse
+        self.status = response.status
+        self.headers = response.headers
+
+    def raise_api_error(self, error_text: str | None, body: bytes = b"") -> NoReturn:
+        """Raise the ``APIError`` subclass for a service error text found in the body."""
+        self._refuse(error_text, body)
+
+    @property
+    def content_type(self) -> str:
+        """The media type, lowercase, without parameters."""
+        return self._response.content_type.lower()
+
+    async def iter_chunks(self, size: int = C.STREAM_CHUNK_SIZE) -> AsyncIterator[bytes]:
+        """The body in chunks of at most ``size`` bytes; transport failures become
+        ``APIConnectionError``/``APITimeoutError`` (may_have_been_sent=True)."""
+        content = self._response.content
+        while True:
+            failure = None
+            try:
+                chunk = await content.read(size)
+            except _TRANSPORT_ERRORS as exc:
+                failure = _describe_exception(exc, str)
+            if failure is not None:
+                self._fail(failure)  # raised outside the except: nothing to chain
+            if not chunk:
+                return
+            yield chunk
+
+
+class Transport:
+    """Sends operations for a ``Client``. ``sleep``, ``rand`` and ``clock`` are plain
+    attributes so tests can replace them and never really wait."""
+
+    def __init__(
+        self,
+        *,
+        credentials: Credentials,
+        base_urls: Mapping[Area, str | None],
+        session: Callable[[bool], aiohttp.ClientSession],
+        timeout: float,
+        max_retries: int,
+        proxy: str | None = None,
+        ssl: Any = True,
+    ) -> None:
+        self.credentials = credentials
+        self.base_urls = dict(base_urls)
+        self._session = session
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.proxy = proxy
+        self.ssl = ssl
+        self.sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
+        self.rand: Callable[[], float] = random.random
+        self.clock: Callable[[], float] = time.monotonic
+
+    # --- building -------------------------------------------------------------------
+    def url_for(self, op: Operation, path_id: str | int | None = None) -> str:
+        """Absolute URL of ``op`` (no query), with ``path_id`` put into ``{id}``."""
+        base = self.base_urls.get(op.area)
+        if not base:
+            from ._errors import ConfigurationError
+
+            raise ConfigurationError(
+                f"{op.name}: no URL for this area: pass {op.area.argument}= or base_url= to "
+                f"Client, or set {op.area.env_var} or ASYNCSDK_BASE_URL",
+                field=op.area.argument,
+            )
+        path = op.path
+        if path_id is not None:
+            path = path.replace("{id}", quote(str(path_id), safe=""))
+        return base + path
+
+    def _with_credentials(
+        self,
+        op: Operation,
+        params: Mapping[str, Any] | None,
+        form: Mapping[str, Any] | None,
+    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        creds = self.credentials
+        query = dict(params) if params else {}
+        if op.area is Area.MAIL:
+            body = dict(form) if form else {}
+            body["api"] = self._need(creds.api_key, op, "api_key", "ASYNCSDK_API_KEY")
+            body["username"] = self._need(creds.username, op, "username", "ASYNCSDK_USERNAME")
+            return query, body
+        if op.area is Area.VALIDATION:
+            query["api"] = self._need(creds.api_key, op, "api_key", "ASYNCSDK_API_KEY")
+            query["username"] = self._need(creds.username, op, "username", "ASYNCSDK_USERNAME")
+        else:
+            query["api_key"] = self._need(creds.api_key, op, "api_key", "ASYNCSDK_API_KEY")
+        return query, dict(form) if form is not None else None
+
+    @staticmethod
+    def _need(value: str | None, op: Operation, argument: str, env: str) -> str:
+        if not value:
+            from ._errors import ConfigurationError
+
+            raise ConfigurationError(
+                f"{op.name}: no {argument}: pass {argument}= to Client or set {env}",
+                field=argument,
+            )
+        return value
+
+    # --- sending --------------------------------------------------------------------
+    async def request(
+        self,
+        op: Operation,
+        *,
+        path_id: str | int | None = None,
+        params: Mapping[str, Any] | None = None,
+        json_body: Any = None,
+        form: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> Any:
+        """Send ``op`` and return its parsed JSON answer (None for an empty 2xx body).
+
+        Raises the ``APIError`` subclass the answer maps to, ``APIConnectionError`` /
+        ``APITimeoutError`` when no usable answer came, ``ResponseDecodeError`` for a
+        body that is not JSON.
+        """
+        url = self.url_for(op, path_id)
+        query, body_form = self._with_credentials(op, params, form)
+        total = self.timeout if timeout is None else timeout
+        deadline = self.clock() + total
+        async with self._send(op, url, query, json_body, body_form, total, deadline,
+                              streaming=False) as response:
+            raw = await self._read_capped(op, url, query, response)
+            return self._parse_answer(op, url, query, response.status, raw, response.headers)
+
+    @asynccontextmanager
+    async def stream(
+        self,
+        op: Operation,
+        *,
+        params: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        absolute_url: str | None = None,
+    ) -> AsyncIterator[StreamedResponse]:
+        """Send ``op`` and hand out its 2xx answer unread, releasing it on exit.
+
+        ``timeout`` bounds connecting and each read (a download may take long, a stall
+        may not). With ``absolute_url`` the request goes there *without credentials*
+        (a result hosted elsewhere). A non-2xx answer raises as ``request`` does.
+        """
+        if absolute_url is None:
+            url = self.url_for(op)
+            query, _ = self._with_credentials(op, params, None)
+        else:
+            url, query = absolute_url, dict(params or {})
+        total = self.timeout if timeout is None else timeout
+        deadline = self.clock() + total
+        async with self._send(op, url, query, None, None, total, deadline,
+                              streaming=True) as response:
+            if not 200 <= response.status < 300:
+                raw = await self._read_capped(op, url, query, response)
+                self._parse_answer(op, url, query, response.status, raw, response.headers)
+                self._raise_status(op, url, query, response.status, raw, response.headers)
+
+            def fail(failure: _Failure) -> NoReturn:
+                raise self._connection_error(op, url, query, failure)
+
+            def refuse(text: str | None, raw: bytes) -> NoReturn:
+                self._raise_api(op, url, query, response.status, raw, response.headers, text)
+
+            yield StreamedResponse(response, fail, refuse)
+
+    @asynccontextmanager
+    async def _send(
+        self,
+        op: Operation,
+        url: str,
+        query: dict[str, Any],
+        json_body: Any,
+        form: dict[str, Any] | None,
+        total: float,
+        deadline: float,
+        *,
+        streaming: bool,
+    ) -> AsyncIterator[aiohttp.ClientResponse]:
+        """Attempts with retries until an answer worth handing out; yields it open."""
+        # Unsafe operations get a session that never resends by itself (see Client).
+        session = self._session(op.safe_to_repeat)
+        method = op.method
+        last_failure: _Failure | None = None
+        last_response: tuple[int, bytes, Mapping[str, str]] | None = None
+        sent_maybe = False
+        retry = 0
+        while True:
+            remaining = deadline - self.clock()
+            if remaining <= 0:
+                last_failure = _Failure("the call's time ran out", sent_maybe, False,
+                                        timeout=True)
+                break
+            if streaming:
+                client_timeout = aiohttp.ClientTimeout(
+                    total=None, sock_connect=total, sock_read=total)
+            else:
+                client_timeout = aiohttp.ClientTimeout(
+                    total=remaining, sock_connect=remaining, sock_read=remaining)
+            started = self.clock()
+            failure: _Failure | None = None
+            retry_after: float | None = None
+            response: aiohttp.ClientResponse | None = None
+            try:
+                response = await session.request(
+                    method, url, params=query, json=json_body, data=form,
+                    timeout=client_timeout, proxy=self.proxy, ssl=self.ssl,
+                    allow_redirects=op.safe_to_repeat,
+                )
+            except _TRANSPORT_ERRORS as exc:
+                failure = _describe_exception(exc, self.credentials.scrub)
+            if response is not None:
+                status = response.status
+                self._log(op, url, query, status, started, retry)
+                retryable = status in C.RETRYABLE_STATUSES and (
+                    op.safe_to_repeat or status == 429)
+                if not retryable or retry >= self.max_retries:
+                    try:
+                        yield response
+                    finally:
+                        response.release()
+                    return
+                retry_after = parse_retry_after(response.headers.get("Retry-After"))
+                try:
+                    raw = await self._read_capped(op, url, query, response)
+                except (APIConnectionError, ResponseDecodeError):
+                    raw = b""
+                finally:
+                    response.release()
+                last_response = (status, raw, response.headers)
+                last_failure = None
+                sent_maybe = True
+            else:
+                assert failure is not None
+                self._log(op, url, query, None, started, retry, failure.message)
+                sent_maybe = sent_maybe or failure.may_have_been_sent
+                last_failure = attrs.evolve(failure, may_have_been_sent=sent_maybe)
+                last_response = None
+                if failure.fatal or retry >= self.max_retries or not (
+                    op.safe_to_repeat or failure.retry_unsafe
+                ):
+                    break
+            delay = retry_after if retry_after is not None else backoff_delay(retry, self.rand)
+            if self.clock() + delay >= deadline:
+                break  # a retry could not finish in time: report what we have
+            await self.sleep(delay)
+            retry += 1
+        if last_response is not None:
+            status, raw, headers = last_response
+            self._parse_answer(op, url, query, status, raw, headers)
+            self._raise_status(op, url, query, status, raw, headers)
+        assert last_failure is not None
+        raise self._connection_error(op, url, query, last_failure)
+
+    # --- decoding -------------------------------------------------------------------
+    def decode(self, op: Operation, data: Any, model: type[M]) -> M:
+        """``data`` read as ``model``; ``ResponseDecodeError`` (with the body) if it can't."""
+        try:
+            return decode(data, model)
+        except DecodeFailure as exc:
+            raise self._decode_error(op, data, str(exc)) from None
+
+    def decode_many(self, op: Operation, data: Any, model: type[M]) -> list[M]:
+        """``data`` read as a list of ``model``; ``ResponseDecodeError`` if it can't."""
+        try:
+            return decode_list(data, model)
+        except DecodeFailure as exc:
+            raise self._decode_error(op, data, str(exc)) from None
+
+    def _decode_error(self, op: Operation, data: Any, why: str) -> ResponseDecodeError:
+        try:
+            shown = json.dumps(data)[: C.ERROR_BODY_PREVIEW * 8]
+        except (TypeError, ValueError, RecursionError):
+            shown = repr(data)[: C.ERROR_BODY_PREVIEW]
+        return ResponseDecodeError(
+            f"answer not of the expected shape: {self.credentials.scrub(why)}",
+            operation=op.name, body=self.credentials.scrub(shown))
+
+    # --- reading --------------------------------------------------------------------
+    async def _read_capped(
+        self, op: Operation, url: str, query: dict[str, Any], response: aiohttp.ClientResponse
+    ) -> bytes:
+        cap = C.MAX_JSON_BODY_BYTES
+        length = response.content_length
+        failure: _Failure | None = None
+        if length is not None and length > cap:
+            raise ResponseDecodeError(
+                f"answer of {length} bytes refused: larger than the {cap}-byte cap",
+                operation=op.name, status_code=response.status, url=redact_url(url, query))
+        try:
+            if length is not None:
+                return await response.read()
+            parts: list[bytes] = []
+            size = 0
+            async for chunk in response.content.iter_chunked(C.STREAM_CHUNK_SIZE):
+                size += len(chunk)
+                if size > cap:
+                    break
+                parts.append(chunk)
+            else:
+                return b"".join(parts)
+        except _TRANSPORT_ERRORS as exc:
+            failure = _describe_exception(exc, self.credentials.scrub)
+        if failure is not None:
+            raise self._connection_error(op, url, query, failure)
+        raise ResponseDecodeError(
+            f"answer refused: larger than the {cap}-byte cap",
+            operation=op.name, status_code=response.status, url=redact_url(url, query))
+
+    def _body_text(self, raw: bytes) -> str:
+        return self.credentials.scrub(raw[: C.ERROR_BODY_PREVIEW * 8].decode("utf-8", "replace"))
+
+    def _parse_answer(
+        self,
+        op: Operation,
+        url: str,
+        query: dict[str, Any],
+        status: int,
+        raw: bytes,
+        headers: Mapping[str, str],
+    ) -> Any:
+        """Parsed JSON of a final answer; raises the mapped error for a failure."""
+        data: Any = None
+        parsed = False
+        if raw.strip():
+            try:
+                data = _json_loads(raw)
+                parsed = True
+            except (ValueError, RecursionError):
+                pass
+        ok = 200 <= status < 300
+        if (
+            op.area.answers_in_body
+            and isinstance(data, dict)
+            and str(data.get("status", "")).lower() == "fail"
+            and data.get("error")
+        ):
+            self._raise_api(op, url, query, status, raw, headers, str(data["error"]))
+        if not ok:
+            self._raise_status(op, url, query, status, raw, headers)
+        if raw.strip() and not parsed:
+            raise ResponseDecodeError(
+                f"answer is not JSON (HTTP {status}, {headers.get('Content-Type', '?')})",
+                operation=op.name, status_code=status, url=redact_url(url, query),
+                body=self._body_text(raw))
+        return data
+
+    def _raise_status(
+        self,
+        op: Operation,
+        url: str,
+        query: dict[str, Any],
+        status: int,
+        raw: bytes,
+        headers: Mapping[str, str],
+    ) -> NoReturn:
+        self._raise_api(op, url, query, status, raw, headers, _message_from_body(raw))
+
+    def _raise_api(
+        self,
+        op: Operation,
+        url: str,
+        query: dict[str, Any],
+        status: int,
+        raw: bytes,
+        headers: Mapping[str, str],
+        text: str | None,
+    ) -> NoReturn:
+        cls = error_class_for_text(text)
+        if cls is APIError and not 200 <= status < 300:
+            cls = error_class_for_status(status)
+        clean_text = self.credentials.scrub(text) if text else None
+        message = clean_text or f"HTTP {status}"
+        kwargs: dict[str, Any] = {
+            "operation": op.name,
+            "status_code": status,
+            "error_text": clean_text,
+            "url": redact_url(url, query),
+            "body": self._body_text(raw),
+            "request_id": headers.get("X-Request-Id"),
+        }
+        if cls is RateLimitError:
+            raise RateLimitError(
+                message, retry_after=parse_retry_after(headers.get("Retry-After")), **kwargs)
+        raise cls(message, **kwargs)
+
+    def _connection_error(
+        self, op: Operation, url: str, query: dict[str, Any], failure: _Failure
+    ) -> APIConnectionError:
+        cls = APITimeoutError if failure.timeout else APIConnectionError
+        return cls(
+            failure.message,
+            operation=op.name,
+            url=redact_url(url, query),
+            may_have_been_sent=failure.may_have_been_sent,
+        )
+
+    def _log(
+        self,
+        op: Operation,
+        url: str,
+        query: dict[str, Any],
+        status: int | None,
+        started: float,
+        retry: int,
+        failure: str | None = None,
+    ) -> None:
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug(
+                "%s %s -> %s in %.1f ms (attempt %d)",
+                op.method, redact_url(url, query),
+                status if status is not None else failure,
+                (self.clock() - started) * 1000.0, retry + 1,
+            )
+
+
+def _message_from_body(raw: bytes) -> str | None:
+    """The service's message in an error body, if there is one to be found."""
+    try:
+        data = json.loads(raw) if raw.strip() else None
+    except (ValueError, RecursionError):
+        text = raw[:200].decode("utf-8", "replace").strip()
+        return text if text and not text.lstrip().startswith("<") else None
+    if isinstance(data, dict):
+        for key in ("error", "detail", "message", "errors", "non_field_errors"):
+            value = data.get(key)
+            if isinstance(value, str) and value:
+                return value
+            if isinstance(value, list) and value and isinstance(value[0], str):
+                return "; ".join(str(v) for v in value)
+        parts = [
+            f"{k}: {'; '.join(map(str, v)) if isinstance(v, list) else v}"
+            for k, v in data.items()
+            if isinstance(v, (list, str)) and k != "status"
+        ]
+        return ", ".join(parts)[:500] or None
+    if isinstance(data, str) and data:
+        return data
+    return None

@@ -1,0 +1,1 @@
+"""attrs models of the interface, one module per area, plus the code lists."""

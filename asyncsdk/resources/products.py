@@ -1,0 +1,11 @@
+"""``client.products``."""
+
+from __future__ import annotations
+
+from ._base import Resource
+
+
+class Products(Resource):
+    """Operations of the products area (not implemented yet)."""
+
+    __slots__ = ()

@@ -1,0 +1,186 @@
+"""Client configuration, session ownership, loop binding and the unclosed warning."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import warnings
+
+import aiohttp
+import pytest
+from helpers import API_KEY, USERNAME
+
+import asyncsdk
+from asyncsdk._transport import Area
+
+ENV_VARS = ["ASYNCSDK_API_KEY", "ASYNCSDK_USERNAME", "ASYNCSDK_BASE_URL",
+            "ASYNCSDK_CONTACTS_URL", "ASYNCSDK_CRM_URL", "ASYNCSDK_INVOICING_URL",
+            "ASYNCSDK_VALIDATION_URL", "ASYNCSDK_MAIL_URL"]
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
+
+
+def urls(client: asyncsdk.Client) -> dict[Area, str | None]:
+    return client._transport.base_urls
+
+
+def test_constructed_outside_a_loop_without_a_session() -> None:
+    client = asyncsdk.Client("k", "u", base_url="https://h")
+    assert client._session is None  # nothing created until the first call
+
+
+def test_credentials_and_urls_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ASYNCSDK_API_KEY", "env-key")
+    monkeypatch.setenv("ASYNCSDK_USERNAME", "env-user")
+    monkeypatch.setenv("ASYNCSDK_BASE_URL", "https://base.env/")
+    monkeypatch.setenv("ASYNCSDK_MAIL_URL", "https://mail.env")
+    client = asyncsdk.Client()
+    creds = client._transport.credentials
+    assert (creds.api_key, creds.username) == ("env-key", "env-user")
+    assert urls(client)[Area.MAIL] == "https://mail.env"
+    assert urls(client)[Area.CONTACTS] == "https://base.env"
+
+
+def test_arguments_beat_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ASYNCSDK_API_KEY", "env-key")
+    monkeypatch.setenv("ASYNCSDK_MAIL_URL", "https://mail.env")
+    monkeypatch.setenv("ASYNCSDK_CRM_URL", "https://crm.env")
+    client = asyncsdk.Client("arg-key", base_url="https://base.arg", crm_url="https://crm.arg")
+    assert client._transport.credentials.api_key == "arg-key"
+    # base_url= is never redirected by an area variable of the environment
+    assert urls(client)[Area.MAIL] == "https://base.arg"
+    assert urls(client)[Area.CRM] == "https://crm.arg"
+
+
+def test_area_variable_beats_global_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ASYNCSDK_BASE_URL", "https://base.env")
+    monkeypatch.setenv("ASYNCSDK_INVOICING_URL", "https://inv.env")
+    client = asyncsdk.Client("k")
+    assert urls(client)[Area.INVOICING] == "https://inv.env"
+    assert urls(client)[Area.VALIDATION] == "https://base.env"
+
+
+def test_missing_api_key_names_argument_and_variable() -> None:
+    with pytest.raises(asyncsdk.ConfigurationError) as info:
+        asyncsdk.Client(base_url="https://h")
+    assert "api_key=" in str(info.value) and "ASYNCSDK_API_KEY" in str(info.value)
+    assert isinstance(info.value, asyncsdk.InvalidInputError)
+
+
+async def test_missing_area_url_is_reported_on_call(mocked: object) -> None:
+    async with asyncsdk.Client("k", "u", contacts_url="https://c") as client:
+        with pytest.raises(asyncsdk.ConfigurationError) as info:
+            await client.validation.check("a@b.com")
+    message = str(info.value)
+    assert "validation_url=" in message and "ASYNCSDK_VALIDATION_URL" in message
+
+
+async def test_missing_username_is_reported_on_validation_call(mocked: object) -> None:
+    async with asyncsdk.Client("k", base_url="https://h") as client:
+        with pytest.raises(asyncsdk.ConfigurationError, match="ASYNCSDK_USERNAME"):
+            await client.validation.check("a@b.com")
+
+
+@pytest.mark.parametrize("bad", ["ftp://h", "h.example.com", "https://", "https:///path"])
+def test_bad_urls_are_refused(bad: str) -> None:
+    with pytest.raises(asyncsdk.ConfigurationError, match="base_url"):
+        asyncsdk.Client("k", base_url=bad)
+
+
+@pytest.mark.parametrize(("kwargs", "field"), [
+    ({"timeout": 0}, "timeout"), ({"timeout": -1.0}, "timeout"),
+    ({"timeout": float("nan")}, "timeout"), ({"max_retries": -1}, "max_retries"),
+    ({"max_connections": 0}, "max_connections"), ({"max_retries": True}, "max_retries"),
+])
+def test_bad_numbers_are_refused(kwargs: dict[str, object], field: str) -> None:
+    with pytest.raises(asyncsdk.InvalidInputError) as info:
+        asyncsdk.Client("k", base_url="https://h", **kwargs)  # type: ignore[arg-type]
+    assert info.value.field == field
+
+
+def test_base_url_path_is_kept_as_prefix() -> None:
+    client = asyncsdk.Client("k", "u", base_url="https://h/x/")
+    from asyncsdk.resources.validation import CHECK
+
+    assert client._transport.url_for(CHECK) == "https://h/x/api/v1/single/check"
+
+
+def test_repr_hides_credentials() -> None:
+    client = asyncsdk.Client(API_KEY, USERNAME, base_url="https://h")
+    text = repr(client) + repr(client._transport.credentials)
+    assert API_KEY not in text and USERNAME not in text
+
+
+async def test_own_session_is_lazy_limited_and_closed() -> None:
+    client = asyncsdk.Client("k", base_url="https://h", max_connections=7)
+    session = client._get_session()
+    assert isinstance(session, aiohttp.ClientSession)
+    assert session.connector is not None and session.connector.limit == 7
+    await client.close()
+    assert session.closed and client.closed
+    await client.close()  # twice is fine
+    with pytest.raises(asyncsdk.UsageError, match="closed"):
+        client._get_session()
+
+
+async def test_injected_session_is_never_closed() -> None:
+    async with aiohttp.ClientSession() as session:
+        async with asyncsdk.Client("k", base_url="https://h", session=session) as client:
+            assert client._get_session() is session
+        assert not session.closed
+
+
+def test_unclosed_client_warns_once() -> None:
+    async def use() -> None:
+        client = asyncsdk.Client("k", base_url="https://h")
+        client._get_session()
+        session = client._session
+        assert session is not None
+        del client
+        gc.collect()
+        await session.close()  # the session itself is closed here, cleanly
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        asyncio.run(use())
+        gc.collect()
+    ours = [w for w in caught if "unclosed asyncsdk.Client" in str(w.message)]
+    assert len(ours) == 1 and issubclass(ours[0].category, ResourceWarning)
+
+
+def test_closed_client_does_not_warn() -> None:
+    async def use() -> None:
+        async with asyncsdk.Client("k", base_url="https://h") as client:
+            client._get_session()
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        asyncio.run(use())
+        gc.collect()
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
+
+
+def test_client_used_from_another_loop_raises_clearly() -> None:
+    client = asyncsdk.Client("k", "u", base_url="https://h")
+
+    async def first() -> None:
+        client._get_session()
+
+    async def second() -> None:
+        with pytest.raises(asyncsdk.UsageError, match="another event loop"):
+            await client.validation.check("a@b.com")
+
+    loop1 = asyncio.new_event_loop()
+    try:
+        loop1.run_until_complete(first())
+        asyncio.run(second())
+    finally:
+        session = client._session
+        assert session is not None
+        loop1.run_until_complete(session.close())
+        loop1.close()
+        client._closed = True

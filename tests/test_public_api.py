@@ -1,0 +1,43 @@
+"""The public surface is exactly what DESIGN §1 promises, and importing it is light."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import asyncsdk
+
+EXPECTED = {
+    "Client", "UNSET", "UnsetType", "__version__",
+    # errors
+    "SDKError", "InvalidInputError", "ConfigurationError", "UsageError", "APIError",
+    "AuthenticationError", "InsufficientCreditError", "InvalidRequestError",
+    "InvalidEmailError", "FileNotDownloadableError", "FileFormatError", "JobNotFoundError",
+    "JobNotReadyError", "UnverifiedSenderError", "NotFoundError", "RateLimitError",
+    "ServerError", "APIConnectionError", "APITimeoutError", "ResponseDecodeError",
+    "JobFailedError", "JobTimeoutError",
+    # codes
+    "Industry", "LeadSource", "Rating", "CustomerType", "Currency", "PaymentTerms",
+    "ProductType", "Unit", "Verdict", "JobStatus", "MailState",
+    # models
+    "CheckResult", "CheckOutcome", "EmailRow",
+}
+
+
+def test_all_is_exact() -> None:
+    assert set(asyncsdk.__all__) == EXPECTED
+    assert len(asyncsdk.__all__) == len(set(asyncsdk.__all__))
+    for name in asyncsdk.__all__:
+        assert hasattr(asyncsdk, name), name
+
+
+def test_import_does_not_open_sessions_or_pull_test_tools() -> None:
+    code = (
+        "import sys, asyncsdk\n"
+        "bad = [m for m in ('pytest', 'aioresponses', 'hypothesis', 'asyncsdk.testing')"
+        " if m in sys.modules]\n"
+        "print(bad)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"
