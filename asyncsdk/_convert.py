@@ -185,16 +185,31 @@ def _check_any(value: Any, field: str) -> Any:
     return value
 
 
+def _code_ranges(values: list[int]) -> str:
+    """'2-60, 62-64' for a sorted list of codes."""
+    runs: list[list[int]] = []
+    for v in values:
+        if runs and v == runs[-1][1] + 1:
+            runs[-1][1] = v
+        else:
+            runs.append([v, v])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
 def _enum_check(enum_cls: type[enum.IntEnum]) -> Check:
-    allowed = ", ".join(f"{m.value} ({m.name})" for m in enum_cls)
+    members = sorted(enum_cls, key=int)
+    if len(members) <= 8:
+        allowed = ", ".join(f"{m.value} ({m.name})" for m in members)
+    else:
+        allowed = f"{_code_ranges([m.value for m in members])} (see asyncsdk.{enum_cls.__name__})"
 
     def check(value: Any, field: str) -> enum.IntEnum:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise _fail(field, f"a {enum_cls.__name__} code: {allowed}", value)
+            raise _fail(field, f"{enum_cls.__name__} code {allowed}", value)
         try:
             return enum_cls(value)
         except ValueError:
-            raise _fail(field, f"a {enum_cls.__name__} code: {allowed}", value) from None
+            raise _fail(field, f"{enum_cls.__name__} code {allowed}", value) from None
 
     return check
 
