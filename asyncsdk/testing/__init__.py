@@ -1,0 +1,107 @@
+"""asyncsdk.testing: an in-process sandbox of the whole HTTP interface.
+
+    async with Sandbox() as sb:                 # 127.0.0.1, a free port
+        async with sb.client() as client:       # an asyncsdk.Client for sb's account
+            ...
+
+Everything is deterministic: ids count 1, 2, 3 per kind; contact record uuids are
+derived from a counter; only ``sb.faults.random(..., seed=...)`` draws random numbers,
+from its own seeded generator. All state is in memory and shared by the accounts,
+except jobs, which belong to the account that created them.
+
+Credentials
+    Resource areas: query ``api_key`` must be a known account's key, else HTTP 401
+    ``{"detail": "Authentication credentials were not provided or are invalid."}``.
+    Validation (query) and mail (form): ``api`` + ``username`` of one account, else
+    HTTP 200 ``{"status": "fail", "error": "User authentication failed. Wrong API Key or
+    username."}``. More accounts: ``sb.add_account(key, username, credit=...)``.
+
+Resource areas (contacts, leads, customers, products, invoices)
+    list/get 200; create 201 with the object (``id`` included); update 200 with the
+    whole object; delete 204 with no body; unknown id 404 ``{"detail": "Not found."}``;
+    bad input 400 ``{"field": ["This field is required."]}`` (Django REST style); a
+    POST/PUT body that is not ``application/json`` 415. Contact dates: create takes
+    ``DD-MM-YYYY``, update ``YYYY-MM-DDTHH:MM:SS``; both are stored and returned as
+    ``YYYY-MM-DD``. Contact update changes records by ``uuid`` (an unknown uuid: 400,
+    nothing changed). Customer update is partial and needs only ``email``; lead and
+    product updates need their create fields. Invoices have no create or get: seed them
+    with ``sb.seed_invoice({...})``; invoice update is partial. Money is returned as
+    text with two places.
+
+Validation verdicts (``ValidationRules``; every set can be replaced)
+    - bad syntax (not a dot-atom local part ``@`` a dotted domain with an alphabetic
+      TLD): ``{"status": "fail", "error": "Email Format is not correct."}``
+    - domain in ``disposable_domains`` (mailinator.com, trashmail.com,
+      10minutemail.com, guerrillamail.com, yopmail.com, ...): ``Disposable``
+    - local part starting with ``bounce``, or domain ``bounce.example``: ``Bounce``
+    - domain ``unknown.example``: ``Unknown``
+    - domain ``catchall.example``: ``CatchAll``
+    - anything else: ``Valid``
+    ``role`` is True when the local part without ``+tag`` is a role name (admin, billing,
+    contact, help, info, noreply, office, sales, support, ...), whatever the verdict.
+    It is sent as a JSON boolean, or ``"True"``/``"False"`` (``role_format="str"``), or
+    1/0 (``role_format="int"``). Success: ``{"email": ..., "status": "success",
+    "result": "Valid", "role": false}``. Each check spends one credit, each job address
+    one; with too little: "The request was refused due to insufficent credit.".
+    Validation checks run in this order: required parameters (``timeout`` is a number
+    >= 0 on check and jobs/create), credentials, then the operation's own checks.
+
+Jobs
+    ``jobs/create`` fetches ``file_name``: http(s) on 127.0.0.1/localhost only (unless
+    ``allow_remote_files=True``), no redirects; a refused, failed or non-2xx fetch is
+    "File is not downloadable."; empty, binary or ``@``-free content is "File Format is
+    not correct.". Input: CSV with an ``email`` column (and optional ``name``), or one
+    address per line. A malformed address in a file gets the verdict ``Bounce``.
+    ``sb.host_file(data)`` serves a file and returns its URL. A job answers
+    ``{"status": "processing"}`` to ``job_polls`` (2) status polls, or for
+    ``job_seconds``, then ``{"status": "success"}`` (or ``{"status": "fail"}``, with no
+    error text, after ``sb.fail_next_job()`` or with ``job_outcome="fail"``). Download
+    before then: "List is currently Processing. Please wait some times."; a job of
+    another account (or none): "This Job Id not associated to your users."; download
+    of a failed job: "This job failed; there is no result to download." (the document
+    has no text for it). The result ``emaillist.csv`` has the header ``Email,Name,Status,
+    Role Based Emails`` and is sent per ``download_shape``: ``"csv"`` (streamed
+    text/csv attachment), ``"json"`` (``{"status": "success", "result": "<csv>"}``,
+    streamed) or ``"url"`` (``result`` is ``http://127.0.0.1:PORT/files/job<id>/
+    emaillist.csv``, served without credentials). ``sb.make_job(rows=N)`` makes a
+    finished job of N synthetic rows generated lazily (for benchmarks).
+
+Mail
+    ``POST /api/v1/mail/send/`` (form). Another method: "Request method is not
+    correct."; a missing or empty field, or a malformed ``from``/``to``: "Required
+    parameter missing or invalid."; sender domain not verified (``sb.verify_domain``):
+    "Domain authentication failed. Unverified Sender found."; one credit per mail.
+    Success: ``{"status": "success", "message": "Queued", "id": "msg-000001"}``
+    (``mail_state="Send"`` for "Send"); the mail is appended to ``sb.outbox``.
+
+Faults
+    ``sb.faults`` spoils the next N requests to a path (exact, or a prefix ending in
+    ``*``): resets, 5xx, 429 with Retry-After, delays, invalid JSON, HTML error pages,
+    truncated bodies, wrong content types; see ``FaultKind`` and ``Faults``.
+
+Observation
+    ``sb.requests`` (method, path, query, headers, raw body with ``.json``/``.form``,
+    time, answered status, fault), ``sb.in_flight``, ``sb.max_in_flight``, ``sb.outbox``,
+    ``sb.state`` (all stored data). ``record=False`` turns recording off.
+"""
+
+from ._faults import Fault, FaultKind, Faults
+from ._records import RecordedRequest, SentMail
+from ._rules import ValidationRules
+from ._server import DEFAULT_API_KEY, DEFAULT_USERNAME, Sandbox, run_standalone
+from ._state import Account, Settings
+
+__all__ = [
+    "DEFAULT_API_KEY",
+    "DEFAULT_USERNAME",
+    "Account",
+    "Fault",
+    "FaultKind",
+    "Faults",
+    "RecordedRequest",
+    "Sandbox",
+    "SentMail",
+    "Settings",
+    "ValidationRules",
+    "run_standalone",
+]

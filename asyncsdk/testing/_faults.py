@@ -1,0 +1,328 @@
+"""Fault injection: which requests misbehave, and how.
+
+A rule matches on the request path: exactly, or as a prefix when the pattern ends with
+``*`` (``"/api/v1/jobs/*"``; ``"*"`` alone matches every path), optionally restricted to
+one HTTP method. Rules are tried in the order they were added; the first one that matches
+and still has calls left is used, once per request. ``times=None`` keeps a rule forever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random as _random
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from aiohttp import web
+
+__all__ = ["Fault", "FaultKind", "Faults"]
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def request_key(name: str, value_type: type[Any]) -> Any:
+    """A key for request storage: ``web.RequestKey`` where aiohttp has it (3.13+),
+    a plain string before (where plain strings were the norm and warned nothing)."""
+    maker = getattr(web, "RequestKey", None)
+    return maker(name, value_type) if maker is not None else name
+
+
+# Set on the request for streaming handlers, which cannot be altered after the fact.
+FAULT_KEY: Any = request_key("asyncsdk_sandbox_fault", object)
+
+# What a client reading JSON would choke on: a document cut in the middle.
+INVALID_JSON_BODY = b'{"status": "success", "result": '
+HTML_ERROR_PAGE = (
+    b"<html><head><title>{status} Bad Gateway</title></head>"
+    b"<body><center><h1>{status} Bad Gateway</h1></center><hr>"
+    b"<center>sandbox-proxy</center></body></html>"
+)
+
+
+class FaultKind(str, Enum):
+    """How a matched request misbehaves.
+
+    Faults that *replace* the answer (``RESET``, ``STATUS``, ``RATE_LIMIT``,
+    ``HTML_ERROR``) skip the real handler, so no state changes (``RESET`` accepts
+    ``process=True`` to run the handler first: the change happens, the answer is lost).
+    Faults that *spoil* the answer (``INVALID_JSON``, ``TRUNCATED``,
+    ``WRONG_CONTENT_TYPE``) and ``DELAY`` run the real handler, so the change happens.
+    """
+
+    RESET = "reset"
+    """Read the request, then abort the connection without any response."""
+    STATUS = "status"
+    """Answer ``status`` (default 503) with a JSON ``detail`` body."""
+    RATE_LIMIT = "rate_limit"
+    """Answer 429 with ``Retry-After: retry_after`` (seconds or an HTTP date)."""
+    DELAY = "delay"
+    """Sleep ``seconds`` on the server, then answer normally."""
+    INVALID_JSON = "invalid_json"
+    """Answer the handler's status with a JSON content type and a body cut mid-document."""
+    HTML_ERROR = "html_error"
+    """Answer ``status`` (default 502) with a ``text/html`` proxy error page."""
+    TRUNCATED = "truncated"
+    """Announce the full Content-Length, send half the body, then abort the connection
+    (a streamed body: the first chunk, then abort)."""
+    WRONG_CONTENT_TYPE = "wrong_content_type"
+    """Answer the real body with ``content_type`` (default ``text/html``)."""
+
+
+@dataclass
+class Fault:
+    """One injection rule; ``remaining`` is None for a rule that never runs out."""
+
+    path: str
+    kind: FaultKind
+    remaining: int | None = 1
+    method: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    hits: int = 0
+
+    def matches(self, method: str, path: str) -> bool:
+        """Return True if this rule applies to a request (ignoring how many are left)."""
+        if self.method is not None and self.method.upper() != method.upper():
+            return False
+        return _path_matches(self.path, path)
+
+
+def _path_matches(pattern: str, path: str) -> bool:
+    if pattern.endswith("*"):
+        return path.startswith(pattern[:-1])
+    return path == pattern
+
+
+@dataclass
+class _RandomFaults:
+    rate: float
+    kinds: tuple[FaultKind, ...]
+    path: str
+    options: dict[str, Any]
+    rng: _random.Random
+
+
+class Faults:
+    """The fault rules of one sandbox (``sb.faults``); see ``FaultKind`` for the kinds."""
+
+    def __init__(self) -> None:
+        self._rules: list[Fault] = []
+        self._random: _RandomFaults | None = None
+        self.applied: list[tuple[str, str, FaultKind]] = []
+        """Every fault applied so far, as (method, path, kind)."""
+
+    # -- adding rules ----------------------------------------------------------------
+    def add(
+        self,
+        path: str,
+        kind: FaultKind | str,
+        times: int | None = 1,
+        *,
+        method: str | None = None,
+        **options: Any,
+    ) -> Fault:
+        """Make the next ``times`` requests to ``path`` misbehave as ``kind``.
+
+        Args:
+            path: exact request path, or a prefix ending with ``*``.
+            kind: a ``FaultKind`` or its value (``"reset"``, ``"status"``, ...).
+            times: how many matching requests to spoil; None for all of them.
+            method: only requests with this HTTP method (default: any).
+            **options: per kind: ``status``, ``retry_after``, ``seconds``,
+                ``content_type``, ``process``, ``body``.
+        Returns:
+            The rule, whose ``remaining`` and ``hits`` can be inspected.
+        Raises:
+            ValueError: on an unknown kind or a negative ``times``.
+        """
+        if times is not None and times < 0:
+            raise ValueError("times must be >= 0 or None")
+        rule = Fault(path, FaultKind(kind), times, method, dict(options))
+        self._rules.append(rule)
+        return rule
+
+    def reset(
+        self, path: str, times: int | None = 1, *, method: str | None = None, process: bool = False
+    ) -> Fault:
+        """Abort the connection after reading the request (``process=True``: after
+        running the handler, so the request takes effect but its answer is lost)."""
+        return self.add(path, FaultKind.RESET, times, method=method, process=process)
+
+    def status(
+        self,
+        path: str,
+        status: int = 503,
+        times: int | None = 1,
+        *,
+        method: str | None = None,
+        retry_after: float | str | None = None,
+    ) -> Fault:
+        """Answer ``status`` (e.g. 500, 502, 503) with a JSON body instead of the handler."""
+        return self.add(
+            path, FaultKind.STATUS, times, method=method, status=status, retry_after=retry_after
+        )
+
+    def rate_limit(
+        self,
+        path: str,
+        retry_after: float | str | None = 1,
+        times: int | None = 1,
+        *,
+        method: str | None = None,
+    ) -> Fault:
+        """Answer 429 with ``Retry-After`` (seconds, or an HTTP-date text; None: no header)."""
+        return self.add(path, FaultKind.RATE_LIMIT, times, method=method, retry_after=retry_after)
+
+    def delay(
+        self, path: str, seconds: float, times: int | None = 1, *, method: str | None = None
+    ) -> Fault:
+        """Sleep ``seconds`` on the server before answering normally."""
+        return self.add(path, FaultKind.DELAY, times, method=method, seconds=seconds)
+
+    def invalid_json(self, path: str, times: int | None = 1, *, method: str | None = None) -> Fault:
+        """Answer with a JSON content type and a body that is not valid JSON."""
+        return self.add(path, FaultKind.INVALID_JSON, times, method=method)
+
+    def html_error(
+        self, path: str, status: int = 502, times: int | None = 1, *, method: str | None = None
+    ) -> Fault:
+        """Answer ``status`` with an HTML error page, as a proxy in front would."""
+        return self.add(path, FaultKind.HTML_ERROR, times, method=method, status=status)
+
+    def truncated(self, path: str, times: int | None = 1, *, method: str | None = None) -> Fault:
+        """Send fewer body bytes than announced, then close the connection."""
+        return self.add(path, FaultKind.TRUNCATED, times, method=method)
+
+    def wrong_content_type(
+        self,
+        path: str,
+        times: int | None = 1,
+        *,
+        method: str | None = None,
+        content_type: str = "text/html",
+    ) -> Fault:
+        """Serve the real body under another content type (default ``text/html``)."""
+        return self.add(
+            path, FaultKind.WRONG_CONTENT_TYPE, times, method=method, content_type=content_type
+        )
+
+    def random(
+        self,
+        rate: float,
+        kinds: Iterable[FaultKind | str] = (FaultKind.RESET, FaultKind.STATUS),
+        *,
+        seed: int = 0,
+        path: str = "*",
+        **options: Any,
+    ) -> None:
+        """Spoil each matching request with probability ``rate`` (soak tests).
+
+        The kind is drawn uniformly from ``kinds`` by a ``random.Random(seed)``, so a run
+        is reproducible for a given order of requests. Explicit rules take precedence.
+        ``options`` are as for ``add`` (defaults: status 503, delay 0.01 s, retry_after 0).
+
+        Raises:
+            ValueError: if ``rate`` is outside [0, 1] or ``kinds`` is empty.
+        """
+        if not 0.0 <= rate <= 1.0:
+            raise ValueError("rate must be within [0, 1]")
+        chosen = tuple(FaultKind(k) for k in kinds)
+        if not chosen:
+            raise ValueError("kinds must not be empty")
+        defaults: dict[str, Any] = {"status": 503, "seconds": 0.01, "retry_after": 0}
+        self._random = _RandomFaults(
+            rate, chosen, path, {**defaults, **options}, _random.Random(seed)
+        )
+
+    def clear(self) -> None:
+        """Remove every rule, including a random one."""
+        self._rules.clear()
+        self._random = None
+
+    @property
+    def pending(self) -> list[Fault]:
+        """The rules that still have calls left."""
+        return [r for r in self._rules if r.remaining is None or r.remaining > 0]
+
+    # -- used by the server ------------------------------------------------------------
+    def take(self, method: str, path: str) -> Fault | None:
+        """Return (and consume one call of) the fault for this request, if any."""
+        for rule in self._rules:
+            if (rule.remaining is None or rule.remaining > 0) and rule.matches(method, path):
+                if rule.remaining is not None:
+                    rule.remaining -= 1
+                rule.hits += 1
+                return rule
+        chance = self._random
+        if (
+            chance is not None
+            and _path_matches(chance.path, path)
+            and chance.rng.random() < chance.rate
+        ):
+            kind = chance.rng.choice(chance.kinds)
+            return Fault(path, kind, 0, None, chance.options, 1)
+        return None
+
+
+async def apply_fault(fault: Fault, request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Answer ``request`` as ``fault`` says, calling the real ``handler`` when it should."""
+    kind = fault.kind
+    opts = fault.options
+    if kind is FaultKind.RESET:
+        await request.read()
+        if opts.get("process"):
+            await handler(request)
+        return _abort(request)
+    if kind is FaultKind.STATUS:
+        status = int(opts.get("status", 503))
+        headers = _retry_after(opts.get("retry_after"))
+        body = opts.get("body", {"detail": f"Sandbox fault: HTTP {status}."})
+        return web.json_response(body, status=status, headers=headers)
+    if kind is FaultKind.RATE_LIMIT:
+        headers = _retry_after(opts.get("retry_after", 1))
+        return web.json_response({"detail": "Request was throttled."}, status=429, headers=headers)
+    if kind is FaultKind.HTML_ERROR:
+        status = int(opts.get("status", 502))
+        page = HTML_ERROR_PAGE.replace(b"{status}", str(status).encode())
+        return web.Response(body=page, status=status, content_type="text/html")
+    if kind is FaultKind.DELAY:
+        await asyncio.sleep(float(opts.get("seconds", 0.01)))
+        return await handler(request)
+    # The spoiling kinds: let the handler run, then damage its answer.
+    request[FAULT_KEY] = fault
+    response = await handler(request)
+    if response.prepared:  # a streamed answer, already damaged by the streaming code
+        return response
+    assert isinstance(response, web.Response)
+    body = response.body if isinstance(response.body, bytes) else b""
+    if kind is FaultKind.INVALID_JSON:
+        status = 200 if response.status == 204 else response.status
+        return web.Response(body=INVALID_JSON_BODY, status=status, content_type="application/json")
+    if kind is FaultKind.WRONG_CONTENT_TYPE:
+        ctype = str(opts.get("content_type", "text/html"))
+        status = 200 if response.status == 204 else response.status
+        return web.Response(body=body, status=status, content_type=ctype)
+    # TRUNCATED: announce everything, deliver half, hang up.
+    out = web.StreamResponse(status=200 if response.status == 204 else response.status)
+    out.content_type = response.content_type
+    out.content_length = max(len(body), 2)
+    await out.prepare(request)
+    await out.write(body[: len(body) // 2])
+    return _abort(request, out)
+
+
+def _abort(request: web.Request, response: web.StreamResponse | None = None) -> web.StreamResponse:
+    """Drop the connection at once; the returned object is never sent."""
+    if request.transport is not None:
+        request.transport.abort()
+    return response if response is not None else web.Response(status=499)
+
+
+def _retry_after(value: float | str | None) -> dict[str, str]:
+    if value is None:
+        return {}
+    if isinstance(value, (int, float)):
+        text = str(int(value)) if float(value).is_integer() else str(value)
+        return {"Retry-After": text}
+    return {"Retry-After": str(value)}

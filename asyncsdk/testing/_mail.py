@@ -1,0 +1,68 @@
+"""Transactional mail: ``POST /api/v1/mail/send/`` with an urlencoded form.
+
+Answers HTTP 200 JSON. Order of checks: method (anything but POST: "Request method is
+not correct."), every form field present, non-empty, and ``from``/``to`` well-formed
+("Required parameter missing or invalid."), credentials, the sender's domain verified
+(``Sandbox.verify_domain``), credit (one per mail). Success:
+``{"status": "success", "message": "Queued" | "Send", "id": "msg-000001"}``.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from . import _texts
+from ._records import SentMail
+from ._resources import Reject
+from ._state import STATE_KEY
+
+__all__ = ["add_routes"]
+
+FIELDS = ("api", "username", "from", "to", "subject", "message")
+
+
+def _fail(error: str) -> Reject:
+    return Reject(web.json_response({"status": "fail", "error": error}))
+
+
+async def mail_send(request: web.Request) -> web.Response:
+    state = request.app[STATE_KEY]
+    if request.method != "POST":
+        raise _fail(_texts.METHOD_NOT_CORRECT)
+    form = await request.post()  # empty unless the body is an urlencoded/multipart form
+    values: dict[str, str] = {}
+    for name in FIELDS:
+        value = form.get(name)
+        if not isinstance(value, str) or not value.strip():
+            raise _fail(_texts.REQUIRED)
+        values[name] = value
+    rules = state.rules
+    if not (rules.is_well_formed(values["from"]) and rules.is_well_formed(values["to"])):
+        raise _fail(_texts.REQUIRED)
+    account = state.account(values["api"], values["username"])
+    if account is None:
+        raise _fail(_texts.AUTH_FAILED)
+    if values["from"].rpartition("@")[2].lower() not in state.verified_domains:
+        raise _fail(_texts.UNVERIFIED_SENDER)
+    if not account.can_spend():
+        raise _fail(_texts.NO_CREDIT)
+    account.spend()
+    mail_id = f"msg-{state.next_id('mail'):06d}"
+    mail_state = state.settings.mail_state
+    state.outbox.append(
+        SentMail(
+            id=mail_id,
+            sender=values["from"],
+            to=values["to"],
+            subject=values["subject"],
+            message=values["message"],
+            username=account.username,
+            state=mail_state,
+        )
+    )
+    return web.json_response({"status": "success", "message": mail_state, "id": mail_id})
+
+
+def add_routes(app: web.Application) -> None:
+    """Register the mail route (every method, so a GET gets the service's own error)."""
+    app.router.add_route("*", "/api/v1/mail/send/", mail_send)

@@ -1,0 +1,184 @@
+"""The sandbox's in-memory world: accounts, resources, jobs, hosted files and mail."""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import aiohttp
+from aiohttp import web
+
+from ._records import RecordedRequest, SentMail
+from ._rules import ValidationRules
+
+__all__ = ["Account", "HostedFile", "Job", "Row", "SandboxState", "Settings"]
+
+DownloadShape = Literal["csv", "json", "url"]
+RoleFormat = Literal["bool", "str", "int"]
+JobOutcome = Literal["success", "fail"]
+MailState = Literal["Queued", "Send"]
+
+# One result row: (email, name, verdict, role based).
+Row = tuple[str, str, str, bool]
+
+
+@dataclass
+class Account:
+    """Credentials and credit of one account; ``credit=None`` means unlimited."""
+
+    api_key: str
+    username: str
+    credit: int | None = None
+
+    def can_spend(self, amount: int = 1) -> bool:
+        return self.credit is None or self.credit >= amount
+
+    def spend(self, amount: int = 1) -> None:
+        if self.credit is not None:
+            self.credit -= amount
+
+
+@dataclass
+class Job:
+    """A validation job. ``rows`` is called afresh for each download (rows are lazy)."""
+
+    id: int
+    owner: str
+    rows: Callable[[], Iterator[Row]]
+    row_count: int
+    outcome: JobOutcome
+    polls_left: int
+    created_at: float
+    seconds: float | None
+    forced: JobOutcome | None = None
+    render: Callable[[str, int], Iterator[str]] | None = None
+    """Optional fast path: (role_format, chunk_size) -> CSV text pieces, header first."""
+
+    def is_done(self, now: float) -> bool:
+        if self.forced is not None:
+            return True
+        if self.seconds is not None:
+            return now - self.created_at >= self.seconds
+        return self.polls_left <= 0
+
+    def poll(self, now: float) -> str:
+        """Answer one status poll: ``processing`` until done, then the outcome."""
+        if self.is_done(now):
+            return self.forced or self.outcome
+        if self.seconds is None:
+            self.polls_left -= 1
+        return "processing"
+
+    @property
+    def final_status(self) -> JobOutcome:
+        return self.forced or self.outcome
+
+
+@dataclass(frozen=True)
+class HostedFile:
+    """A file served at ``/files/<token>/<name>``: fixed bytes, or a job's result."""
+
+    name: str
+    content_type: str
+    data: bytes | None = None
+    job_id: int | None = None
+
+
+@dataclass
+class Settings:
+    """Behaviour switches; see ``Sandbox`` for their meaning."""
+
+    download_shape: DownloadShape = "csv"
+    role_format: RoleFormat = "bool"
+    job_polls: int = 2
+    job_seconds: float | None = None
+    job_outcome: JobOutcome = "success"
+    allow_remote_files: bool = False
+    mail_state: MailState = "Queued"
+    max_file_bytes: int = 64 * 1024 * 1024
+    chunk_size: int = 64 * 1024
+    record: bool = True
+
+
+@dataclass
+class SandboxState:
+    """Everything the handlers read and change; one per ``Sandbox``."""
+
+    settings: Settings
+    rules: ValidationRules
+    base_url: str = ""
+    accounts: dict[str, Account] = field(default_factory=dict)
+    contact_lists: dict[int, dict[str, Any]] = field(default_factory=dict)
+    leads: dict[int, dict[str, Any]] = field(default_factory=dict)
+    customers: dict[int, dict[str, Any]] = field(default_factory=dict)
+    products: dict[int, dict[str, Any]] = field(default_factory=dict)
+    invoices: dict[int, dict[str, Any]] = field(default_factory=dict)
+    jobs: dict[int, Job] = field(default_factory=dict)
+    hosted: dict[str, HostedFile] = field(default_factory=dict)
+    outbox: list[SentMail] = field(default_factory=list)
+    verified_domains: set[str] = field(default_factory=set)
+    requests: list[RecordedRequest] = field(default_factory=list)
+    fail_next_jobs: int = 0
+    http: aiohttp.ClientSession | None = None
+    """Fetches the files of jobs/create; opened by ``Sandbox.start``."""
+    in_flight: int = 0
+    max_in_flight: int = 0
+    _counters: dict[str, Iterator[int]] = field(default_factory=dict)
+
+    def next_id(self, kind: str) -> int:
+        """Next integer id for ``kind`` (each kind counts 1, 2, 3, ...)."""
+        counter = self._counters.get(kind)
+        if counter is None:
+            counter = self._counters[kind] = itertools.count(1)
+        return next(counter)
+
+    def next_uuid(self) -> str:
+        """A deterministic UUID (version 4 layout) for a new contact record."""
+        return str(uuid.UUID(int=self.next_id("uuid"), version=4))
+
+    def account_by_key(self, api_key: str | None) -> Account | None:
+        return self.accounts.get(api_key) if api_key else None
+
+    def account(self, api_key: str | None, username: str | None) -> Account | None:
+        """The account whose key *and* username match, else None."""
+        found = self.account_by_key(api_key)
+        return found if found is not None and found.username == username else None
+
+    def host(self, hosted: HostedFile) -> str:
+        """Register a hosted file and return its absolute URL."""
+        token = f"f{self.next_id('file')}"
+        self.hosted[token] = hosted
+        return f"{self.base_url}/files/{token}/{hosted.name}"
+
+    def job_result_url(self, job: Job) -> str:
+        """The URL (no credentials needed) where a job's result CSV is served."""
+        token = f"job{job.id}"
+        self.hosted[token] = HostedFile("emaillist.csv", "text/csv", job_id=job.id)
+        return f"{self.base_url}/files/{token}/emaillist.csv"
+
+    def new_job(
+        self, owner: str, rows: Callable[[], Iterator[Row]], row_count: int, now: float
+    ) -> Job:
+        """Create a job under the current settings (consuming a pending ``fail_next_job``)."""
+        outcome: JobOutcome = self.settings.job_outcome
+        if self.fail_next_jobs > 0:
+            self.fail_next_jobs -= 1
+            outcome = "fail"
+        job = Job(
+            id=self.next_id("job"),
+            owner=owner,
+            rows=rows,
+            row_count=row_count,
+            outcome=outcome,
+            polls_left=self.settings.job_polls,
+            created_at=now,
+            seconds=self.settings.job_seconds,
+        )
+        self.jobs[job.id] = job
+        return job
+
+
+STATE_KEY = web.AppKey("asyncsdk_sandbox_state", SandboxState)

@@ -1,0 +1,114 @@
+"""Lifecycle, recording, concurrency counting, the plugin's fixtures and options."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+
+import aiohttp
+import pytest
+from sandbox_helpers import Api
+
+from asyncsdk.testing import DEFAULT_API_KEY, DEFAULT_USERNAME, Sandbox
+
+
+async def test_lifecycle_and_defaults() -> None:
+    sb = Sandbox()
+    with pytest.raises(RuntimeError):
+        sb.base_url  # noqa: B018
+    with pytest.raises(RuntimeError):
+        sb.host_file("a@b.co")
+    await sb.start()
+    try:
+        assert sb.base_url == f"http://127.0.0.1:{sb.port}"
+        assert sb.port > 0
+        assert (sb.api_key, sb.username) == (DEFAULT_API_KEY, DEFAULT_USERNAME)
+        with pytest.raises(RuntimeError):
+            await sb.start()
+    finally:
+        await sb.close()
+        await sb.close()  # idempotent
+    with pytest.raises(aiohttp.ClientConnectionError):
+        async with aiohttp.ClientSession() as http:
+            await http.get(sb.base_url + "/api/v1/contact/")
+
+
+async def test_given_port_and_credentials() -> None:
+    with socket.socket() as probe:  # find a free port to ask for
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    async with Sandbox(port=port, api_key="sk_mine", username="me") as sb:
+        assert sb.base_url == f"http://127.0.0.1:{port}"
+        async with aiohttp.ClientSession() as http:
+            url = sb.base_url + "/api/v1/contact/"
+            async with http.get(url, params={"api_key": "sk_mine"}) as resp:
+                assert resp.status == 200
+        assert "sk_mine" in sb.banner()
+
+
+async def test_requests_are_recorded_with_secrets(api: Api, sandbox: Sandbox) -> None:
+    await api.check("a@example.com")
+    await api.resource("POST", "/mysite/api/v1/products/", {"name": "P", "selling_price": "1"})
+    check, create = sandbox.requests
+    assert (check.method, check.path, check.status) == ("GET", "/api/v1/single/check", 200)
+    assert check.query["api"] == sandbox.api_key
+    assert check.query["username"] == sandbox.username
+    assert create.json == {"name": "P", "selling_price": "1"}
+    assert create.headers["Content-Type"] == "application/json"
+    assert create.status == 201
+    assert check.time <= create.time
+    sandbox.reset_stats()
+    assert sandbox.requests == []
+
+
+async def test_unknown_routes_answer_json(api: Api) -> None:
+    assert await api.resource("GET", "/api/v2/nothing/") == (404, {"detail": "Not found."})
+    status, body = await api.resource("PATCH", "/api/v1/contact/1/")
+    assert status == 405
+    assert body == {"detail": 'Method "PATCH" not allowed.'}
+
+
+async def test_max_in_flight_counts_concurrent_requests(api: Api, sandbox: Sandbox) -> None:
+    sandbox.faults.delay("/api/v1/single/check", seconds=0.05, times=None)
+    results = await asyncio.gather(*(api.check(f"u{i}@example.com") for i in range(8)))
+    assert all(r["status"] == "success" for r in results)
+    assert sandbox.max_in_flight == 8
+    assert sandbox.in_flight == 0
+    sandbox.reset_stats()
+    assert sandbox.max_in_flight == 0
+    await api.check("a@example.com")
+    assert sandbox.max_in_flight == 1
+
+
+@pytest.mark.asyncsdk_sandbox(record=False)
+async def test_recording_can_be_off(api: Api, sandbox: Sandbox) -> None:
+    await api.check("a@example.com")
+    assert sandbox.requests == []
+    assert sandbox.max_in_flight == 1
+
+
+@pytest.mark.asyncsdk_sandbox(username="marked-user")
+async def test_marker_options_reach_the_fixture(sandbox: Sandbox) -> None:
+    assert sandbox.username == "marked-user"
+
+
+async def test_remote_files_are_refused_by_default(api: Api, sandbox: Sandbox) -> None:
+    assert sandbox.settings.allow_remote_files is False
+    # A loopback URL that is not the sandbox (nothing listens on port 1): still "fetched",
+    # so it fails as not downloadable rather than being refused up front.
+    assert (await api.create_job("http://localhost:1/x.csv"))["error"] == (
+        "File is not downloadable."
+    )
+    before = len(sandbox.requests)
+    await api.create_job("http://10.0.0.1/x.csv")
+    assert len(sandbox.requests) == before + 1  # no fetch was attempted
+
+
+def test_import_needs_neither_pytest_nor_pytest_asyncio() -> None:
+    code = (
+        "import sys; sys.modules['pytest'] = sys.modules['pytest_asyncio'] = None; "
+        "import asyncsdk.testing as t; assert t.Sandbox"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
