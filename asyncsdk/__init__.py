@@ -31,6 +31,7 @@ from ._errors import (
     UnverifiedSenderError,
     UsageError,
 )
+from .jobs import ValidationJob
 from .models.codes import (
     Currency,
     CustomerType,
@@ -44,6 +45,18 @@ from .models.codes import (
     Unit,
     Verdict,
 )
+from .models.contacts import (
+    Contact,
+    ContactInput,
+    ContactList,
+    ContactListCreate,
+    ContactUpdate,
+)
+from .models.customers import Customer, CustomerCreate, CustomerUpdate
+from .models.invoices import Invoice, InvoiceLine, InvoiceUpdate
+from .models.leads import Lead, LeadInput
+from .models.mail import MailResult
+from .models.products import Product, ProductInput
 from .models.validation import CheckOutcome, CheckResult, EmailRow
 
 __version__ = "0.1.0"
@@ -58,8 +71,16 @@ __all__ = [
     "CheckResult",
     "Client",
     "ConfigurationError",
+    "Contact",
+    "ContactInput",
+    "ContactList",
+    "ContactListCreate",
+    "ContactUpdate",
     "Currency",
+    "Customer",
+    "CustomerCreate",
     "CustomerType",
+    "CustomerUpdate",
     "EmailRow",
     "FileFormatError",
     "FileNotDownloadableError",
@@ -68,15 +89,23 @@ __all__ = [
     "InvalidEmailError",
     "InvalidInputError",
     "InvalidRequestError",
+    "Invoice",
+    "InvoiceLine",
+    "InvoiceUpdate",
     "JobFailedError",
     "JobNotFoundError",
     "JobNotReadyError",
     "JobStatus",
     "JobTimeoutError",
+    "Lead",
+    "LeadInput",
     "LeadSource",
+    "MailResult",
     "MailState",
     "NotFoundError",
     "PaymentTerms",
+    "Product",
+    "ProductInput",
     "ProductType",
     "RateLimitError",
     "Rating",
@@ -87,6 +116,7 @@ __all__ = [
     "UnsetType",
     "UnverifiedSenderError",
     "UsageError",
+    "ValidationJob",
     "Verdict",
     "__version__",
 ]

@@ -44,6 +44,7 @@ __all__ = [
     "DecodeFailure",
     "Email",
     "InputModel",
+    "OneOf",
     "ResponseModel",
     "SingleLine",
     "UnsetType",
@@ -81,6 +82,17 @@ class _Marker:
 
     def __init__(self, name: str) -> None:
         self.name = name
+
+
+class OneOf(_Marker):
+    """An ``Annotated`` marker: the value (checked against the base type first) must be
+    one of ``values``, e.g. ``Annotated[int, OneOf(0, 1)]``."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, *values: Any) -> None:
+        super().__init__("one of " + ", ".join(map(repr, values)))
+        self.values = values
 
 
 _EMAIL = _Marker("email")
@@ -196,6 +208,16 @@ def _code_ranges(values: list[int]) -> str:
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
+def _one_of_check(base: Check, marker: OneOf) -> Check:
+    def check(value: Any, field: str) -> Any:
+        checked = base(value, field)
+        if checked not in marker.values:
+            raise _fail(field, marker.name, value)
+        return checked
+
+    return check
+
+
 def _enum_check(enum_cls: type[enum.IntEnum]) -> Check:
     members = sorted(enum_cls, key=int)
     if len(members) <= 8:
@@ -271,6 +293,8 @@ def _check_for(tp: Any) -> Check:
     if typing.get_origin(tp) is typing.Annotated:
         base, *extras = typing.get_args(tp)
         for marker in extras:
+            if isinstance(marker, OneOf):
+                return _one_of_check(_check_for(base), marker)
             if isinstance(marker, _Marker):
                 return _MARKER_CHECKS[marker]
         return _check_for(base)
@@ -466,6 +490,13 @@ def _decode_datetime(value: Any) -> dt.datetime | None:
         return None if day is None else dt.datetime.combine(day, dt.time())
 
 
+def _decode_int_or_str(value: Any) -> int | str:
+    """For ``int | str`` fields: a number stays a number, text stays text."""
+    if isinstance(value, str):
+        return value
+    return _decode_int(value)
+
+
 def _decode_any(value: Any) -> Any:
     return value
 
@@ -529,6 +560,8 @@ def _decoder_for(tp: Any) -> Decoder:
         # "Industry | int" and the like: the first member that is not a plain fallback.
         args = [a for a in typing.get_args(tp) if a not in (int, str)]
         fallbacks = [a for a in typing.get_args(tp) if a in (int, str)]
+        if not args and len(fallbacks) == 2:  # "int | str": keep whichever arrived
+            return _decode_int_or_str
         return _decoder_for(args[0] if args else fallbacks[0])
     if tp in _SIMPLE_DECODERS:
         return _SIMPLE_DECODERS[tp]

@@ -20,7 +20,10 @@ EXPECTED = {
     "Industry", "LeadSource", "Rating", "CustomerType", "Currency", "PaymentTerms",
     "ProductType", "Unit", "Verdict", "JobStatus", "MailState",
     # models
-    "CheckResult", "CheckOutcome", "EmailRow",
+    "CheckResult", "CheckOutcome", "EmailRow", "MailResult", "ValidationJob",
+    "ContactList", "Contact", "ContactListCreate", "ContactInput", "ContactUpdate", "Lead",
+    "LeadInput", "Customer", "CustomerCreate", "CustomerUpdate", "Product", "ProductInput",
+    "Invoice", "InvoiceUpdate", "InvoiceLine",
 }
 
 

@@ -1,8 +1,69 @@
-"""What every resource class shares: the transport it sends through."""
+"""What every resource class shares: the transport, id and argument checks, and the five
+request shapes of the CRUD areas (list, get, create, update, delete).
+
+Safety (DESIGN §3): creates (POST) are not safe to repeat and are sent at most once when
+the request may have reached the service; GET, PUT and DELETE are retried (a PUT of the
+same body and a DELETE are idempotent). A retried DELETE whose first attempt did reach
+the service may be answered 404, which is raised as ``NotFoundError``.
+"""
 
 from __future__ import annotations
 
-from .._transport import Transport
+from typing import Any, ClassVar, TypeVar
+
+import attrs
+
+from .._convert import InputModel, encode
+from .._errors import InvalidInputError, ResponseDecodeError
+from .._transport import Area, Operation, Transport
+
+M = TypeVar("M")
+
+#: An id as a path segment: an int >= 0 or a non-empty text without ``/``.
+ResourceId = int | str
+
+
+def check_id(value: object, name: str = "id") -> int | str:
+    """``value`` if it is usable as an id path segment, else ``InvalidInputError``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value >= 0:
+            return value
+    elif isinstance(value, str) and value and "/" not in value and value not in (".", ".."):
+        return value
+    raise InvalidInputError(
+        f"{name}: expected an int >= 0 or a non-empty text without '/', got {value!r:.60}",
+        field=name)
+
+
+def check_model(value: object, model: type[M], name: str) -> M:
+    """``value`` if it is a ``model`` instance, else ``InvalidInputError`` naming both."""
+    if not isinstance(value, model):
+        raise InvalidInputError(
+            f"{name}: expected a {model.__name__}, got {type(value).__name__}", field=name)
+    return value
+
+
+@attrs.frozen
+class CrudOperations:
+    """The operations of one area that follows the list/get/create/update/delete shape."""
+
+    list: Operation
+    get: Operation
+    create: Operation
+    update: Operation
+    delete: Operation
+
+
+def crud_operations(name: str, area: Area, collection: str) -> CrudOperations:
+    """The five operations on ``collection`` (a path ending in ``/``) and ``{id}/`` in it."""
+    item = collection + "{id}/"
+    return CrudOperations(
+        list=Operation(f"{name}.list", "GET", area, collection, safe_to_repeat=True),
+        get=Operation(f"{name}.get", "GET", area, item, safe_to_repeat=True),
+        create=Operation(f"{name}.create", "POST", area, collection, safe_to_repeat=False),
+        update=Operation(f"{name}.update", "PUT", area, item, safe_to_repeat=True),
+        delete=Operation(f"{name}.delete", "DELETE", area, item, safe_to_repeat=True),
+    )
 
 
 class Resource:
@@ -12,3 +73,68 @@ class Resource:
 
     def __init__(self, transport: Transport) -> None:
         self._transport = transport
+
+    # --- shared request shapes (each checks its arguments before anything is sent) --
+    async def _list(self, op: Operation, out: type[M], timeout: float | None) -> list[M]:
+        data = await self._transport.request(op, timeout=timeout)
+        return self._transport.decode_many(op, data, out)
+
+    async def _get(
+        self, op: Operation, id: object, out: type[M], timeout: float | None
+    ) -> M:
+        path_id = check_id(id)
+        data = await self._transport.request(op, path_id=path_id, timeout=timeout)
+        return self._transport.decode(op, data, out)
+
+    async def _create(
+        self, op: Operation, arg: tuple[str, object], model: type[InputModel],
+        out: type[M], timeout: float | None,
+    ) -> M:
+        """POST the model in ``arg`` (its name, its value); ``out`` is the answer."""
+        payload = encode(check_model(arg[1], model, arg[0]))
+        return await self._send(op, None, payload, out, timeout)
+
+    async def _update(
+        self, op: Operation, id: object, arg: tuple[str, object], model: type[InputModel],
+        out: type[M], timeout: float | None,
+    ) -> M:
+        """PUT the model in ``arg`` (its name, its value) to ``id``."""
+        path_id = check_id(id)
+        payload = encode(check_model(arg[1], model, arg[0]))
+        return await self._send(op, path_id, payload, out, timeout)
+
+    async def _send(
+        self, op: Operation, path_id: int | str | None, payload: Any, out: type[M],
+        timeout: float | None,
+    ) -> M:
+        data = await self._transport.request(
+            op, path_id=path_id, json_body=payload, timeout=timeout)
+        return self._transport.decode(op, data, out)
+
+    async def _delete(self, op: Operation, id: object, timeout: float | None) -> None:
+        path_id = check_id(id)
+        try:
+            await self._transport.request(op, path_id=path_id, timeout=timeout)
+        except ResponseDecodeError as exc:
+            # Any 2xx answer means deleted, whatever its body (the document shows none).
+            if exc.status_code is None or not 200 <= exc.status_code < 300:
+                raise
+
+
+class CrudResource(Resource):
+    """Base of ``client.contacts``, ``.leads``, ``.customers``, ``.products`` and
+    ``.invoices``: ``_ops`` names the area's operations.
+
+    Every method takes ``request_timeout=`` (seconds) for that one call; bad arguments
+    raise ``InvalidInputError`` before anything is sent; a refusal raises the
+    ``APIError`` subclass of the answer (``NotFoundError`` for 404).
+    """
+
+    __slots__ = ()
+    _ops: ClassVar[CrudOperations]
+
+    async def delete(self, id: ResourceId, *, request_timeout: float | None = None) -> None:
+        """Delete the object ``id``. Any 2xx answer counts as done, whatever its body;
+        a retried delete that had already reached the service may raise
+        ``NotFoundError``."""
+        await self._delete(self._ops.delete, id, request_timeout)

@@ -1,11 +1,61 @@
-"""``client.contacts``."""
+"""``client.contacts``: contact lists (list, get, create, update, delete).
+
+Update sends ``{"contact": <list id>, "data": [<records>]}``: the list id goes into the
+body as an int when it is one (or is all digits), as given otherwise. At least one
+record is required. Safety and errors: see ``CrudResource`` in ``_base``.
+"""
 
 from __future__ import annotations
 
-from ._base import Resource
+from collections.abc import Sequence
+
+from .._convert import encode
+from .._errors import InvalidInputError
+from .._transport import Area
+from ..models.contacts import ContactList, ContactListCreate, ContactUpdate
+from ._base import CrudResource, ResourceId, check_id, check_model, crud_operations
 
 
-class Contacts(Resource):
-    """Operations of the contacts area (not implemented yet)."""
+class Contacts(CrudResource):
+    """Contact lists (see ``CrudResource`` for timeouts and errors)."""
 
     __slots__ = ()
+    _ops = crud_operations("contacts", Area.CONTACTS, "/api/v1/contact/")
+
+    async def list(self, *, request_timeout: float | None = None) -> list[ContactList]:
+        """All contact lists of the account."""
+        return await self._list(self._ops.list, ContactList, request_timeout)
+
+    async def get(self, id: ResourceId, *, request_timeout: float | None = None) -> ContactList:
+        """The contact list ``id``."""
+        return await self._get(self._ops.get, id, ContactList, request_timeout)
+
+    async def create(
+        self, contact_list: ContactListCreate, *, request_timeout: float | None = None
+    ) -> ContactList:
+        """Create ``contact_list`` with its records; returns the created list."""
+        return await self._create(self._ops.create, ("contact_list", contact_list),
+                                  ContactListCreate, ContactList, request_timeout)
+
+    async def update(
+        self,
+        id: ResourceId,
+        records: Sequence[ContactUpdate],
+        *,
+        request_timeout: float | None = None,
+    ) -> ContactList:
+        """Update ``records`` (each found by its ``uuid``) in the list ``id``; fields left
+        ``UNSET`` are not sent. Returns the updated list."""
+        path_id = check_id(id)
+        if isinstance(records, (str, bytes)) or not isinstance(records, Sequence):
+            raise InvalidInputError(
+                f"records: expected a list of ContactUpdate, got {type(records).__name__}",
+                field="records")
+        if not records:
+            raise InvalidInputError("records: expected at least one ContactUpdate",
+                                    field="records")
+        data = [encode(check_model(r, ContactUpdate, f"records[{i}]"))
+                for i, r in enumerate(records)]
+        contact = int(path_id) if isinstance(path_id, str) and path_id.isdigit() else path_id
+        body = {"contact": contact, "data": data}
+        return await self._send(self._ops.update, path_id, body, ContactList, request_timeout)

@@ -1,11 +1,39 @@
-"""``client.customers``."""
+"""``client.customers``: customers of the invoicing area (list, get, create, update,
+delete). An update is partial: only the fields set in ``CustomerUpdate`` are sent.
+Safety and errors: see ``CrudResource`` in ``_base``.
+"""
 
 from __future__ import annotations
 
-from ._base import Resource
+from .._transport import Area
+from ..models.customers import Customer, CustomerCreate, CustomerUpdate
+from ._base import CrudResource, ResourceId, crud_operations
 
 
-class Customers(Resource):
-    """Operations of the customers area (not implemented yet)."""
+class Customers(CrudResource):
+    """Customers (see ``CrudResource`` for timeouts and errors)."""
 
     __slots__ = ()
+    _ops = crud_operations("customers", Area.INVOICING, "/mysite/api/v1/customers/")
+
+    async def list(self, *, request_timeout: float | None = None) -> list[Customer]:
+        """All customers."""
+        return await self._list(self._ops.list, Customer, request_timeout)
+
+    async def get(self, id: ResourceId, *, request_timeout: float | None = None) -> Customer:
+        """The customer ``id``."""
+        return await self._get(self._ops.get, id, Customer, request_timeout)
+
+    async def create(
+        self, customer: CustomerCreate, *, request_timeout: float | None = None
+    ) -> Customer:
+        """Create ``customer``; returns the customer as the service answered it."""
+        return await self._create(
+            self._ops.create, ("customer", customer), CustomerCreate, Customer, request_timeout)
+
+    async def update(
+        self, id: ResourceId, customer: CustomerUpdate, *, request_timeout: float | None = None
+    ) -> Customer:
+        """Change the customer ``id``: only the fields set in ``customer`` are sent."""
+        return await self._update(
+            self._ops.update, id, ("customer", customer), CustomerUpdate, Customer, request_timeout)

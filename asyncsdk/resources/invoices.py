@@ -1,11 +1,30 @@
-"""``client.invoices``."""
+"""``client.invoices``: invoices and estimates (list, update, delete).
+
+The document shows no create and no get-one operation, so there are none here. An
+update is partial: only the fields set in ``InvoiceUpdate`` are sent. Safety and
+errors: see ``CrudResource`` in ``_base``.
+"""
 
 from __future__ import annotations
 
-from ._base import Resource
+from .._transport import Area
+from ..models.invoices import Invoice, InvoiceUpdate
+from ._base import CrudResource, ResourceId, crud_operations
 
 
-class Invoices(Resource):
-    """Operations of the invoices area (not implemented yet)."""
+class Invoices(CrudResource):
+    """Invoices and estimates (see ``CrudResource`` for timeouts and errors)."""
 
     __slots__ = ()
+    _ops = crud_operations("invoices", Area.INVOICING, "/mysite/api/v1/invoices/")
+
+    async def list(self, *, request_timeout: float | None = None) -> list[Invoice]:
+        """All invoices and estimates."""
+        return await self._list(self._ops.list, Invoice, request_timeout)
+
+    async def update(
+        self, id: ResourceId, invoice: InvoiceUpdate, *, request_timeout: float | None = None
+    ) -> Invoice:
+        """Change the invoice ``id``: only the fields set in ``invoice`` are sent."""
+        return await self._update(
+            self._ops.update, id, ("invoice", invoice), InvoiceUpdate, Invoice, request_timeout)

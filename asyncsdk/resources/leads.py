@@ -1,11 +1,38 @@
-"""``client.leads``."""
+"""``client.leads``: sales leads (list, get, create, update, delete).
+
+An update replaces the lead: ``LeadInput`` has the same required fields for both.
+Safety and errors: see ``CrudResource`` in ``_base``.
+"""
 
 from __future__ import annotations
 
-from ._base import Resource
+from .._transport import Area
+from ..models.leads import Lead, LeadInput
+from ._base import CrudResource, ResourceId, crud_operations
 
 
-class Leads(Resource):
-    """Operations of the leads area (not implemented yet)."""
+class Leads(CrudResource):
+    """Sales leads (see ``CrudResource`` for timeouts and errors)."""
 
     __slots__ = ()
+    _ops = crud_operations("leads", Area.CRM, "/mysite/api/v1/lead/")
+
+    async def list(self, *, request_timeout: float | None = None) -> list[Lead]:
+        """All leads."""
+        return await self._list(self._ops.list, Lead, request_timeout)
+
+    async def get(self, id: ResourceId, *, request_timeout: float | None = None) -> Lead:
+        """The lead ``id``."""
+        return await self._get(self._ops.get, id, Lead, request_timeout)
+
+    async def create(self, lead: LeadInput, *, request_timeout: float | None = None) -> Lead:
+        """Create ``lead``; returns the lead as the service answered it."""
+        return await self._create(
+            self._ops.create, ("lead", lead), LeadInput, Lead, request_timeout)
+
+    async def update(
+        self, id: ResourceId, lead: LeadInput, *, request_timeout: float | None = None
+    ) -> Lead:
+        """Replace the lead ``id`` with ``lead`` (same required fields as create)."""
+        return await self._update(
+            self._ops.update, id, ("lead", lead), LeadInput, Lead, request_timeout)

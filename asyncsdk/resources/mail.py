@@ -1,11 +1,67 @@
-"""``client.mail``."""
+"""``client.mail``: send one transactional HTML mail."""
 
 from __future__ import annotations
 
+from .._convert import _check_single_line, _check_str, check_email
+from .._errors import APIError, InvalidInputError
+from .._transport import Area, Operation
+from ..models.mail import MailResult
 from ._base import Resource
+
+#: Sending a mail is not safe to repeat: sent at most once (DESIGN §3).
+SEND = Operation("mail.send", "POST", Area.MAIL, "/api/v1/mail/send/", safe_to_repeat=False)
 
 
 class Mail(Resource):
-    """Operations of the mail area (not implemented yet)."""
+    """Transactional mail."""
 
     __slots__ = ()
+
+    async def send(
+        self,
+        *,
+        sender: str,
+        to: str,
+        subject: str,
+        html: str,
+        request_timeout: float | None = None,
+    ) -> MailResult:
+        """Send one HTML mail, at most once.
+
+        The request is never repeated once it may have reached the service: when the
+        outcome is unknown (the connection broke, a 5xx, a timeout) an
+        ``APIConnectionError`` with ``may_have_been_sent=True`` (or the ``ServerError``)
+        is raised and the caller decides whether to send again.
+
+        Args:
+            sender: the ``from`` address (its domain must be verified at the service).
+            to: the recipient's address.
+            subject: one line of text (no CR, LF or other control characters).
+            html: the HTML body, non-empty.
+            request_timeout: this call's timeout, overriding the client's.
+
+        Returns:
+            The ``MailResult`` (``message`` is ``MailState.SEND`` or ``QUEUED``).
+
+        Raises:
+            InvalidInputError: a bad argument; nothing was sent.
+            UnverifiedSenderError, AuthenticationError, InsufficientCreditError,
+                InvalidRequestError, APIError: the service refused;
+            APIConnectionError: no answer (see ``may_have_been_sent``).
+        """
+        check_email(sender, "sender")
+        check_email(to, "to")
+        _check_single_line(subject, "subject")
+        if not subject.strip():
+            raise InvalidInputError("subject: expected a non-empty line of text",
+                                    field="subject")
+        _check_str(html, "html")
+        if not html.strip():
+            raise InvalidInputError("html: expected non-empty HTML text", field="html")
+        form = {"from": sender, "to": to, "subject": subject, "message": html}
+        data = await self._transport.request(SEND, form=form, timeout=request_timeout)
+        result = self._transport.decode(SEND, data, MailResult)
+        if result.status.lower() == "fail":
+            raise APIError("the service answered fail without an error text",
+                           operation=SEND.name, error_text=result.error)
+        return result

@@ -1,11 +1,39 @@
-"""``client.products``."""
+"""``client.products``: products of the invoicing area (list, get, create, update,
+delete); ``ProductInput`` serves create and update. Safety and errors: see
+``CrudResource`` in ``_base``.
+"""
 
 from __future__ import annotations
 
-from ._base import Resource
+from .._transport import Area
+from ..models.products import Product, ProductInput
+from ._base import CrudResource, ResourceId, crud_operations
 
 
-class Products(Resource):
-    """Operations of the products area (not implemented yet)."""
+class Products(CrudResource):
+    """Products (see ``CrudResource`` for timeouts and errors)."""
 
     __slots__ = ()
+    _ops = crud_operations("products", Area.INVOICING, "/mysite/api/v1/products/")
+
+    async def list(self, *, request_timeout: float | None = None) -> list[Product]:
+        """All products."""
+        return await self._list(self._ops.list, Product, request_timeout)
+
+    async def get(self, id: ResourceId, *, request_timeout: float | None = None) -> Product:
+        """The product ``id``."""
+        return await self._get(self._ops.get, id, Product, request_timeout)
+
+    async def create(
+        self, product: ProductInput, *, request_timeout: float | None = None
+    ) -> Product:
+        """Create ``product``; returns the product as the service answered it."""
+        return await self._create(
+            self._ops.create, ("product", product), ProductInput, Product, request_timeout)
+
+    async def update(
+        self, id: ResourceId, product: ProductInput, *, request_timeout: float | None = None
+    ) -> Product:
+        """Replace the product ``id`` with ``product``."""
+        return await self._update(
+            self._ops.update, id, ("product", product), ProductInput, Product, request_timeout)

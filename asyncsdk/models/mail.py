@@ -1,0 +1,25 @@
+"""Model of transactional mail: the answer to ``mail.send``."""
+
+from __future__ import annotations
+
+import attrs
+
+from .._convert import ResponseModel
+from .codes import MailState
+
+__all__ = ["MailResult"]
+
+
+@attrs.frozen(kw_only=True)
+class MailResult(ResponseModel):
+    """What the service did with one mail (``mail.send``).
+
+    ``status`` is ``"success"``; ``message`` is ``MailState.SEND`` or
+    ``MailState.QUEUED`` (the plain text for a state this library does not know);
+    ``id`` is the service's message id (text; None if the answer had none).
+    """
+
+    status: str
+    message: MailState | str | None = None
+    id: str | None = None
+    error: str | None = None
