@@ -50,3 +50,13 @@ ENV_BASE_URL = "ASYNCSDK_BASE_URL"
 
 USER_AGENT = "asyncsdk-python"
 LOGGER_NAME = "asyncsdk"
+
+#: ``ValidationJob.wait``: each pause is shortened by a random part of up to this share,
+#: so workers do not poll in step (a pause never exceeds ``max_interval``).
+POLL_JITTER = 0.25
+#: ``ValidationJob.wait`` without a deadline gives up after this many consecutive polls
+#: failed transiently (connection, 5xx, 429 after the client's retries).
+MAX_WAIT_TRANSIENT_FAILURES = 10
+#: A JSON download ``result`` this short and without white space may be the URL of a
+#: hosted result file; longer text is CSV and streamed at once.
+MAX_HOSTED_URL_CHARS = 8192

@@ -23,6 +23,7 @@ import csv
 import io
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ._convert import DecodeFailure, _decode_bool
@@ -36,6 +37,10 @@ __all__ = [
     "StreamDecodeError",
     "Utf8Decoder",
 ]
+
+#: The json module's string scanner (C): decodes a JSON string's inside up to its quote.
+_scanstring: Callable[[str, int, bool], tuple[str, int]] = (
+    json.decoder.scanstring)  # type: ignore[attr-defined]
 
 #: A member of the JSON object other than ``result`` larger than this is refused.
 MAX_SMALL_VALUE = 64 * 1024
@@ -65,9 +70,6 @@ class Utf8Decoder:
 
 
 # --- JSON -------------------------------------------------------------------------------
-_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r",
-            "t": "\t"}
-_STRING_STOP = re.compile(r'["\\]')
 _WS = " \t\r\n"
 _SCALAR_END = re.compile(r"[\s,}\]]")
 
@@ -76,80 +78,81 @@ _BEFORE_OBJECT, _BEFORE_KEY, _KEY, _COLON, _BEFORE_VALUE, _VALUE, _AFTER_VALUE, 
 
 
 class _StringDecoder:
-    """Decodes the inside of one JSON string (after its opening quote), incrementally."""
+    """Decodes the inside of one JSON string (after its opening quote), incrementally.
 
-    __slots__ = ("_escape", "_high", "done")
+    Each piece is cut where it can be decoded on its own (never inside an escape, never
+    between the halves of a surrogate pair) and decoded by the json module's C scanner.
+    """
+
+    __slots__ = ("_carry", "done")
 
     def __init__(self) -> None:
-        self._escape: str | None = None  # "" after a backslash, "uXX.." while reading hex
-        self._high: str | None = None  # a high surrogate waiting for its low half
+        self._carry = ""  # an escape begun at the end of the previous piece
         self.done = False
 
     def feed(self, text: str, pos: int, out: list[str]) -> int:
         """Decode ``text[pos:]`` into ``out`` up to the closing quote; the index after it
         (or ``len(text)`` when the string goes on in the next piece)."""
-        end = len(text)
-        while pos < end:
-            if self._escape is not None:
-                pos = self._feed_escape(text, pos, out)
-                continue
-            match = _STRING_STOP.search(text, pos)
-            stop = match.start() if match else end
-            if stop > pos:
-                self._flush_high(out)
-                out.append(text[pos:stop])
-            if match is None:
-                return end
-            if text[stop] == '"':
-                self._flush_high(out)
-                self.done = True
-                return stop + 1
-            self._escape = ""
-            pos = stop + 1
-        return pos
+        offset = 0
+        if self._carry:  # an escape begun in the previous piece: rescan it with this one
+            offset = pos - len(self._carry)
+            text, pos = self._carry + text[pos:], 0
+            self._carry = ""
+        match = _SEGMENT.match(text, pos)
+        assert match is not None  # the pattern matches the empty string
+        end = match.end()
+        closing = end < len(text) and text[end] == '"'
+        segment = text[pos:end]
+        if not closing:  # the piece ended, perhaps on a backslash
+            cut = _unfinished_escape(segment)
+            self._carry = segment[cut:] + text[end:]
+            segment = segment[:cut]
+        if segment:
+            out.append(_decode_segment(segment))
+        if closing:
+            self.done = True
+            return end + 1 + offset
+        return len(text) + offset
 
-    def _feed_escape(self, text: str, pos: int, out: list[str]) -> int:
-        escape = self._escape
-        assert escape is not None
-        if escape == "":
-            char = text[pos]
-            if char == "u":
-                self._escape = "u"
-                return pos + 1
-            if char not in _ESCAPES:
-                raise StreamDecodeError(f"invalid escape \\{char} in a JSON string")
-            self._flush_high(out)
-            out.append(_ESCAPES[char])
-            self._escape = None
-            return pos + 1
-        need = 5 - len(escape)  # "u" + 4 hex digits
-        taken = text[pos:pos + need]
-        escape += taken
-        pos += len(taken)
-        if len(escape) < 5:
-            self._escape = escape
-            return pos
-        self._escape = None
-        try:
-            code = int(escape[1:], 16)
-        except ValueError:
-            raise StreamDecodeError(f"invalid escape \\{escape} in a JSON string") from None
-        if 0xD800 <= code <= 0xDBFF:
-            self._flush_high(out)
-            self._high = chr(code)
-        elif 0xDC00 <= code <= 0xDFFF and self._high is not None:
-            high = ord(self._high)
-            self._high = None
-            out.append(chr(0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00)))
-        else:
-            self._flush_high(out)
-            out.append("\ufffd" if 0xDC00 <= code <= 0xDFFF else chr(code))
-        return pos
 
-    def _flush_high(self, out: list[str]) -> None:
-        if self._high is not None:  # a lone surrogate cannot be written as UTF-8
-            out.append("\ufffd")
-            self._high = None
+#: The inside of a JSON string up to its closing quote (or up to a lone trailing backslash).
+_SEGMENT = re.compile(r'(?:[^"\\]+|\\.)*', re.S)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+#: An escape the next piece may complete, at the end of a piece: ``\\u`` with fewer than
+#: 4 digits (possibly after a high surrogate), or a high surrogate awaiting its low half.
+_UNFINISHED = re.compile(
+    r"(?:\\u[dD][89abAB][0-9a-fA-F]{2})?\\u[0-9a-fA-F]{0,3}\Z"
+    r"|\\u[dD][89abAB][0-9a-fA-F]{2}\Z")
+
+
+def _unfinished_escape(segment: str) -> int:
+    """Where the escape that the next piece may complete starts in ``segment`` (its
+    length when there is none)."""
+    match = _UNFINISHED.search(segment, max(0, len(segment) - 12))
+    if match is None:
+        return len(segment)
+    start = match.start()
+    run = start
+    while run > 0 and segment[run - 1] == "\\":
+        run -= 1
+    if (start - run) % 2 == 0:  # an escape indeed, not text after an escaped backslash
+        return start
+    # "\\\\uD83D\\u12": the first "\\u" is text; an escape may follow it
+    inner = segment.find("\\", start + 1, match.end())
+    return inner if inner >= 0 else len(segment)
+
+
+def _decode_segment(segment: str) -> str:
+    try:
+        decoded = _scanstring(segment + '"', 0, False)
+    except ValueError:
+        raise StreamDecodeError("invalid escape in a JSON string") from None
+    text: str = decoded[0]
+    if _SURROGATE.search(text):  # a lone surrogate cannot be written as UTF-8
+        text = _SURROGATE.sub("\ufffd", text)
+    return text
 
 
 class JsonResultExtractor:
@@ -361,12 +364,14 @@ class CsvRowReader:
         buf = self._buf + text if self._buf else text
         self._buf = buf
         pos = self._scan
-        if not self._odd and buf.find('"', pos) < 0:
-            last = buf.rfind("\n", pos)
-            if last >= 0:
-                self._cut = last + 1
-            self._scan = len(buf)
-        else:
+        last = buf.rfind("\n", pos)
+        if last < 0:
+            pass
+        elif not (self._odd ^ (buf.count('"', pos, last) & 1)):
+            # balanced quotes up to the last newline: it ends a record (the usual case)
+            self._cut = self._scan = last + 1
+            self._odd = False
+        else:  # a quoted field spans the end of the text: find the last record end
             while True:
                 newline = buf.find("\n", pos)
                 if newline < 0:
@@ -410,7 +415,10 @@ def _header_key(name: str) -> str:
 _COLUMNS = {"email": "Email", "name": "Name", "status": "Status",
             "rolebasedemails": "Role Based Emails"}
 _REQUIRED = ("email", "status", "rolebasedemails")
-_VERDICTS = {v.value.casefold(): v for v in Verdict}
+_VERDICTS: dict[str, Verdict] = {
+    **{v.value.casefold(): v for v in Verdict}, **{v.value: v for v in Verdict}}
+#: The usual spellings of ``Role Based Emails``, looked up before the general reading.
+_ROLES = {"True": True, "False": False, "true": True, "false": False, "1": True, "0": False}
 
 
 class RowBuilder:
@@ -446,22 +454,29 @@ class RowBuilder:
                 raise StreamDecodeError(
                     f"CSV record {self._line} has {len(record)} fields, "
                     f"expected at least {self._need}")
-            status = record[index["status"]].strip()
-            role_text = record[index["rolebasedemails"]]
+            out.append(self._row(index, record))
+        return out
+
+    def _row(self, index: dict[str, int], record: list[str]) -> EmailRow:
+        status = record[index["status"]].strip()
+        role_text = record[index["rolebasedemails"]]
+        role = _ROLES.get(role_text)
+        if role is None:
             try:
                 role = _decode_bool(role_text)
             except DecodeFailure:
                 raise StreamDecodeError(
                     f"CSV record {self._line}: Role Based Emails {role_text[:20]!r} is not "
                     "True/False/1/0") from None
-            name_at = index.get("name")
-            out.append(EmailRow(
-                email=record[index["email"]].strip(),
-                name=record[name_at] if name_at is not None else "",
-                status=_VERDICTS.get(status.casefold(), status),
-                role_based=role,
-            ))
-        return out
+        name_at = index.get("name")
+        verdict: Verdict | str = (
+            _VERDICTS.get(status) or _VERDICTS.get(status.casefold()) or status)
+        return EmailRow(
+            email=record[index["email"]].strip(),
+            name=record[name_at] if name_at is not None else "",
+            status=verdict,
+            role_based=role,
+        )
 
     def finish(self) -> None:
         """Raise ``StreamDecodeError`` if no header was ever read."""

@@ -24,6 +24,7 @@ import email.utils
 import enum
 import json
 import logging
+import math
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -40,6 +41,7 @@ from ._errors import (
     APIConnectionError,
     APIError,
     APITimeoutError,
+    InvalidInputError,
     RateLimitError,
     ResponseDecodeError,
     error_class_for_status,
@@ -82,7 +84,7 @@ class Area(enum.Enum):
     @property
     def answers_in_body(self) -> bool:
         """Validation and mail say fail in the body (``status: fail``), not by HTTP."""
-        return self in (Area.VALIDATION, Area.MAIL)
+        return self is Area.VALIDATION or self is Area.MAIL
 
 
 @attrs.frozen
@@ -142,6 +144,16 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     if seconds != seconds:  # NaN
         return None
     return float(min(max(seconds, 0.0), C.MAX_RETRY_AFTER))
+
+
+def _check_timeout(value: Any) -> float:
+    """A call's ``request_timeout``: a positive, finite number of seconds."""
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not math.isfinite(value) or value <= 0):
+        raise InvalidInputError(
+            f"request_timeout: expected a positive number of seconds, got {value!r:.40}",
+            field="request_timeout")
+    return float(value)
 
 
 def backoff_delay(retry: int, rand: Callable[[], float] = random.random) -> float:
@@ -328,12 +340,15 @@ class Transport:
         """
         url = self.url_for(op, path_id)
         query, body_form = self._with_credentials(op, params, form)
-        total = self.timeout if timeout is None else timeout
+        total = self.timeout if timeout is None else _check_timeout(timeout)
         deadline = self.clock() + total
-        async with self._send(op, url, query, json_body, body_form, total, deadline,
-                              streaming=False) as response:
-            raw = await self._read_capped(op, url, query, response)
-            return self._parse_answer(op, url, query, response.status, raw, response.headers)
+        # The attempt loop directly (no context manager: this is the hot path); the
+        # answer is released whatever happens, as ``_send`` does.
+        # The body is read (and the answer released) inside the attempt loop, so that a
+        # body cut short is retried like any other broken connection.
+        response, raw = await self._attempts(op, url, query, json_body, body_form, total,
+                                             deadline, False)
+        return self._parse_answer(op, url, query, response.status, raw, response.headers)
 
     @asynccontextmanager
     async def stream(
@@ -355,7 +370,7 @@ class Transport:
             query, _ = self._with_credentials(op, params, None)
         else:
             url, query = absolute_url, dict(params or {})
-        total = self.timeout if timeout is None else timeout
+        total = self.timeout if timeout is None else _check_timeout(timeout)
         deadline = self.clock() + total
         async with self._send(op, url, query, None, None, total, deadline,
                               streaming=True) as response:
@@ -385,7 +400,29 @@ class Transport:
         *,
         streaming: bool,
     ) -> AsyncIterator[aiohttp.ClientResponse]:
-        """Attempts with retries until an answer worth handing out; yields it open."""
+        """Attempts with retries until an answer worth handing out; yields it open and
+        releases it on exit."""
+        response, _ = await self._attempts(op, url, query, json_body, form, total,
+                                           deadline, streaming)
+        try:
+            yield response
+        finally:
+            response.release()
+
+    async def _attempts(
+        self,
+        op: Operation,
+        url: str,
+        query: dict[str, Any],
+        json_body: Any,
+        form: dict[str, Any] | None,
+        total: float,
+        deadline: float,
+        streaming: bool,
+    ) -> tuple[aiohttp.ClientResponse, bytes]:
+        """Attempts with retries until an answer worth handing out, or the error of the
+        last attempt. Streaming: returns the answer open (the caller releases it) and
+        ``b""``; otherwise the answer already read in full and released, and its body."""
         # Unsafe operations get a session that never resends by itself (see Client).
         session = self._session(op.safe_to_repeat)
         method = op.method
@@ -403,8 +440,10 @@ class Transport:
                 client_timeout = aiohttp.ClientTimeout(
                     total=None, sock_connect=total, sock_read=total)
             else:
+                # No sock_read: it could only fire after ``total`` (same length, started
+                # later), and it costs a timer rescheduled on every chunk received.
                 client_timeout = aiohttp.ClientTimeout(
-                    total=remaining, sock_connect=remaining, sock_read=remaining)
+                    total=remaining, sock_connect=remaining)
             started = self.clock()
             failure: _Failure | None = None
             retry_after: float | None = None
@@ -423,24 +462,26 @@ class Transport:
                 retryable = status in C.RETRYABLE_STATUSES and (
                     op.safe_to_repeat or status == 429)
                 if not retryable or retry >= self.max_retries:
+                    if streaming:
+                        return response, b""
+                    read = await self._read_final(op, url, query, response)
+                    if not isinstance(read, _Failure):
+                        return response, read
+                    failure = read  # the answer broke off: retried as a dropped connection
+                else:
+                    retry_after = parse_retry_after(response.headers.get("Retry-After"))
                     try:
-                        yield response
+                        raw = await self._read_capped(op, url, query, response)
+                    except (APIConnectionError, ResponseDecodeError):
+                        raw = b""
                     finally:
                         response.release()
-                    return
-                retry_after = parse_retry_after(response.headers.get("Retry-After"))
-                try:
-                    raw = await self._read_capped(op, url, query, response)
-                except (APIConnectionError, ResponseDecodeError):
-                    raw = b""
-                finally:
-                    response.release()
-                last_response = (status, raw, response.headers)
-                last_failure = None
-                sent_maybe = True
-            else:
-                assert failure is not None
-                self._log(op, url, query, None, started, retry, failure.message)
+                    last_response = (status, raw, response.headers)
+                    last_failure = None
+                    sent_maybe = True
+            if failure is not None:
+                if response is None:  # an answer that broke off is logged already
+                    self._log(op, url, query, None, started, retry, failure.message)
                 sent_maybe = sent_maybe or failure.may_have_been_sent
                 last_failure = attrs.evolve(failure, may_have_been_sent=sent_maybe)
                 last_response = None
@@ -479,12 +520,28 @@ class Transport:
         try:
             shown = json.dumps(data)[: C.ERROR_BODY_PREVIEW * 8]
         except (TypeError, ValueError, RecursionError):
-            shown = repr(data)[: C.ERROR_BODY_PREVIEW]
+            try:
+                shown = repr(data)[: C.ERROR_BODY_PREVIEW]
+            except RecursionError:  # nested deeper than repr goes
+                shown = f"<{type(data).__name__} nested too deeply to show>"
         return ResponseDecodeError(
             f"answer not of the expected shape: {self.credentials.scrub(why)}",
             operation=op.name, body=self.credentials.scrub(shown))
 
     # --- reading --------------------------------------------------------------------
+    async def _read_final(
+        self, op: Operation, url: str, query: dict[str, Any], response: aiohttp.ClientResponse
+    ) -> bytes | _Failure:
+        """The capped body of a final answer, which is released; a transport failure
+        while reading is returned, for the attempt loop to retry or report."""
+        try:
+            return await self._read_capped(op, url, query, response)
+        except APIConnectionError as exc:
+            return _Failure(exc.message, exc.may_have_been_sent, False,
+                            timeout=isinstance(exc, APITimeoutError))
+        finally:
+            response.release()
+
     async def _read_capped(
         self, op: Operation, url: str, query: dict[str, Any], response: aiohttp.ClientResponse
     ) -> bytes:
@@ -530,7 +587,8 @@ class Transport:
         """Parsed JSON of a final answer; raises the mapped error for a failure."""
         data: Any = None
         parsed = False
-        if raw.strip():
+        blank = not raw or raw.isspace()  # bytes.isspace: the whitespace strip() removes
+        if not blank:
             try:
                 data = _json_loads(raw)
                 parsed = True
@@ -546,7 +604,7 @@ class Transport:
             self._raise_api(op, url, query, status, raw, headers, str(data["error"]))
         if not ok:
             self._raise_status(op, url, query, status, raw, headers)
-        if raw.strip() and not parsed:
+        if not blank and not parsed:
             raise ResponseDecodeError(
                 f"answer is not JSON (HTTP {status}, {headers.get('Content-Type', '?')})",
                 operation=op.name, status_code=status, url=redact_url(url, query),

@@ -31,7 +31,10 @@ class CheckOutcome:
     """What became of one input of ``check_many``: a ``result`` or an ``error``.
 
     ``attempted`` is False for inputs not sent because the run stopped early (failed
-    authentication or credit); their ``error`` says why.
+    authentication or credit); their ``error`` (of the same class as the failure that
+    stopped the run, which is its ``__cause__``) says why. An input that is not an
+    address has an ``InvalidInputError`` and ``attempted`` True: it was dealt with, and
+    never sent. ``email`` is the input as given (its ``repr`` if it was not a string).
     """
 
     email: str

@@ -1,0 +1,236 @@
+"""The incremental readers of jobs/download, fed chunk lists directly."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from asyncsdk import EmailRow, Verdict
+from asyncsdk._stream import (
+    CsvRowReader,
+    JsonResultExtractor,
+    RowBuilder,
+    StreamDecodeError,
+    Utf8Decoder,
+)
+
+HEADER = ["Email", "Name", "Status", "Role Based Emails"]
+
+
+def split_at(data: bytes, cuts: list[int]) -> list[bytes]:
+    points = sorted({c % (len(data) + 1) for c in cuts})
+    pieces, last = [], 0
+    for p in [*points, len(data)]:
+        pieces.append(data[last:p])
+        last = p
+    return pieces
+
+
+def every_split(data: bytes) -> list[list[bytes]]:
+    """The body cut in two at every byte, and cut into single bytes."""
+    return [[data[:i], data[i:]] for i in range(len(data) + 1)] + [
+        [data[i:i + 1] for i in range(len(data))]]
+
+
+def extract(chunks: list[bytes]) -> tuple[str, dict[str, object]]:
+    decoder = Utf8Decoder()
+    extractor = JsonResultExtractor()
+    out: list[str] = []
+    for chunk in chunks:
+        out += extractor.feed(decoder.decode(chunk))
+    out += extractor.feed(decoder.decode(b"", True))
+    extractor.finish()
+    return "".join(out), extractor.fields
+
+
+def parse_rows(chunks: list[bytes]) -> list[EmailRow]:
+    decoder = Utf8Decoder()
+    reader = CsvRowReader()
+    builder = RowBuilder()
+    rows: list[EmailRow] = []
+    for chunk in chunks:
+        rows += builder.rows(reader.feed(decoder.decode(chunk)))
+    rows += builder.rows(reader.feed(decoder.decode(b"", True)))
+    rows += builder.rows(reader.finish())
+    builder.finish()
+    return rows
+
+
+# --- JSON string extraction --------------------------------------------------------------
+TRICKY = 'a,"b""c"\r\nd\\e/f\tg\u00e9\u20ac\U0001F600 \u2028end'
+
+
+@pytest.mark.parametrize("ascii_only", [True, False])
+def test_result_survives_every_split_point(ascii_only: bool) -> None:
+    body = json.dumps({"status": "success", "result": TRICKY},
+                      ensure_ascii=ascii_only).encode()
+    for chunks in every_split(body):
+        text, fields = extract(chunks)
+        assert text == TRICKY
+        assert fields == {"status": "success"}
+
+
+def test_surrogate_pair_split_between_escapes() -> None:
+    body = b'{"result": "x\\ud83d\\ude00y", "status": "success"}'
+    for chunks in every_split(body):
+        assert extract(chunks)[0] == "x\U0001F600y"
+
+
+def test_escaped_backslashes_before_u_are_text_at_every_split() -> None:
+    body = b'{"result": "p\\\\u12q\\\\\\ud83d\\ude00\\\\"}'
+    for chunks in every_split(body):
+        assert extract(chunks)[0] == "p\\u12q\\\U0001F600\\"
+
+
+def test_lone_surrogates_become_replacement_characters() -> None:
+    assert extract([b'{"result": "a\\ud83db\\ude00c\\ud83d"}'])[0] == "a\ufffdb\ufffdc\ufffd"
+
+
+def test_members_before_and_after_result_and_whitespace() -> None:
+    body = (b' \n{ "status" : "success" ,\t"n": [1, {"x": "}\\""}], "ok": true, '
+            b'"z": null, "num": -1.5e3, "result" : "r" , "error" : "later" }\n ')
+    for chunks in every_split(body):
+        text, fields = extract(chunks)
+        assert text == "r"
+        assert fields == {"status": "success", "n": [1, {"x": '}"'}], "ok": True,
+                          "z": None, "num": -1500.0, "error": "later"}
+
+
+def test_failure_answer_has_no_result() -> None:
+    text, fields = extract([b'{"status":"fail","error":"List is currently Processing."}'])
+    assert text == ""
+    assert fields["error"] == "List is currently Processing."
+
+
+@pytest.mark.parametrize("body", [
+    b'["result"]', b'{"result": "abc', b'{"result": "a\\x"}', b'{"result": "\\u12G4"}',
+    b'{"result": "a" "b"}', b'{"result": "a"} x', b'{"a" 1}', b'{"a": @}', b'{"a": [1}',
+    b'{"result": "a", "result": "b"}', b'{"a": tru}', b'', b'{,}',
+])
+def test_malformed_json_is_refused(body: bytes) -> None:
+    with pytest.raises(StreamDecodeError):
+        extract([body])
+
+
+def test_invalid_utf8_is_refused() -> None:
+    with pytest.raises(StreamDecodeError, match="UTF-8"):
+        extract([b'{"result": "\xff"}'])
+    with pytest.raises(StreamDecodeError, match="UTF-8"):
+        parse_rows([b"Email,Name,Status,Role Based Emails\n\xc3"])
+
+
+def test_result_is_streamed_not_accumulated() -> None:
+    extractor = JsonResultExtractor()
+    assert extractor.feed('{"status":"success","result":"') == []
+    assert extractor.feed("abc") == ["abc"]  # handed out at once
+    assert extractor.feed("\\n") == ["\n"]
+    assert extractor.feed('"}') == []
+    extractor.finish()
+
+
+# --- CSV ---------------------------------------------------------------------------------
+def test_csv_quoted_fields_crlf_bom_and_any_column_order() -> None:
+    body = ("\ufeffrole based emails ,STATUS,extra,Email,name\r\n"
+            'True,Valid,x,"a@b.com","Doe, ""JD""\r\nJr"\r\n'
+            "0,Bounce,y,c@d.com,\r\n"
+            "\r\n"
+            "1,Weird,z,e@f.com,É\r\n").encode()
+    expected = [
+        EmailRow(email="a@b.com", name='Doe, "JD"\r\nJr', status=Verdict.VALID,
+                 role_based=True),
+        EmailRow(email="c@d.com", name="", status=Verdict.BOUNCE, role_based=False),
+        EmailRow(email="e@f.com", name="É", status="Weird", role_based=True),
+    ]
+    for chunks in every_split(body):
+        assert parse_rows(chunks) == expected
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("True", True), ("False", False), ("true", True), ("FALSE", False), ("1", True),
+    ("0", False)])
+def test_role_based_values(text: str, value: bool) -> None:
+    rows = parse_rows([f"Email,Name,Status,Role Based Emails\na@b.com,A,Valid,{text}".encode()])
+    assert rows[0].role_based is value
+
+
+@pytest.mark.parametrize("body", [
+    b"Email,Name,Status\na@b.com,A,Valid\n",  # no Role Based Emails column
+    b"Name,Status,Role Based Emails\nA,Valid,True\n",  # no Email column
+    b"Email,Name,Status,Role Based Emails\na@b.com,A\n",  # short record
+    b"Email,Name,Status,Role Based Emails\na@b.com,A,Valid,maybe\n",  # bad role
+    b'Email,Name,Status,Role Based Emails\n"a@b.com,A,Valid,True\n',  # unterminated quote
+    b'Email,Name,Status,Role Based Emails\n"a"b,A,Valid,True\n',  # text after a quote
+    b"",  # no header at all
+])
+def test_broken_csv_is_refused(body: bytes) -> None:
+    with pytest.raises(StreamDecodeError):
+        parse_rows(every_split(body)[len(body) // 2])
+
+
+def test_header_only_gives_no_rows() -> None:
+    assert parse_rows([b"Email,Name,Status,Role Based Emails\r\n"]) == []
+
+
+def test_csv_reader_keeps_only_an_unfinished_record() -> None:
+    reader = CsvRowReader()
+    assert reader.feed('a,"b\n') == []
+    assert reader.feed('c",d\ne,f') == [["a", "b\nc", "d"]]
+    assert reader.finish() == [["e", "f"]]
+
+
+def test_runaway_record_is_refused() -> None:
+    reader = CsvRowReader()
+    reader.feed('a,"b')
+    for _ in range(20):  # 800,000 characters of one unfinished record: still kept
+        reader.feed("x\n" * 20000)
+    with pytest.raises(StreamDecodeError, match="too long"):
+        reader.feed("x\n" * 200000)
+
+
+# --- round trip --------------------------------------------------------------------------
+field_text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
+row_values = st.tuples(field_text, field_text,
+                       st.sampled_from([*(v.value for v in Verdict), "Other"]),
+                       st.booleans())
+
+
+def serialise(rows: list[tuple[str, str, str, bool]], role_style: int) -> str:
+    out = io.StringIO(newline="")
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(HEADER)
+    for email, name, status, role in rows:
+        shown = [str(role), str(role).lower(), str(int(role))][role_style]
+        writer.writerow([email, name, status, shown])
+    return out.getvalue()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.lists(row_values, max_size=12), role_style=st.integers(0, 2),
+       as_json=st.booleans(), ascii_only=st.booleans(),
+       cuts=st.lists(st.integers(0, 10_000), max_size=25))
+def test_rows_round_trip_in_random_chunks(
+    rows: list[tuple[str, str, str, bool]], role_style: int, as_json: bool,
+    ascii_only: bool, cuts: list[int],
+) -> None:
+    text = serialise(rows, role_style)
+    if as_json:
+        body = json.dumps({"status": "success", "result": text},
+                          ensure_ascii=ascii_only).encode()
+        decoded, _ = extract(split_at(body, cuts))
+        assert decoded == text
+        body = decoded.encode()
+    else:
+        body = text.encode()
+    got = parse_rows(split_at(body, cuts))
+    # Leading/trailing white space of the email is not significant.
+    expected = [
+        EmailRow(email=e.strip(), name=n, status=Verdict(s) if s != "Other" else s,
+                 role_based=r)
+        for e, n, s, r in rows
+    ]
+    assert got == expected
