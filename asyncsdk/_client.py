@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import math
 import os
 import warnings
 from collections.abc import Mapping
@@ -13,6 +12,7 @@ from typing import Any
 import aiohttp
 
 from . import _constants as C
+from ._convert import check_seconds
 from ._errors import ConfigurationError, InvalidInputError, UsageError
 from ._transport import Area, Credentials, Transport
 from .resources.contacts import Contacts
@@ -55,18 +55,6 @@ def _check_url(value: str, source: str) -> str:
     if not rest or rest.startswith("/") or any(c.isspace() for c in value):
         raise ConfigurationError(f"{source}: the URL has no host: {value!r:.80}", field=source)
     return value.rstrip("/")
-
-
-def _positive_number(name: str, value: Any) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise InvalidInputError(f"{name}: expected a positive number of seconds, got {value!r}",
-                                field=name)
-    return float(value)
 
 
 def _count(name: str, value: Any, minimum: int) -> int:
@@ -158,7 +146,7 @@ class Client:
             credentials=Credentials(api_key=key, username=user),
             base_urls=urls,
             session=self._get_session,
-            timeout=_positive_number("timeout", timeout),
+            timeout=float(check_seconds(timeout, "timeout")),
             max_retries=_count("max_retries", max_retries, 0),
             proxy=proxy,
             ssl=ssl,

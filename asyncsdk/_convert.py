@@ -15,7 +15,9 @@ Rules (DESIGN §2), each in exactly one place here:
   read as numbers and dates in any of the three formats are read. A value that cannot be
   read raises ``DecodeFailure`` (the transport turns it into ``ResponseDecodeError``).
 
-The per-class functions are built once, on first use, and cached by cattrs.
+The per-class functions are built once, on first use, and cached by cattrs. The
+converter itself (and the import of cattrs) is made at first use too, not at
+``import asyncsdk``: see ``get_converter``.
 """
 
 from __future__ import annotations
@@ -24,18 +26,21 @@ import datetime as dt
 import enum
 import inspect
 import linecache
+import math
 import re
 import types
 import typing
 from collections.abc import Callable, Mapping
 from collections.abc import Sequence as Sequence_abc
 from decimal import Decimal, InvalidOperation
-from typing import Any, ClassVar, Final, TypeVar, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeVar, Union
 
 import attrs
-import cattrs
 
 from ._errors import InvalidInputError
+
+if TYPE_CHECKING:
+    import cattrs
 
 __all__ = [
     "DATETIME_ISO",
@@ -50,9 +55,9 @@ __all__ = [
     "ResponseModel",
     "SingleLine",
     "UnsetType",
-    "converter",
     "decode",
     "encode",
+    "get_converter",
 ]
 
 T = TypeVar("T")
@@ -142,6 +147,15 @@ def _check_single_line(value: Any, field: str) -> str:
     if _CONTROL_RE.search(text):
         raise _fail(field, "a single line without control characters (no CR/LF)", value)
     return text
+
+
+def check_seconds(value: Any, field: str) -> int | float:
+    """``value`` if it is a positive, finite number of seconds, else InvalidInputError."""
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not math.isfinite(value) or value <= 0):
+        raise InvalidInputError(
+            f"{field}: expected a positive number of seconds, got {value!r:.40}", field=field)
+    return value
 
 
 def check_email(value: Any, field: str) -> str:
@@ -388,7 +402,7 @@ def _encode_value(value: Any, date_format: str) -> Any:
     if isinstance(value, Mapping):
         return {k: _encode_value(v, date_format) for k, v in value.items()}
     if attrs.has(type(value)):
-        return converter.unstructure(value)
+        return get_converter().unstructure(value)
     return value
 
 
@@ -524,12 +538,19 @@ def _open_enum_decoder(enum_cls: type[enum.Enum]) -> Decoder:
     return decode_text_code
 
 
+#: What the generated decoders may inline: each list decoder's item decoder, and each
+#: nested-model decoder's (structure hook, model).
+_LIST_ITEMS: dict[Decoder, Decoder] = {}
+_NESTED: dict[Decoder, tuple[Callable[[Any, Any], Any], type]] = {}
+
+
 def _list_decoder(item: Decoder) -> Decoder:
     def decode_list(value: Any) -> list[Any]:
         if not isinstance(value, list):
             raise DecodeFailure(f"expected a list, got {type(value).__name__}")
         return [item(v) for v in value]
 
+    _LIST_ITEMS[decode_list] = item
     return decode_list
 
 
@@ -570,8 +591,13 @@ def _decoder_for(tp: Any) -> Decoder:
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return _open_enum_decoder(tp)
     if isinstance(tp, type) and attrs.has(tp):
-        hook = converter.get_structure_hook(tp)
-        return lambda value: hook(value, tp)
+        hook = get_converter().get_structure_hook(tp)
+
+        def decode_nested(value: Any) -> Any:
+            return hook(value, tp)
+
+        _NESTED[decode_nested] = (hook, tp)
+        return decode_nested
     if origin in (list, tuple, typing.Sequence, Sequence_abc):
         return _list_decoder(_decoder_for(typing.get_args(tp)[0]))
     if origin in (dict, Mapping, typing.Mapping):
@@ -658,13 +684,28 @@ def _make_decoder(cls: type) -> Callable[[Any, Any], Any]:
         var = f"v{i}"
         namespace[f"d{i}"] = decoder
         lines.append(f"    {var} = get({key!r})")
-        if decoder is not _decode_any:
-            same = _PASS_THROUGH.get(decoder)
-            test = f"{var} is not None" + (f" and type({var}) is not {same}" if same else "")
+        same = _PASS_THROUGH.get(decoder)
+        item = _LIST_ITEMS.get(decoder)
+        if decoder is _decode_any:
+            call = None
+        elif same is not None:  # already the type the decoder would return unchanged
+            test = f"type({var}) is not {same} and {var} is not None"
+            call = f"d{i}({var})"
+        elif item is _decode_any:  # list[Any]: a copy, as the list decoder makes
+            test = f"{var} is not None"
+            call = f"{var}[:] if type({var}) is list else d{i}({var})"
+        elif item in _NESTED:  # list[Model]: the model's hook straight, per item
+            namespace[f"h{i}"], namespace[f"m{i}"] = _NESTED[item]
+            test = f"{var} is not None"
+            call = f"[h{i}(x, m{i}) for x in {var}] if type({var}) is list else d{i}({var})"
+        else:
+            test = f"{var} is not None"
+            call = f"d{i}({var})"
+        if call is not None:
             lines += [
                 f"    if {test}:",
                 "        try:",
-                f"            {var} = d{i}({var})",
+                f"            {var} = {call}",
                 "        except DecodeFailure as exc:",
                 f"            raise DecodeFailure({f'{name}.{key}: '!r} + str(exc)) from None",
             ]
@@ -712,21 +753,39 @@ def _is_response_model(cls: Any) -> bool:
     return isinstance(cls, type) and issubclass(cls, ResponseModel)
 
 
-converter = cattrs.Converter()
-converter.register_unstructure_hook_factory(_is_input_model, _make_encoder)
-converter.register_structure_hook_factory(_is_response_model, _make_decoder)
+_converter: cattrs.Converter | None = None
+
+
+def get_converter() -> cattrs.Converter:
+    """The package's one cattrs converter, made (and cattrs imported) at first use, which
+    keeps cattrs out of ``import asyncsdk``. Also reachable as ``_convert.converter``."""
+    global _converter
+    if _converter is None:
+        import cattrs
+
+        made = cattrs.Converter()
+        made.register_unstructure_hook_factory(_is_input_model, _make_encoder)
+        made.register_structure_hook_factory(_is_response_model, _make_decoder)
+        _converter = made
+    return _converter
+
+
+def __getattr__(name: str) -> Any:
+    if name == "converter":
+        return get_converter()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def encode(model: InputModel) -> dict[str, Any]:
     """The JSON-ready body of an input model (``UNSET`` fields left out)."""
-    body: dict[str, Any] = converter.unstructure(model)
+    body: dict[str, Any] = get_converter().unstructure(model)
     return body
 
 
 def decode(data: Any, model: type[T]) -> T:
     """Read ``data`` (parsed JSON) as ``model``; raises ``DecodeFailure`` if it cannot."""
     try:
-        result: T = converter.structure(data, model)
+        result: T = get_converter().structure(data, model)
         return result
     except DecodeFailure:
         raise
@@ -738,7 +797,7 @@ def decode_list(data: Any, model: type[T]) -> list[T]:
     """Read a JSON array of ``model`` objects; raises ``DecodeFailure`` if it cannot."""
     if not isinstance(data, list):
         raise DecodeFailure(f"expected a list of {model.__name__}, got {type(data).__name__}")
-    hook = converter.get_structure_hook(model)
+    hook = get_converter().get_structure_hook(model)
     try:
         return [hook(item, model) for item in data]
     except DecodeFailure:

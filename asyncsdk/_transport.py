@@ -24,7 +24,6 @@ import email.utils
 import enum
 import json
 import logging
-import math
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -36,12 +35,11 @@ import aiohttp
 import attrs
 
 from . import _constants as C
-from ._convert import DecodeFailure, decode, decode_list
+from ._convert import DecodeFailure, check_seconds, decode, decode_list
 from ._errors import (
     APIConnectionError,
     APIError,
     APITimeoutError,
-    InvalidInputError,
     RateLimitError,
     ResponseDecodeError,
     error_class_for_status,
@@ -144,16 +142,6 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     if seconds != seconds:  # NaN
         return None
     return float(min(max(seconds, 0.0), C.MAX_RETRY_AFTER))
-
-
-def _check_timeout(value: Any) -> float:
-    """A call's ``request_timeout``: a positive, finite number of seconds."""
-    if (isinstance(value, bool) or not isinstance(value, (int, float))
-            or not math.isfinite(value) or value <= 0):
-        raise InvalidInputError(
-            f"request_timeout: expected a positive number of seconds, got {value!r:.40}",
-            field="request_timeout")
-    return float(value)
 
 
 def backoff_delay(retry: int, rand: Callable[[], float] = random.random) -> float:
@@ -274,6 +262,12 @@ class Transport:
         self.clock: Callable[[], float] = time.monotonic
 
     # --- building -------------------------------------------------------------------
+    def _seconds_for_call(self, request_timeout: float | None) -> float:
+        """The call's time budget: its ``request_timeout`` (checked) or the client's."""
+        if request_timeout is None:
+            return self.timeout
+        return float(check_seconds(request_timeout, "request_timeout"))
+
     def url_for(self, op: Operation, path_id: str | int | None = None) -> str:
         """Absolute URL of ``op`` (no query), with ``path_id`` put into ``{id}``."""
         base = self.base_urls.get(op.area)
@@ -340,7 +334,7 @@ class Transport:
         """
         url = self.url_for(op, path_id)
         query, body_form = self._with_credentials(op, params, form)
-        total = self.timeout if timeout is None else _check_timeout(timeout)
+        total = self._seconds_for_call(timeout)
         deadline = self.clock() + total
         # The attempt loop directly (no context manager: this is the hot path); the
         # answer is released whatever happens, as ``_send`` does.
@@ -370,7 +364,7 @@ class Transport:
             query, _ = self._with_credentials(op, params, None)
         else:
             url, query = absolute_url, dict(params or {})
-        total = self.timeout if timeout is None else _check_timeout(timeout)
+        total = self._seconds_for_call(timeout)
         deadline = self.clock() + total
         async with self._send(op, url, query, None, None, total, deadline,
                               streaming=True) as response:

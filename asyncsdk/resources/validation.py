@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .._constants import DEFAULT_CHECK_CONCURRENCY, DEFAULT_VALIDITY_TIMEOUT
-from .._convert import _decode_int, check_email
+from .._convert import _decode_int, check_email, check_seconds
 from .._errors import (
     APIError,
     APITimeoutError,
@@ -38,15 +38,6 @@ _STOPPING = (AuthenticationError, InsufficientCreditError)
 _THROTTLED = (RateLimitError, APITimeoutError)
 _END = object()
 _CONTROL = re.compile(r"[\x00-\x20\x7f]")
-
-
-def check_validity_timeout(value: object) -> int | float:
-    """The ``validity_timeout`` argument, checked: a positive number of seconds."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise InvalidInputError(
-            f"validity_timeout: expected a positive number of seconds, got {value!r}",
-            field="validity_timeout")
-    return value
 
 
 class Validation(Resource):
@@ -78,7 +69,7 @@ class Validation(Resource):
                 the service refused; APIConnectionError: no answer.
         """
         check_email(email, "email")
-        params = {"email": email, "timeout": check_validity_timeout(validity_timeout)}
+        params = {"email": email, "timeout": check_seconds(validity_timeout, "validity_timeout")}
         data = await self._transport.request(CHECK, params=params, timeout=request_timeout)
         result = self._transport.decode(CHECK, data, CheckResult)
         if result.status.lower() == "fail":
@@ -137,7 +128,9 @@ class Validation(Resource):
             raise InvalidInputError(
                 f"concurrency: expected an integer >= 1, got {concurrency!r}",
                 field="concurrency")
-        check_validity_timeout(validity_timeout)
+        check_seconds(validity_timeout, "validity_timeout")
+        if request_timeout is not None:
+            check_seconds(request_timeout, "request_timeout")
         if isinstance(emails, (str, bytes)):
             raise InvalidInputError("emails: expected an iterable of addresses, got a single "
                                     "string", field="emails")
@@ -257,7 +250,7 @@ class Validation(Resource):
             APIConnectionError: no answer; ResponseDecodeError: no job id in the answer.
         """
         url = check_file_url(file_url)
-        params = {"file_name": url, "timeout": check_validity_timeout(validity_timeout)}
+        params = {"file_name": url, "timeout": check_seconds(validity_timeout, "validity_timeout")}
         data = await self._transport.request(CREATE_JOB, params=params, timeout=request_timeout)
         raw = data.get("job_id") if isinstance(data, dict) else None
         try:

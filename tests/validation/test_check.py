@@ -359,3 +359,12 @@ async def test_adaptive_never_goes_below_one(local: LocalServer) -> None:
             emails(30), concurrency=4, adaptive=True)]
     assert len(outcomes) == 30
     assert all(isinstance(o.error, asyncsdk.RateLimitError) for o in outcomes)
+
+
+@pytest.mark.parametrize("bad", [0, -1, float("inf"), "5"])
+async def test_check_many_refuses_a_bad_request_timeout_at_the_call(
+    client: asyncsdk.Client, mocked: aioresponses, bad: object
+) -> None:
+    with pytest.raises(asyncsdk.InvalidInputError, match="request_timeout"):
+        client.validation.check_many(["a@b.com"], request_timeout=bad)  # type: ignore[arg-type]
+    assert not mocked.requests
