@@ -1,0 +1,202 @@
+"""Shared pieces of the benchmarks: statistics, machine facts, pinning, the server process,
+the optional contenders and the result sections."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import importlib.util
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CLIENT_CPU = 0
+SERVER_CPU = 1
+API_KEY = "bench-key"
+USERNAME = "bench-user"
+
+
+# --- statistics ------------------------------------------------------------------------
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def spread(values: Sequence[float], fmt: str = "{:,.0f}") -> str:
+    """'min-max' of the values."""
+    if not values:
+        return "-"
+    return f"{fmt.format(min(values))}-{fmt.format(max(values))}"
+
+
+def ratio(value: float, base: float) -> float:
+    return value / base if base else float("nan")
+
+
+# --- machine ---------------------------------------------------------------------------
+def cpu_model() -> str:
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def version_of(dist: str) -> str:
+    try:
+        from importlib.metadata import version
+
+        return version(dist)
+    except Exception:
+        return "not installed"
+
+
+def has_module(name: str) -> bool:
+    """Whether ``name`` can be imported (a missing extra's contender is skipped)."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def machine_facts() -> dict[str, str]:
+    cores = os.cpu_count() or 0
+    return {
+        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": f"{cpu_model()}, {cores} cores, {platform.system()} {platform.release()}",
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "asyncsdk": version_of("asyncsdk"),
+        "aiohttp": version_of("aiohttp"),
+        "orjson": version_of("orjson"),
+        "httpx": version_of("httpx"),
+        "requests": version_of("requests"),
+        "pydantic": version_of("pydantic"),
+    }
+
+
+def pin(cpu: int) -> bool:
+    """Pin this process to one core, if the platform allows and the core exists."""
+    if not hasattr(os, "sched_setaffinity") or (os.cpu_count() or 1) < 2:
+        return False
+    try:
+        os.sched_setaffinity(0, {cpu})
+    except OSError:
+        return False
+    return True
+
+
+# --- the server process ----------------------------------------------------------------
+@dataclass
+class Server:
+    url: str
+    process: subprocess.Popen[str]
+
+
+@contextlib.contextmanager
+def server_process(*, contacts: int, rows: int = 0) -> Iterator[Server]:
+    """Start ``benchmarks.server`` in its own process (pinned to ``SERVER_CPU``) and always
+    terminate it."""
+    cmd = [sys.executable, "-m", "benchmarks.server", "--cpu", str(SERVER_CPU),
+           "--contacts", str(contacts), "--rows", str(rows)]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        if not line.startswith("PORT "):
+            raise RuntimeError(f"benchmark server did not start (said {line!r})")
+        yield Server(f"http://127.0.0.1:{int(line.split()[1])}", proc)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def run_child(module: str, args: dict[str, Any], timeout: float = 600.0) -> dict[str, Any]:
+    """Run ``python -m module`` with ``args`` as JSON on stdin; return its last stdout
+    line as JSON (a fresh process per measurement: memory figures don't mix)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", module], cwd=ROOT, input=json.dumps(args), text=True,
+        capture_output=True, timeout=timeout, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{module} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+# --- results ---------------------------------------------------------------------------
+@dataclass
+class Target:
+    text: str
+    met: bool | None  # None: not measured in this run
+    detail: str = ""
+
+    @property
+    def mark(self) -> str:
+        return {True: "met", False: "NOT met", None: "not measured"}[self.met]
+
+
+@dataclass
+class Section:
+    key: str
+    title: str
+    measured: str
+    headers: list[str] = field(default_factory=list)
+    rows: list[list[str]] = field(default_factory=list)
+    targets: list[Target] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def markdown(self) -> str:
+        out = [f"### {self.title}", "", self.measured, ""]
+        if self.rows:
+            out.append("| " + " | ".join(self.headers) + " |")
+            out.append("|" + "|".join("---" for _ in self.headers) + "|")
+            out.extend("| " + " | ".join(r) + " |" for r in self.rows)
+            out.append("")
+        for t in self.targets:
+            out.append(f"- Target: {t.text} - **{t.mark}**" + (f" ({t.detail})" if t.detail
+                                                               else ""))
+        for n in self.notes:
+            out.append(f"- {n}")
+        out.append("")
+        return "\n".join(out)
+
+    def text(self) -> str:
+        out = [f"== {self.key}: {self.title} ({self.seconds:.1f} s)", f"   {self.measured}"]
+        if self.rows:
+            widths = [max(len(h), *(len(r[i]) for r in self.rows))
+                      for i, h in enumerate(self.headers)]
+            for cells in (self.headers, *self.rows):
+                out.append("   " + "  ".join(
+                    c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip())
+        for t in self.targets:
+            out.append(f"   target: {t.text}: {t.mark}" + (f" ({t.detail})" if t.detail else ""))
+        for n in self.notes:
+            out.append(f"   note: {n}")
+        return "\n".join(out)
+
+
+class Clock:
+    """Wall and process-CPU time of a block."""
+
+    def __enter__(self) -> Clock:
+        self.wall0 = time.perf_counter()
+        self.cpu0 = time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall = time.perf_counter() - self.wall0
+        self.cpu = time.process_time() - self.cpu0

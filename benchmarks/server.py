@@ -1,0 +1,84 @@
+"""The benchmark server: a minimal ``aiohttp.web`` app of the hot endpoints, run in its
+own process by the harness (``python -m benchmarks.server``). It prints ``PORT <n>`` when
+it listens on 127.0.0.1 and runs until terminated.
+
+Endpoints (credentials are not checked: the contenders all send the same query):
+
+* ``GET /api/v1/single/check?email=...`` -> ``{"email", "status": "success", "result":
+  "Valid", "role": false}``
+* ``GET /api/v1/contact/`` -> ``--contacts`` records in lists of 1,000 (precomputed)
+* ``GET /api/v1/jobs/status?job_id=N`` -> ``processing`` while the request's
+  ``X-Bench-Clock`` header (the client's fake clock) is below N seconds, then
+  ``success`` (scenario 5)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+
+from aiohttp import web
+
+from ._common import pin
+from ._data import check_body, contact_lists_body
+
+JSON = "application/json"
+PROCESSING = b'{"status": "processing"}'
+SUCCESS = b'{"status": "success"}'
+
+
+def build_app(contacts: int) -> web.Application:
+    contacts_body = contact_lists_body(contacts)
+
+    async def single_check(request: web.Request) -> web.Response:
+        return web.Response(body=check_body(request.query.get("email", "")), content_type=JSON)
+
+    async def contact_list(request: web.Request) -> web.Response:
+        return web.Response(body=contacts_body, content_type=JSON)
+
+    async def job_status(request: web.Request) -> web.Response:
+        finish = float(request.query.get("job_id", "0"))
+        now = float(request.headers.get("X-Bench-Clock", "inf"))
+        return web.Response(body=SUCCESS if now >= finish else PROCESSING, content_type=JSON)
+
+    app = web.Application()
+    app.router.add_get("/api/v1/single/check", single_check)
+    app.router.add_get("/api/v1/contact/", contact_list)
+    app.router.add_get("/api/v1/jobs/status", job_status)
+    return app
+
+
+async def serve(contacts: int) -> None:
+    runner = web.AppRunner(build_app(contacts), access_log=None, handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)
+    await site.start()
+    server = site._server
+    assert server is not None
+    port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    sys.stdout.write(f"PORT {port}\n")
+    sys.stdout.flush()
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--cpu", type=int, default=-1)
+    parser.add_argument("--contacts", type=int, default=10_000)
+    parser.add_argument("--rows", type=int, default=0)
+    args = parser.parse_args()
+    if args.cpu >= 0:
+        pin(args.cpu)
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+    asyncio.run(serve(args.contacts))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+"""The benchmark harness runs end to end (``python -m benchmarks --quick --no-write``).
+
+A smoke test only: it checks that every scenario runs and reports, never a timing.
+Contenders whose library is not installed (the ``bench``/``speedups`` extras) are skipped
+by the harness itself, so this passes with the ``test`` extra alone.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = ("check", "check_many", "decode", "rows", "wait", "import")
+
+
+@pytest.mark.skipif(not (ROOT / "benchmarks" / "__main__.py").exists(),
+                    reason="benchmarks/ is not part of this checkout")
+def test_quick_benchmark_runs_every_scenario() -> None:
+    results = ROOT / "benchmarks" / "RESULTS.md"
+    before = results.read_bytes() if results.exists() else None
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--quick", "--no-write"],
+        cwd=ROOT, capture_output=True, text=True, timeout=170,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"}, check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output[-4000:]
+    for name in SCENARIOS:
+        assert f"== {name}:" in proc.stdout, f"scenario {name} missing:\n{output[-4000:]}"
+    assert "== summary:" in proc.stdout
+    after = results.read_bytes() if results.exists() else None
+    assert after == before, "--no-write must leave RESULTS.md alone"
