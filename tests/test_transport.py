@@ -333,3 +333,16 @@ async def test_credentials_go_where_the_area_wants_them(
     assert f"api_key={API_KEY}" in urls[0] and "username" not in urls[0]
     assert f"api={API_KEY}" in urls[1] and f"username={USERNAME}" in urls[1]
     assert "timeout=30" in urls[1] and "email=a@b.com" in urls[1]
+
+
+async def test_each_attempt_is_bounded_by_the_calls_remaining_time(
+    client: asyncsdk.Client, mocked: aioresponses
+) -> None:
+    # total covers connect, headers and body of a plain request (a stalled body times out:
+    # tests/reliability/test_hostile_responses.py); streams get a sock_read bound instead.
+    mocked.get(CHECK_URL, payload=OK_CHECK)
+    await client.validation.check("a@b.com", request_timeout=5)
+    (call,) = next(iter(mocked.requests.values()))
+    timeout = call.kwargs["timeout"]
+    assert 0 < timeout.total <= 5
+    assert 0 < timeout.sock_connect <= 5
