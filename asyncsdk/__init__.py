@@ -5,6 +5,9 @@ Start with ``asyncsdk.Client`` (README.md has a tour). Everything public is impo
 from here; modules with a leading underscore are private.
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._client import Client
 from ._convert import UNSET, UnsetType
 from ._errors import (
@@ -31,33 +34,85 @@ from ._errors import (
     UnverifiedSenderError,
     UsageError,
 )
-from .jobs import ValidationJob
-from .models.codes import (
-    Currency,
-    CustomerType,
-    Industry,
-    JobStatus,
-    LeadSource,
-    MailState,
-    PaymentTerms,
-    ProductType,
-    Rating,
-    Unit,
-    Verdict,
-)
-from .models.contacts import (
-    Contact,
-    ContactInput,
-    ContactList,
-    ContactListCreate,
-    ContactUpdate,
-)
-from .models.customers import Customer, CustomerCreate, CustomerUpdate
-from .models.invoices import Invoice, InvoiceLine, InvoiceUpdate
-from .models.leads import Lead, LeadInput
-from .models.mail import MailResult
-from .models.products import Product, ProductInput
-from .models.validation import CheckOutcome, CheckResult, EmailRow
+
+if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first use
+    from .jobs import ValidationJob
+    from .models.codes import (
+        Currency,
+        CustomerType,
+        Industry,
+        JobStatus,
+        LeadSource,
+        MailState,
+        PaymentTerms,
+        ProductType,
+        Rating,
+        Unit,
+        Verdict,
+    )
+    from .models.contacts import (
+        Contact,
+        ContactInput,
+        ContactList,
+        ContactListCreate,
+        ContactUpdate,
+    )
+    from .models.customers import Customer, CustomerCreate, CustomerUpdate
+    from .models.invoices import Invoice, InvoiceLine, InvoiceUpdate
+    from .models.leads import Lead, LeadInput
+    from .models.mail import MailResult
+    from .models.products import Product, ProductInput
+    from .models.validation import CheckOutcome, CheckResult, EmailRow
+
+# Models, code lists and the job helper are imported on first use (PEP 562), so that
+# ``import asyncsdk`` costs little more than importing aiohttp.
+_LAZY = {
+    "CheckOutcome": ".models.validation",
+    "CheckResult": ".models.validation",
+    "Contact": ".models.contacts",
+    "ContactInput": ".models.contacts",
+    "ContactList": ".models.contacts",
+    "ContactListCreate": ".models.contacts",
+    "ContactUpdate": ".models.contacts",
+    "Currency": ".models.codes",
+    "Customer": ".models.customers",
+    "CustomerCreate": ".models.customers",
+    "CustomerType": ".models.codes",
+    "CustomerUpdate": ".models.customers",
+    "EmailRow": ".models.validation",
+    "Industry": ".models.codes",
+    "Invoice": ".models.invoices",
+    "InvoiceLine": ".models.invoices",
+    "InvoiceUpdate": ".models.invoices",
+    "JobStatus": ".models.codes",
+    "Lead": ".models.leads",
+    "LeadInput": ".models.leads",
+    "LeadSource": ".models.codes",
+    "MailResult": ".models.mail",
+    "MailState": ".models.codes",
+    "PaymentTerms": ".models.codes",
+    "Product": ".models.products",
+    "ProductInput": ".models.products",
+    "ProductType": ".models.codes",
+    "Rating": ".models.codes",
+    "Unit": ".models.codes",
+    "ValidationJob": ".jobs",
+    "Verdict": ".models.codes",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'asyncsdk' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __version__ = "0.1.0"
 

@@ -6,8 +6,9 @@ import asyncio
 import os
 import warnings
 from collections.abc import Mapping
+from functools import cached_property
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
@@ -15,13 +16,15 @@ from . import _constants as C
 from ._convert import check_seconds
 from ._errors import ConfigurationError, InvalidInputError, UsageError
 from ._transport import Area, Credentials, Transport
-from .resources.contacts import Contacts
-from .resources.customers import Customers
-from .resources.invoices import Invoices
-from .resources.leads import Leads
-from .resources.mail import Mail
-from .resources.products import Products
-from .resources.validation import Validation
+
+if TYPE_CHECKING:
+    from .resources.contacts import Contacts
+    from .resources.customers import Customers
+    from .resources.invoices import Invoices
+    from .resources.leads import Leads
+    from .resources.mail import Mail
+    from .resources.products import Products
+    from .resources.validation import Validation
 
 
 def _resolve_urls(
@@ -151,14 +154,57 @@ class Client:
             proxy=proxy,
             ssl=ssl,
         )
-        transport = self._transport
-        self.contacts = Contacts(transport)
-        self.leads = Leads(transport)
-        self.customers = Customers(transport)
-        self.products = Products(transport)
-        self.invoices = Invoices(transport)
-        self.validation = Validation(transport)
-        self.mail = Mail(transport)
+
+    # The areas are built (and their models imported) on first use: ``import asyncsdk``
+    # stays light for processes that use one area, or none yet.
+    @cached_property
+    def contacts(self) -> Contacts:
+        """Contact lists: ``list``, ``get``, ``create``, ``update``, ``delete``."""
+        from .resources.contacts import Contacts
+
+        return Contacts(self._transport)
+
+    @cached_property
+    def leads(self) -> Leads:
+        """Leads: ``list``, ``get``, ``create``, ``update``, ``delete``."""
+        from .resources.leads import Leads
+
+        return Leads(self._transport)
+
+    @cached_property
+    def customers(self) -> Customers:
+        """Customers: ``list``, ``get``, ``create``, ``update``, ``delete``."""
+        from .resources.customers import Customers
+
+        return Customers(self._transport)
+
+    @cached_property
+    def products(self) -> Products:
+        """Products: ``list``, ``get``, ``create``, ``update``, ``delete``."""
+        from .resources.products import Products
+
+        return Products(self._transport)
+
+    @cached_property
+    def invoices(self) -> Invoices:
+        """Invoices and estimates: ``list``, ``update``, ``delete``."""
+        from .resources.invoices import Invoices
+
+        return Invoices(self._transport)
+
+    @cached_property
+    def validation(self) -> Validation:
+        """Email validation: ``check``, ``check_many``, jobs."""
+        from .resources.validation import Validation
+
+        return Validation(self._transport)
+
+    @cached_property
+    def mail(self) -> Mail:
+        """Transactional mail: ``send``."""
+        from .resources.mail import Mail
+
+        return Mail(self._transport)
 
     def _get_session(self, safe_to_repeat: bool = True) -> aiohttp.ClientSession:
         """The session for a request now; created at first use in the running loop.

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import asyncsdk
 
 EXPECTED = {
@@ -34,13 +36,23 @@ def test_all_is_exact() -> None:
         assert hasattr(asyncsdk, name), name
 
 
-def test_import_does_not_open_sessions_or_pull_test_tools() -> None:
+def test_import_is_light() -> None:
+    """No test tools, and models, jobs and cattrs load on first use only."""
     code = (
         "import sys, asyncsdk\n"
-        "bad = [m for m in ('pytest', 'aioresponses', 'hypothesis', 'asyncsdk.testing')"
-        " if m in sys.modules]\n"
+        "bad = [m for m in ('pytest', 'aioresponses', 'hypothesis', 'asyncsdk.testing',"
+        " 'asyncsdk.models.contacts', 'asyncsdk.jobs', 'cattrs') if m in sys.modules]\n"
         "print(bad)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_lazy_names_are_the_real_objects() -> None:
+    from asyncsdk.models.contacts import ContactList
+
+    assert asyncsdk.ContactList is ContactList
+    assert "ContactList" in dir(asyncsdk)
+    with pytest.raises(AttributeError, match="NoSuchThing"):
+        asyncsdk.NoSuchThing  # type: ignore[attr-defined]  # noqa: B018
