@@ -132,3 +132,27 @@ def test_module_entry_point_runs() -> None:
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0
     assert "validate" in done.stdout and "check-many" in done.stdout
+
+
+def test_standalone_sandbox_serves_until_interrupted() -> None:
+    import signal
+    import urllib.request
+
+    with subprocess.Popen(
+        [sys.executable, "-m", "asyncsdk", "sandbox", "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    ) as server:
+        try:
+            assert server.stdout is not None
+            banner = [server.stdout.readline() for _ in range(4)]
+            assert banner[0].startswith("asyncsdk sandbox listening on http://127.0.0.1:")
+            base, key = banner[0].split()[-1], banner[1].split()[-1]
+            url = f"{base}/api/v1/contact/?api_key={key}"
+            with urllib.request.urlopen(url) as answer:  # noqa: S310 - our own http URL
+                assert answer.status == 200
+                assert isinstance(json.loads(answer.read()), list)
+            server.send_signal(signal.SIGINT)  # Ctrl-C
+            assert server.wait(timeout=10) == 0
+        finally:
+            if server.poll() is None:
+                server.kill()
