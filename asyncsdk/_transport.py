@@ -91,6 +91,11 @@ class Operation:
 
     ``safe_to_repeat`` is False for requests with an effect the service may apply twice:
     creates, ``mail.send`` and ``jobs/create`` (a GET that spends credit).
+
+    Validation and mail answer ``status: fail`` with an ``error`` text for a refused
+    request (the mapped ``APIError`` subclass is raised). A ``fail`` *without* a text is
+    an ``APIError`` too, except where ``bare_fail_is_state``: jobs/status uses the same
+    field for the job's own state, so there a bare ``fail`` is an answer, not an error.
     """
 
     name: str
@@ -98,6 +103,7 @@ class Operation:
     area: Area
     path: str
     safe_to_repeat: bool
+    bare_fail_is_state: bool = attrs.field(default=False, kw_only=True)
 
 
 @attrs.define(slots=True)
@@ -596,9 +602,13 @@ class Transport:
             op.area.answers_in_body
             and isinstance(data, dict)
             and str(data.get("status", "")).lower() == "fail"
-            and data.get("error")
         ):
-            self._raise_api(op, url, query, status, raw, headers, str(data["error"]))
+            error = data.get("error")
+            if error:
+                self._raise_api(op, url, query, status, raw, headers, str(error))
+            if not op.bare_fail_is_state:
+                self._raise_api(op, url, query, status, raw, headers, None,
+                                fallback="the service answered fail without an error text")
         if not ok:
             self._raise_status(op, url, query, status, raw, headers)
         if not blank and not parsed:
@@ -628,12 +638,14 @@ class Transport:
         raw: bytes,
         headers: Mapping[str, str],
         text: str | None,
+        *,
+        fallback: str | None = None,
     ) -> NoReturn:
         cls = error_class_for_text(text)
         if cls is APIError and not 200 <= status < 300:
             cls = error_class_for_status(status)
         clean_text = self.credentials.scrub(text) if text else None
-        message = clean_text or f"HTTP {status}"
+        message = clean_text or fallback or f"HTTP {status}"
         kwargs: dict[str, Any] = {
             "operation": op.name,
             "status_code": status,

@@ -41,7 +41,7 @@ from .models.validation import EmailRow
 __all__ = ["ValidationJob"]
 
 STATUS = Operation("validation.job_status", "GET", Area.VALIDATION, "/api/v1/jobs/status",
-                   safe_to_repeat=True)
+                   safe_to_repeat=True, bare_fail_is_state=True)
 DOWNLOAD = Operation("validation.job_download", "GET", Area.VALIDATION,
                      "/api/v1/jobs/download", safe_to_repeat=True)
 

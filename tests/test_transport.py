@@ -346,3 +346,33 @@ async def test_each_attempt_is_bounded_by_the_calls_remaining_time(
     timeout = call.kwargs["timeout"]
     assert 0 < timeout.total <= 5
     assert 0 < timeout.sock_connect <= 5
+
+
+BARE_FAIL_CASES = [
+    ("check", lambda c: c.validation.check("a@b.com"), CHECK_URL, "get"),
+    ("create_job", lambda c: c.validation.create_job("https://files.test/list.csv"),
+     CREATE_URL, "get"),
+    ("mail", lambda c: c.mail.send(sender="a@b.com", to="c@d.org", subject="s", html="h"),
+     re.compile(r"^https://api\.test/api/v1/mail/send/.*$"), "post"),
+]
+
+
+@pytest.mark.parametrize(("name", "call", "url", "method"), BARE_FAIL_CASES,
+                         ids=[case[0] for case in BARE_FAIL_CASES])
+async def test_bare_fail_is_a_plain_api_error(
+    client: asyncsdk.Client, mocked: aioresponses, name: str, call: Any, url: Any,
+    method: str,
+) -> None:
+    getattr(mocked, method)(url, payload={"status": "fail"})
+    with pytest.raises(asyncsdk.APIError) as info:
+        await call(client)
+    assert type(info.value) is asyncsdk.APIError
+    assert "without an error text" in str(info.value)
+
+
+async def test_bare_fail_of_job_status_is_the_jobs_state(
+    client: asyncsdk.Client, mocked: aioresponses
+) -> None:
+    mocked.get(re.compile(r"^https://api\.test/api/v1/jobs/status\?.*$"),
+               payload={"status": "fail"})
+    assert await client.validation.job(5).status() is asyncsdk.JobStatus.FAIL

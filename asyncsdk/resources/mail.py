@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .._convert import _check_single_line, _check_str, check_email
-from .._errors import APIError, InvalidInputError
+from .._errors import InvalidInputError
 from .._transport import Area, Operation
 from ..models.mail import MailResult
 from ._base import Resource
@@ -60,8 +60,4 @@ class Mail(Resource):
             raise InvalidInputError("html: expected non-empty HTML text", field="html")
         form = {"from": sender, "to": to, "subject": subject, "message": html}
         data = await self._transport.request(SEND, form=form, timeout=request_timeout)
-        result = self._transport.decode(SEND, data, MailResult)
-        if result.status.lower() == "fail":
-            raise APIError("the service answered fail without an error text",
-                           operation=SEND.name, error_text=result.error)
-        return result
+        return self._transport.decode(SEND, data, MailResult)

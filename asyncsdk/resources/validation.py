@@ -71,11 +71,7 @@ class Validation(Resource):
         check_email(email, "email")
         params = {"email": email, "timeout": check_seconds(validity_timeout, "validity_timeout")}
         data = await self._transport.request(CHECK, params=params, timeout=request_timeout)
-        result = self._transport.decode(CHECK, data, CheckResult)
-        if result.status.lower() == "fail":
-            raise APIError("the service answered fail without an error text",
-                           operation=CHECK.name, error_text=result.error)
-        return result
+        return self._transport.decode(CHECK, data, CheckResult)
 
     def check_many(
         self,
