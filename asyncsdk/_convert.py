@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping
 from collections.abc import Sequence as Sequence_abc
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeVar, Union
+from urllib.parse import urlsplit
 
 import attrs
 
@@ -156,6 +157,18 @@ def check_seconds(value: Any, field: str) -> int | float:
         raise InvalidInputError(
             f"{field}: expected a positive number of seconds, got {value!r:.40}", field=field)
     return value
+
+
+def is_http_url(text: str) -> bool:
+    """True for an absolute http(s) URL with a host, without white space or control
+    characters (a job's file URL, or a result the service hosts elsewhere)."""
+    if _CONTROL_RE.search(text) or any(c.isspace() for c in text):
+        return False
+    try:
+        parts = urlsplit(text)
+        return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        return False
 
 
 def check_email(value: Any, field: str) -> str:

@@ -510,16 +510,18 @@ class Transport:
         try:
             return decode(data, model)
         except DecodeFailure as exc:
-            raise self._decode_error(op, data, str(exc)) from None
+            raise self.decode_error(op, data, str(exc)) from None
 
     def decode_many(self, op: Operation, data: Any, model: type[M]) -> list[M]:
         """``data`` read as a list of ``model``; ``ResponseDecodeError`` if it can't."""
         try:
             return decode_list(data, model)
         except DecodeFailure as exc:
-            raise self._decode_error(op, data, str(exc)) from None
+            raise self.decode_error(op, data, str(exc)) from None
 
-    def _decode_error(self, op: Operation, data: Any, why: str) -> ResponseDecodeError:
+    def decode_error(self, op: Operation, data: Any, why: str) -> ResponseDecodeError:
+        """The ``ResponseDecodeError`` for parsed ``data`` that is not what ``op`` expects:
+        the body shown (redacted, shortened) however deeply it is nested."""
         try:
             shown = json.dumps(data)[: C.ERROR_BODY_PREVIEW * 8]
         except (TypeError, ValueError, RecursionError):

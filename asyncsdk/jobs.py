@@ -18,6 +18,7 @@ from contextlib import aclosing, suppress
 from typing import Any
 
 from . import _constants as C
+from ._convert import is_http_url
 from ._errors import (
     APIConnectionError,
     InvalidInputError,
@@ -150,9 +151,7 @@ class ValidationJob:
             STATUS, params={"job_id": self.job_id}, timeout=request_timeout)
         raw = data.get("status") if isinstance(data, dict) else None
         if not isinstance(raw, str) or not raw.strip():
-            raise ResponseDecodeError(
-                "jobs/status answered without a status", operation=STATUS.name,
-                body=self._transport.credentials.scrub(repr(data)[: C.ERROR_BODY_PREVIEW]))
+            raise self._transport.decode_error(STATUS, data, "jobs/status gave no status")
         return _STATUSES.get(raw.strip().lower(), raw)
 
     async def wait(
@@ -452,7 +451,7 @@ class _JsonResult:
         if extractor.result_done:  # the whole result is held: a URL, or short CSV text
             self._held = None
             text = "".join(held)
-            if _is_http_url(text.strip()):
+            if is_http_url(text.strip()):
                 self.url = text.strip()
                 return []
             return [text] if text else []
@@ -464,13 +463,3 @@ class _JsonResult:
 
 _SPACE = re.compile(r"\s")
 
-
-def _is_http_url(text: str) -> bool:
-    from urllib.parse import urlsplit
-
-    if not text.startswith(("http://", "https://")) or any(c.isspace() for c in text):
-        return False
-    try:
-        return bool(urlsplit(text).hostname)
-    except ValueError:
-        return False

@@ -376,3 +376,19 @@ async def test_bare_fail_of_job_status_is_the_jobs_state(
     mocked.get(re.compile(r"^https://api\.test/api/v1/jobs/status\?.*$"),
                payload={"status": "fail"})
     assert await client.validation.job(5).status() is asyncsdk.JobStatus.FAIL
+
+
+@pytest.mark.parametrize("operation", ["job.status", "create_job"])
+async def test_deeply_nested_answer_without_the_field_is_a_decode_error(
+    client: asyncsdk.Client, mocked: aioresponses, operation: str
+) -> None:
+    # Depths around the recursion limit: some parse as JSON but were too deep to repr
+    # when the error was built by hand (a bare RecursionError escaped).
+    url = re.compile(r"^https://api\.test/api/v1/jobs/(status|create)\?.*$")
+    for depth in range(900, 1001, 10):
+        mocked.get(url, body='{"x": ' + "[" * depth + "]" * depth + "}")
+        with pytest.raises(asyncsdk.ResponseDecodeError):
+            if operation == "job.status":
+                await client.validation.job(1).status()
+            else:
+                await client.validation.create_job("https://files.test/list.csv")

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import re
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any
-from urllib.parse import urlsplit
 
 from .._constants import DEFAULT_CHECK_CONCURRENCY, DEFAULT_VALIDITY_TIMEOUT
-from .._convert import _decode_int, check_email, check_seconds
+from .._convert import _decode_int, check_email, check_seconds, is_http_url
 from .._errors import (
     APIError,
     APITimeoutError,
@@ -18,7 +16,6 @@ from .._errors import (
     InsufficientCreditError,
     InvalidInputError,
     RateLimitError,
-    ResponseDecodeError,
     SDKError,
 )
 from .._transport import Area, Operation
@@ -37,7 +34,6 @@ _STOPPING = (AuthenticationError, InsufficientCreditError)
 #: Failures that mean "too fast" to ``check_many(adaptive=True)``.
 _THROTTLED = (RateLimitError, APITimeoutError)
 _END = object()
-_CONTROL = re.compile(r"[\x00-\x20\x7f]")
 
 
 class Validation(Resource):
@@ -259,9 +255,8 @@ class Validation(Resource):
         try:
             job_id = _decode_int(raw)
         except ValueError:
-            raise ResponseDecodeError(
-                "jobs/create answered without a job id", operation=CREATE_JOB.name,
-                body=self._transport.credentials.scrub(repr(data)[:2048])) from None
+            raise self._transport.decode_error(
+                CREATE_JOB, data, "jobs/create gave no job id") from None
         return ValidationJob(self._transport, job_id, file_url=url,
                              submitted_at=dt.datetime.now(dt.timezone.utc))
 
@@ -296,20 +291,11 @@ class Validation(Resource):
 
 def check_file_url(value: object) -> str:
     """``value`` if it is an absolute http(s) URL with a host, else InvalidInputError."""
-    ok = isinstance(value, str) and not _CONTROL.search(value)
-    if ok:
-        assert isinstance(value, str)
-        try:
-            parts = urlsplit(value)
-            ok = parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
-        except ValueError:
-            ok = False
-    if not ok:
+    if not isinstance(value, str) or not is_http_url(value):
         shown = value if isinstance(value, str) else type(value).__name__
         raise InvalidInputError(
             f"file_url: expected an absolute http(s) URL of the file, got {shown!r:.80}",
             field="file_url")
-    assert isinstance(value, str)
     return value
 
 
