@@ -771,7 +771,7 @@ _converter: cattrs.Converter | None = None
 
 def get_converter() -> cattrs.Converter:
     """The package's one cattrs converter, made (and cattrs imported) at first use, which
-    keeps cattrs out of ``import asyncsdk``. Also reachable as ``_convert.converter``."""
+    keeps cattrs out of ``import asyncsdk``."""
     global _converter
     if _converter is None:
         import cattrs
@@ -781,12 +781,6 @@ def get_converter() -> cattrs.Converter:
         made.register_structure_hook_factory(_is_response_model, _make_decoder)
         _converter = made
     return _converter
-
-
-def __getattr__(name: str) -> Any:
-    if name == "converter":
-        return get_converter()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def encode(model: InputModel) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import inspect
+import math
 import os
 import re
 import secrets
@@ -54,8 +55,8 @@ _STATUSES = {s.value: s for s in JobStatus}
 
 
 def _positive(name: str, value: object, *, minimum: float = 0.0, strict: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-        raise InvalidInputError(f"{name}: expected a number, got {value!r}", field=name)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidInputError(f"{name}: expected a finite number, got {value!r}", field=name)
     if value < minimum or (strict and value == minimum):
         relation = ">" if strict else ">="
         raise InvalidInputError(f"{name}: expected a number {relation} {minimum}, got {value!r}",

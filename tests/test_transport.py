@@ -385,10 +385,12 @@ async def test_deeply_nested_answer_without_the_field_is_a_decode_error(
     # Depths around the recursion limit: some parse as JSON but were too deep to repr
     # when the error was built by hand (a bare RecursionError escaped).
     url = re.compile(r"^https://api\.test/api/v1/jobs/(status|create)\?.*$")
+    def call() -> Any:
+        if operation == "job.status":
+            return client.validation.job(1).status()
+        return client.validation.create_job("https://files.test/list.csv")
+
     for depth in range(900, 1001, 10):
         mocked.get(url, body='{"x": ' + "[" * depth + "]" * depth + "}")
         with pytest.raises(asyncsdk.ResponseDecodeError):
-            if operation == "job.status":
-                await client.validation.job(1).status()
-            else:
-                await client.validation.create_job("https://files.test/list.csv")
+            await call()

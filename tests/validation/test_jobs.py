@@ -335,7 +335,8 @@ async def test_wait_does_not_swallow_a_refusal(
 
 @pytest.mark.parametrize("kwargs", [
     {"interval": 0}, {"interval": -1}, {"max_interval": 0.5}, {"factor": 0.5},
-    {"deadline": -1}, {"interval": "1"}])
+    {"deadline": -1}, {"interval": "1"}, {"interval": float("inf")},
+    {"max_interval": float("inf")}, {"factor": float("nan")}])
 async def test_wait_checks_its_arguments(
     client: asyncsdk.Client, mocked: aioresponses, kwargs: dict[str, Any]
 ) -> None:
