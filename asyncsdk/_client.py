@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 
 from . import _constants as C
+from ._auth import Area, Credentials
 from ._convert import check_seconds
 from ._errors import ConfigurationError, InvalidInputError, UsageError
-from ._transport import Area, Credentials, Transport
+from ._transport import Transport
 
 if TYPE_CHECKING:
     from .resources.contacts import Contacts
