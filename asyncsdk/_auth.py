@@ -64,15 +64,11 @@ class Secret(enum.Enum):
     API_KEY = ("api_key", C.ENV_API_KEY)
     USERNAME = ("username", C.ENV_USERNAME)
 
-    @property
-    def argument(self) -> str:
-        """The ``Client`` argument that sets it."""
-        return self.value[0]
-
-    @property
-    def env_var(self) -> str:
-        """The environment variable read when the argument is left unset."""
-        return self.value[1]
+    def __init__(self, argument: str, env_var: str) -> None:
+        #: The ``Client`` argument that sets it.
+        self.argument = argument
+        #: The environment variable read when the argument is left unset.
+        self.env_var = env_var
 
 
 class Part(enum.Enum):
@@ -89,6 +85,12 @@ class Placement:
 
     part: Part
     fields: tuple[tuple[str, Secret], ...]
+    #: ``part is Part.FORM``, precomputed: read on every request.
+    in_form: bool = attrs.field(init=False, repr=False)
+
+    @in_form.default
+    def _in_form(self) -> bool:
+        return self.part is Part.FORM
 
 
 KEY_IN_QUERY = Placement(Part.QUERY, (("api_key", Secret.API_KEY),))
@@ -109,29 +111,21 @@ class Area(enum.Enum):
     VALIDATION = ("validation_url", KEY_AND_USER_IN_QUERY, True)
     MAIL = ("mail_url", KEY_AND_USER_IN_FORM, True)
 
-    @property
-    def argument(self) -> str:
-        """The ``Client`` argument that sets this area's URL."""
-        return self.value[0]
-
-    @property
-    def env_var(self) -> str:
-        """The environment variable that sets this area's URL (``ASYNCSDK_<ARGUMENT>``)."""
-        return C.ENV_PREFIX + self.argument.upper()
-
-    @property
-    def placement(self) -> Placement:
-        """Where this area's requests carry the credentials."""
-        return self.value[1]
-
-    @property
-    def answers_in_body(self) -> bool:
-        """Validation and mail say fail in the body (``status: fail``), not by HTTP."""
-        return self.value[2]
+    # Plain attributes, not properties: the request path reads them on every call.
+    def __init__(self, argument: str, placement: Placement, answers_in_body: bool) -> None:
+        #: The ``Client`` argument that sets this area's URL.
+        self.argument = argument
+        #: The environment variable that sets it (``ASYNCSDK_<ARGUMENT>``).
+        self.env_var = C.ENV_PREFIX + argument.upper()
+        #: Where this area's requests carry the credentials.
+        self.placement = placement
+        #: Validation and mail say fail in the body (``status: fail``), not by HTTP.
+        self.answers_in_body = answers_in_body
 
 
 #: Query and form field names that hold a credential (derived from the table).
 SECRET_KEYS: Final = frozenset(name for area in Area for name, _ in area.placement.fields)
+_SECRET_KEYS = tuple(SECRET_KEYS)
 
 
 class SecretValue:
@@ -164,7 +158,12 @@ def reveal(fields: Mapping[str, Any] | None) -> dict[str, Any] | None:
     where the request is handed to aiohttp, so that no local variable holds the result."""
     if fields is None:
         return None
-    return {k: v.reveal() if isinstance(v, SecretValue) else v for k, v in fields.items()}
+    out = dict(fields)
+    for key in _SECRET_KEYS:
+        value = out.get(key)
+        if value.__class__ is SecretValue:
+            out[key] = value._value
+    return out
 
 
 # --- scrubbing -------------------------------------------------------------------------
@@ -240,12 +239,19 @@ def scrub(text: str, secrets: Iterable[str | None]) -> str:
 
 
 # --- the credentials --------------------------------------------------------------------
-@attrs.define(slots=True)
+@attrs.frozen(slots=True)
 class Credentials:
     """The secrets of the account. Never shown in a repr."""
 
     api_key: str | None = attrs.field(repr=False)
     username: str | None = attrs.field(repr=False)
+    #: Each configured credential by its argument name, wrapped once (the request path
+    #: reuses them).
+    values: Mapping[str, SecretValue] = attrs.field(init=False, repr=False, eq=False)
+
+    @values.default
+    def _wrap(self) -> Mapping[str, SecretValue]:
+        return {s.argument: SecretValue(v) for s in Secret if (v := self.get(s))}
 
     def get(self, secret: Secret) -> str | None:
         """The value of ``secret`` (None when not configured)."""
@@ -318,12 +324,16 @@ def place_credentials(
     placement = area.placement
     query = dict(params) if params else {}
     body = dict(form) if form is not None else None
-    if placement.part is Part.FORM:
-        body = body if body is not None else {}
-    target = body if placement.part is Part.FORM else query
-    assert target is not None
+    if placement.in_form:
+        if body is None:
+            body = {}
+        target = body
+    else:
+        target = query
+    values = credentials.values
     for name, secret in placement.fields:
-        target[name] = credentials.need(secret, operation)
+        value = values.get(secret.argument)
+        target[name] = value if value is not None else credentials.need(secret, operation)
     return query, body
 
 
