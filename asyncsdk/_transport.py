@@ -4,15 +4,17 @@ Resource modules describe an operation (``Operation``: name, method, area, path,
 whether it is safe to repeat) and call ``Transport.request`` or ``Transport.stream``.
 Everything else happens here, once:
 
-* **Credentials** by area: query ``api_key`` for contacts/leads/invoicing; query ``api`` +
-  ``username`` for validation; form fields ``api`` + ``username`` for mail.
+* **Credentials** by area, where ``_auth.Area``'s table says (``place_credentials``), as
+  ``SecretValue``s revealed only in the call to aiohttp.
 * **Retries** (DESIGN §3) follow from ``Operation.safe_to_repeat``, not from the HTTP
   method: connection errors, timeouts, 408 and 5xx are retried only for safe operations;
   an unsafe one is retried only when the request surely never left (connect refused,
   DNS) or the answer was 429. Backoff is exponential with full jitter, ``Retry-After``
   is honoured and capped, and no retry starts that would end past the call's deadline.
 * **Secrets** never leave this module in clear: URLs are redacted before anything stores
-  them, aiohttp's exceptions (which hold the full URL) are described, not chained.
+  them, texts are scrubbed (``Credentials.scrub``/``preview``), aiohttp's exceptions
+  (which hold the full URL) are described, not chained, and every ``SDKError`` leaving
+  ``request``/``stream`` goes through ``Credentials.clean`` (``clean_errors``).
 * **Cancellation** is never caught: ``CancelledError`` passes through, and leaving an
   ``async with`` always releases the connection.
 """
@@ -512,10 +514,11 @@ class Transport:
         ):
             error = data.get("error")
             if error:
-                self._raise_api(op, url, query, status, raw, headers, str(error))
+                raise self._api_error(op, url, query, status, raw, headers, str(error))
             if not op.bare_fail_is_state:
-                self._raise_api(op, url, query, status, raw, headers, None,
-                                fallback="the service answered fail without an error text")
+                raise self._api_error(
+                    op, url, query, status, raw, headers, None,
+                    fallback="the service answered fail without an error text")
         if not ok:
             self._raise_status(op, url, query, status, raw, headers)
         if not blank and not parsed:
@@ -534,21 +537,7 @@ class Transport:
         raw: bytes,
         headers: Mapping[str, str],
     ) -> NoReturn:
-        self._raise_api(op, url, query, status, raw, headers, _message_from_body(raw))
-
-    def _raise_api(
-        self,
-        op: Operation,
-        url: str,
-        query: dict[str, Any],
-        status: int,
-        raw: bytes,
-        headers: Mapping[str, str],
-        text: str | None,
-        *,
-        fallback: str | None = None,
-    ) -> NoReturn:
-        raise self._api_error(op, url, query, status, raw, headers, text, fallback=fallback)
+        raise self._api_error(op, url, query, status, raw, headers, _message_from_body(raw))
 
     def _api_error(
         self,

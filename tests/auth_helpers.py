@@ -1,4 +1,5 @@
-"""Every form a credential can come back in, and an oracle that finds any of them.
+"""Every form a credential can come back in, an oracle that finds any of them, and a
+one-handler HTTP server on 127.0.0.1.
 
 Independent of ``asyncsdk._auth``: the tests use it to check the scrubber, not the
 scrubber's own pattern.
@@ -8,10 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import asynccontextmanager
 from urllib.parse import quote, quote_plus, urlencode
 
 import yarl
+from aiohttp import web
 
 
 def _yarl_query(secret: str) -> str:
@@ -60,3 +63,19 @@ def leaks(text: str, secrets: Iterable[str]) -> list[str]:
                     break
                 start = text.find(form, start + 1)
     return found
+
+
+@asynccontextmanager
+async def serve(
+    handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
+) -> AsyncIterator[str]:
+    """Answer every request with ``handler`` on 127.0.0.1; yields the base URL."""
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
+    finally:
+        await runner.cleanup()

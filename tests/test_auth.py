@@ -10,9 +10,9 @@ from urllib.parse import parse_qs
 import aiohttp
 import pytest
 from aiohttp import web
+from auth_helpers import ENCODINGS, leaks, serve
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
-from secret_encodings import ENCODINGS, leaks
 
 import asyncsdk
 from asyncsdk import _constants as C
@@ -93,22 +93,12 @@ async def test_credentials_reach_the_wire_intact_in_every_placement() -> None:
             return web.json_response({"status": "success", "message": "ok"})
         return web.json_response([])
 
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", handler)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    try:
-        async with asyncsdk.Client(KEY, USER, base_url=f"http://127.0.0.1:{port}") as client:
-            await client.contacts.list()
-            await client.validation.check("a@b.com")
-            with contextlib.suppress(asyncsdk.ResponseDecodeError):  # shape: not the point
-                await client.mail.send(sender="s@example.com", to="t@example.org",
-                                       subject="hi", html="<p>x</p>")
-    finally:
-        await runner.cleanup()
+    async with serve(handler) as base, asyncsdk.Client(KEY, USER, base_url=base) as client:
+        await client.contacts.list()
+        await client.validation.check("a@b.com")
+        with contextlib.suppress(asyncsdk.ResponseDecodeError):  # shape: not the point
+            await client.mail.send(sender="s@example.com", to="t@example.org",
+                                   subject="hi", html="<p>x</p>")
     contacts, check, mail = seen
     assert contacts[1]["api_key"] == [KEY] and "username" not in contacts[1]
     assert check[1]["api"] == [KEY] and check[1]["username"] == [USER]

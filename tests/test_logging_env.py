@@ -10,7 +10,7 @@ import textwrap
 from collections.abc import Iterator
 
 import pytest
-from secret_encodings import leaks
+from auth_helpers import leaks
 
 import asyncsdk
 from asyncsdk import _logging

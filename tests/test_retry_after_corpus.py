@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from auth_helpers import serve
 
 import asyncsdk
 from asyncsdk import _constants as C
@@ -143,17 +144,8 @@ async def test_retry_now_uses_the_normal_backoff_not_a_tight_loop(value: str) ->
     async def sleep(delay: float) -> None:
         slept.append(delay)
 
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", handler)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    try:
-        async with asyncsdk.Client("k", "u", base_url=f"http://127.0.0.1:"
-                                   f"{runner.addresses[0][1]}") as client:
-            client._transport.sleep = sleep
-            client._transport.rand = lambda: 1.0
-            assert await client.contacts.list() == []
-    finally:
-        await runner.cleanup()
+    async with serve(handler) as base, asyncsdk.Client("k", "u", base_url=base) as client:
+        client._transport.sleep = sleep
+        client._transport.rand = lambda: 1.0
+        assert await client.contacts.list() == []
     assert slept == [C.INITIAL_RETRY_DELAY]

@@ -20,8 +20,8 @@ from urllib.parse import parse_qs, quote, unquote_plus
 
 import pytest
 from aiohttp import web
+from auth_helpers import leaks, serve
 from reliability_helpers import FIGURES
-from secret_encodings import leaks
 
 import asyncsdk
 
@@ -59,7 +59,7 @@ class EchoServer:
         self.mode = MODES[0]
         self.wrap = WRAPS[0]
         self.stream_cut = False
-        self.port = 0
+        self.base = ""
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         FIGURES["requests served"] += 1
@@ -85,15 +85,9 @@ class EchoServer:
 @pytest.fixture
 async def echo() -> AsyncIterator[EchoServer]:
     server = EchoServer()
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", server.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    server.port = runner.addresses[0][1]
-    yield server
-    await runner.cleanup()
+    async with serve(server.handle) as base:
+        server.base = base
+        yield server
 
 
 async def _no_sleep(delay: float) -> None:
@@ -101,7 +95,7 @@ async def _no_sleep(delay: float) -> None:
 
 
 def _client(server: EchoServer, **options: Any) -> asyncsdk.Client:
-    client = asyncsdk.Client(KEY, USER, base_url=f"http://127.0.0.1:{server.port}",
+    client = asyncsdk.Client(KEY, USER, base_url=server.base,
                              max_retries=0, **options)
     client._transport.sleep = _no_sleep
     return client
@@ -173,32 +167,22 @@ async def test_a_stream_cut_mid_body_shows_no_credential(
 async def test_a_missing_credential_shows_no_other_credential_in_locals(
     echo: EchoServer,
 ) -> None:
-    async with asyncsdk.Client(KEY, base_url=f"http://127.0.0.1:{echo.port}") as client:
+    async with asyncsdk.Client(KEY, base_url=echo.base) as client:
         with pytest.raises(asyncsdk.ConfigurationError) as info:
             await client.validation.check("a@b.com")
     shown = _everything_shown(info.value, [], [])
     assert not leaks(shown, (KEY,))
 
 
-async def test_messages_are_not_garbled_by_a_one_letter_user_name(echo: EchoServer) -> None:
+async def test_messages_are_not_garbled_by_a_one_letter_user_name() -> None:
     """Redaction replaces whole tokens: "Not found." stays "Not found."."""
 
     async def not_found(request: web.Request) -> web.Response:
         return web.json_response({"detail": "Not found."}, status=404)
 
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", not_found)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        async with asyncsdk.Client(
-                KEY, USER, base_url=f"http://127.0.0.1:{runner.addresses[0][1]}") as client:
-            with pytest.raises(asyncsdk.NotFoundError) as info:
-                await client.leads.get(3)
-    finally:
-        await runner.cleanup()
+    async with serve(not_found) as base, asyncsdk.Client(KEY, USER, base_url=base) as client:
+        with pytest.raises(asyncsdk.NotFoundError) as info:
+            await client.leads.get(3)
     assert str(info.value) == "leads.get: Not found. (HTTP 404)"
     assert info.value.error_text == "Not found."
     assert info.value.body == '{"detail": "Not found."}'
