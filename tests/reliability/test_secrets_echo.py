@@ -186,3 +186,19 @@ async def test_messages_are_not_garbled_by_a_one_letter_user_name() -> None:
     assert str(info.value) == "leads.get: Not found. (HTTP 404)"
     assert info.value.error_text == "Not found."
     assert info.value.body == '{"detail": "Not found."}'
+
+
+@pytest.mark.parametrize("call", [
+    lambda c: c.validation.check("no at sign"),
+    lambda c: c.contacts.get(-1),
+    lambda c: c.mail.send(sender="s@example.com", to="t@example.org", subject="a\nb",
+                          html="x"),
+])
+async def test_input_refused_before_sending_shows_no_credential_in_locals(
+    echo: EchoServer, call: Callable[[asyncsdk.Client], Awaitable[Any]]
+) -> None:
+    async with _client(echo) as client:
+        with pytest.raises(asyncsdk.InvalidInputError) as info:
+            await call(client)
+    shown = _everything_shown(info.value, [], [])
+    assert not leaks(shown, SECRETS), leaks(shown, SECRETS)
