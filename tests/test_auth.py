@@ -201,3 +201,20 @@ def test_secret_value_never_shows_itself() -> None:
     assert repr(value) == str(value) == f"{value}" == REDACTED
     assert value == SecretValue(KEY) and value != SecretValue("other")
     assert isinstance(aiohttp.ClientSession, type)  # aiohttp imported for the wire test
+
+
+def test_credentials_sit_below_the_transport() -> None:
+    """_auth, _retry and _logging import nothing of the package but constants and errors
+    (the transport imports them; never the other way round)."""
+    import ast
+    from pathlib import Path
+
+    package = Path(asyncsdk.__file__).parent
+    for name in ("_auth.py", "_retry.py", "_logging.py"):
+        tree = ast.parse((package / name).read_text(encoding="utf-8"))
+        local = {(node.module or "") for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom) and node.level > 0}
+        local |= {alias.name for node in ast.walk(tree)
+                  if isinstance(node, ast.ImportFrom) and node.level > 0 and not node.module
+                  for alias in node.names}
+        assert local - {""} <= {"_constants", "_errors"}, (name, local)
