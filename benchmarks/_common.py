@@ -198,7 +198,7 @@ class Paired:
             " / ".join(f"{r:.2f}" for r in self.ratios) if paired else
             " / ".join(fmt(v) for v in self.sdk),
             f"**{self.value:.2f}x**" if paired else f"**{fmt(self.value)}** (worst)",
-            f"{self.op} {self.limit:g}{'x' if paired else ' ' + self.unit}",
+            f"{self.op} {self.limit:.2f}x" if paired else f"{self.op} {self.limit:g} {self.unit}",
             mark + (f" ({self.note})" if self.note else ""),
         ]
 

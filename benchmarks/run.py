@@ -18,6 +18,13 @@ floor (``benchmarks/floors.py``); every scenario may add such pairs to its secti
 (``Section.pairs``), and the harness puts them all in one table, "Paired targets", at the
 top of the report. ``--out FILE`` also writes the whole report to FILE, to paste into
 ``benchmarks/RESULTS.md``.
+
+The interface of a scenario: a module ``scen_<name>.py`` whose ``run(...)`` returns a
+``_common.Section`` (rows, targets, notes). To put a target in the paired table, append
+``Paired(target, unit, sdk, floor, floor_text, op, limit)`` to ``section.pairs``: ``sdk``
+and ``floor`` hold one value per repeat, measured alternately in the same run (the ratio
+``sdk / floor`` is taken per repeat, ``op`` ``">="``/``"<="`` bounds its median);
+``floor=None`` bounds the worst value itself. The floors live in ``benchmarks/floors.py``.
 """
 
 from __future__ import annotations
