@@ -195,8 +195,7 @@ class Paired:
             self.floor_text if paired else "(absolute)",
             f"{fmt(median(self.sdk))} {self.unit}",
             f"{fmt(median(self.floor or []))} {self.unit}" if paired else "",
-            " / ".join(f"{r:.2f}" for r in self.ratios) if paired else
-            " / ".join(fmt(v) for v in self.sdk),
+            " / ".join(f"{r:.2f}" for r in self.ratios) if paired else _values(self.sdk, fmt),
             f"**{self.value:.2f}x**" if paired else f"**{fmt(self.value)}** (worst)",
             f"{self.op} {self.limit:.2f}x" if paired else f"{self.op} {self.limit:g} {self.unit}",
             mark + (f" ({self.note})" if self.note else ""),
@@ -205,6 +204,13 @@ class Paired:
 
 PAIRED_HEADERS = ["target", "floor (same run)", "asyncsdk median", "floor median",
                   "ratio per repeat (or values)", "median ratio", "target", "result"]
+
+
+def _values(values: Sequence[float], fmt: Callable[[float], str]) -> str:
+    """Every value, or their range where there are many (e.g. 100 jitter sequences)."""
+    if len(values) <= 10:
+        return " / ".join(fmt(v) for v in values)
+    return f"{fmt(min(values))}-{fmt(max(values))} over {len(values)}"
 
 
 def _fmt(unit: str) -> Callable[[float], str]:

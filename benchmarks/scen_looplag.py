@@ -8,6 +8,8 @@ have waited for the loop. The listing comes from the benchmark server (its own p
 the other core) at ``/n<records>/api/v1/contact/``; one warm-up call per size first (it
 opens the connection and lets the server build the body). For reference, the same probe
 around raw aiohttp + ``json.loads`` (dicts, no models: what a naive client stalls).
+The probe measures wall time: on a loaded machine a gap also holds the time the process
+waited for its core, so read the stall against the naive client's of the same run.
 """
 
 from __future__ import annotations
