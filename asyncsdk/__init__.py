@@ -8,7 +8,6 @@ from here; modules with a leading underscore are private.
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._client import Client
 from ._convert import UNSET, UnsetType
 from ._errors import (
     APIConnectionError,
@@ -36,6 +35,7 @@ from ._errors import (
 )
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first use
+    from ._client import Client
     from .jobs import ValidationJob
     from .models.codes import (
         Currency,
@@ -97,6 +97,7 @@ _LAZY = {
     "Rating": ".models.codes",
     "Unit": ".models.codes",
     "ValidationJob": ".jobs",
+    "Client": "._client",
     "Verdict": ".models.codes",
 }
 
