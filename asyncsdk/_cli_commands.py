@@ -21,8 +21,17 @@ from ._cli_common import (
 from ._cli_progress import Progress
 from ._cli_results import InputRow, ResultWriter, output_columns
 from ._client import Client
-from ._errors import JobTimeoutError
+from ._errors import (
+    APIConnectionError,
+    ConfigurationError,
+    JobTimeoutError,
+    RateLimitError,
+    ServerError,
+)
 from .jobs import ValidationJob
+
+# Failures after which the job may well be reached again.
+TRANSIENT = (APIConnectionError, ServerError, RateLimitError)
 
 
 async def cmd_validate(client: Client, args: argparse.Namespace, env: Environment) -> int:
@@ -59,8 +68,8 @@ async def finish_job(job: ValidationJob, args: argparse.Namespace, env: Environm
         env.say(f"{exc}")
         resume_hint(job, args, env)
         return EXIT_FAILED
-    except BaseException:  # Ctrl-C or a failure: the job goes on at the service
-        resume_hint(job, args, env)
+    except (asyncio.CancelledError, KeyboardInterrupt, *TRANSIENT):
+        resume_hint(job, args, env)  # the job goes on at the service
         raise
     rows.print(f"{rows.total} addresses validated -> {args.output}", env.stdout)
     return EXIT_OK
@@ -139,6 +148,8 @@ async def cmd_check(client: Client, args: argparse.Namespace, env: Environment) 
     """One JSON line per address; exit 1 if any check failed."""
     failed = 0
     async for outcome in client.validation.check_many(args.emails, concurrency=8):
+        if isinstance(outcome.error, ConfigurationError):
+            raise outcome.error  # nothing was sent: one line, exit 2
         if outcome.result is not None:
             print_json(outcome.result, env.stdout)
         else:

@@ -3,12 +3,53 @@
 from __future__ import annotations
 
 import argparse
+import math
 import platform
+from collections.abc import Callable
 
 from . import _constants as C
 
 RESOURCES = ("contacts", "leads", "customers", "products", "invoices")
 DEFAULT_MAX_CONSECUTIVE_FAILURES = 20
+
+
+def count(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer >= ``minimum``, refused before anything is sent."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}")
+        return value
+
+    return parse
+
+
+def port(text: str) -> int:
+    """An argparse type: a TCP port number, 0 to 65535 (0: any free port)."""
+    value = count(0)(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"expected a port from 0 to 65535, got {text!r}")
+    return value
+
+
+def seconds(*, zero: bool) -> Callable[[str], float]:
+    """An argparse type: finite seconds, > 0 (or >= 0 with ``zero``)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value < 0 or (value == 0 and not zero):
+            bound = ">= 0" if zero else "> 0"
+            raise argparse.ArgumentTypeError(f"expected seconds {bound}, got {text!r}")
+        return value
+
+    return parse
 
 
 def build_parser(version: str) -> argparse.ArgumentParser:
@@ -27,9 +68,9 @@ def build_parser(version: str) -> argparse.ArgumentParser:
                         help=f"the account's username (default: ${C.ENV_USERNAME})")
     parser.add_argument("--base-url",
                         help=f"the service's URL for every area (default: ${C.ENV_BASE_URL})")
-    parser.add_argument("--timeout", type=float, default=C.DEFAULT_TIMEOUT,
+    parser.add_argument("--timeout", type=seconds(zero=False), default=C.DEFAULT_TIMEOUT,
                         help="seconds per call, retries included (default %(default)s)")
-    parser.add_argument("--max-retries", type=int, default=C.DEFAULT_MAX_RETRIES,
+    parser.add_argument("--max-retries", type=count(0), default=C.DEFAULT_MAX_RETRIES,
                         help="retries of a failed call after the first attempt "
                              "(default %(default)s)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -46,7 +87,7 @@ def build_parser(version: str) -> argparse.ArgumentParser:
                        ("download", "write the result of a finished job"),
                        ("rows", "print the result's rows, one JSON line each")):
         action = jobs_commands.add_parser(name, help=text)
-        action.add_argument("job_id", type=int, metavar="JOB_ID",
+        action.add_argument("job_id", type=count(0), metavar="JOB_ID",
                             help="the id that validate printed")
         if name == "wait":
             action.add_argument("-o", "--output", help="where to write the result CSV")
@@ -64,7 +105,7 @@ def build_parser(version: str) -> argparse.ArgumentParser:
                                    "or one address per line")
     many.add_argument("-o", "--output", required=True,
                       help="the result CSV, written row by row as checks end")
-    many.add_argument("--concurrency", type=int, default=C.DEFAULT_CHECK_CONCURRENCY,
+    many.add_argument("--concurrency", type=count(1), default=C.DEFAULT_CHECK_CONCURRENCY,
                       help="checks in flight at a time (default %(default)s)")
     again = many.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true",
@@ -72,7 +113,7 @@ def build_parser(version: str) -> argparse.ArgumentParser:
                             "addresses it lacks (or that failed and may succeed now)")
     again.add_argument("--overwrite", action="store_true",
                        help="start again, replacing an existing output file")
-    many.add_argument("--max-consecutive-failures", type=int,
+    many.add_argument("--max-consecutive-failures", type=count(0),
                       default=DEFAULT_MAX_CONSECUTIVE_FAILURES, metavar="N",
                       help="stop sending after N checks in a row found the service "
                            "unreachable or failing (5xx); 0 never stops "
@@ -98,7 +139,7 @@ def build_parser(version: str) -> argparse.ArgumentParser:
                 "id", help="the id to read")
 
     serve = commands.add_parser("sandbox", help="serve a sandbox until Ctrl-C")
-    serve.add_argument("--port", type=int, default=8080,
+    serve.add_argument("--port", type=port, default=8080,
                        help="port to listen on; 0 picks a free one (default %(default)s)")
     serve.add_argument("--host", default="127.0.0.1",
                        help="interface to listen on (default %(default)s)")
@@ -107,8 +148,9 @@ def build_parser(version: str) -> argparse.ArgumentParser:
 
 def add_wait_flags(parser: argparse.ArgumentParser) -> None:
     """``--deadline`` and ``--poll-interval``, for the commands that wait for a job."""
-    parser.add_argument("--deadline", type=float, default=None,
+    parser.add_argument("--deadline", type=seconds(zero=True), default=None,
                         help="stop waiting after this many seconds (the job goes on; "
                              "the command to finish it is printed)")
-    parser.add_argument("--poll-interval", type=float, default=C.DEFAULT_POLL_INTERVAL,
+    parser.add_argument("--poll-interval", type=seconds(zero=False),
+                        default=C.DEFAULT_POLL_INTERVAL,
                         help="first interval between status polls (default %(default)s s)")

@@ -176,3 +176,22 @@ def test_check_many_and_validate_write_one_schema(server: Sandbox, tmp_path: Pat
         return sorted((r["row"], r["email"], r["verdict"], r["role"], r["name"]) for r in rows)
 
     assert key(from_many) == key(from_job)
+
+
+@pytest.mark.parametrize("flag", [("--concurrency", "0"), ("--concurrency", "x"),
+                                  ("--max-consecutive-failures", "-1")])
+def test_bad_numbers_are_refused_before_anything(
+    server: Sandbox, tmp_path: Path, flag: tuple[str, str]
+) -> None:
+    write_people(tmp_path / "people.csv", 3)
+    done = asyncsdk("check-many", "people.csv", "-o", "out.csv", *flag,
+                    env=environment(server), cwd=tmp_path)
+    assert done.returncode == 2 and flag[0] in done.stderr
+    assert checked(server) == [] and not (tmp_path / "out.csv").exists()
+
+
+def test_check_without_a_url_is_one_line_and_exit_2() -> None:
+    done = asyncsdk("check", "ann@example.com", "bob@example.com",
+                    env=environment(ASYNCSDK_API_KEY="k", ASYNCSDK_USERNAME="u"))
+    assert done.returncode == 2 and done.stdout == ""
+    assert len(done.stderr.strip().splitlines()) == 1 and "ASYNCSDK_BASE_URL" in done.stderr

@@ -109,3 +109,17 @@ def test_jobs_needs_a_job_id() -> None:
     done = subprocess.run([*COMMAND, "jobs", "wait", "abc"], capture_output=True,
                           text=True, check=False, env=environment())
     assert done.returncode == 2 and "JOB_ID" in done.stderr
+
+
+@pytest.mark.parametrize("flag", [("--poll-interval", "0"), ("--deadline", "-1"),
+                                  ("--deadline", "nan"), ("--timeout", "0")])
+def test_bad_wait_flags_are_refused_before_a_job_is_paid_for(
+    server: Sandbox, tmp_path: Path, flag: tuple[str, str]
+) -> None:
+    name, value = flag
+    words = ["validate", server.host_file(LIST), "-o", "out.csv", name, value]
+    if name == "--timeout":
+        words = [name, value, *words[:-2]]
+    done = asyncsdk(*words, env=environment(server), cwd=tmp_path)
+    assert done.returncode == 2 and name in done.stderr
+    assert creates(server) == 0
