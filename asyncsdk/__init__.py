@@ -5,8 +5,7 @@ Start with ``asyncsdk.Client`` (README.md has a tour). Everything public is impo
 from here; modules with a leading underscore are private.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ._convert import UNSET, UnsetType
 from ._errors import (
@@ -33,6 +32,7 @@ from ._errors import (
     UnverifiedSenderError,
     UsageError,
 )
+from ._lazy import lazy_attributes
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first use
     from ._client import Client
@@ -102,17 +102,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'asyncsdk' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY)
 
 
 __version__ = "0.1.0"

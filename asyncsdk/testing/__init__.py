@@ -85,8 +85,9 @@ Observation
     ``sb.state`` (all stored data). ``record=False`` turns recording off.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_attributes
 
 if TYPE_CHECKING:  # at run time these load on first use: the pytest plugin, loaded in
     # every pytest run, must not pull in aiohttp unless a fixture is used
@@ -112,17 +113,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'asyncsdk.testing' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [
