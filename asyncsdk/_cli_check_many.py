@@ -63,6 +63,10 @@ async def cmd_check_many(client: Client, args: argparse.Namespace, env: Environm
     if stopped is not None:
         env.say(f"stopped sending: {stopped}; {run.given_up} addresses not attempted. "
                 f"When the service is back: {env.command(*resume_words(args))}")
+    elif writer.tally.retryable:
+        env.say(f"{writer.tally.retryable} addresses failed or were not attempted; once "
+                f"the cause is fixed, this sends only them: "
+                f"{env.command(*resume_words(args))}")
     writer.tally.print(f"{writer.tally.total} addresses checked -> {output}", env.stdout)
     return EXIT_FAILED if writer.tally.failed else EXIT_OK
 

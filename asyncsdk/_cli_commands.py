@@ -95,8 +95,8 @@ async def wait_for(job: ValidationJob, args: argparse.Namespace, env: Environmen
     progress = Progress(None, "polls", env.stderr)
 
     def on_status(status: Any, elapsed: float) -> None:
-        progress.status(f"job {job.job_id}: {plain(status)} after {elapsed:.1f}s")
         progress.advance()
+        progress.status(f"job {job.job_id}: {plain(status)} after {elapsed:.1f}s")
 
     try:
         await job.wait(interval=args.poll_interval, deadline=args.deadline,

@@ -142,6 +142,8 @@ class Tally:
     verdicts: Counter[str] = attrs.Factory(Counter)
     roles: int = 0
     total: int = 0
+    retryable: int = 0  # rows that --resume sends again
+
 
     def add(self, record: Mapping[str, str]) -> None:
         """Count one result row."""
@@ -152,6 +154,8 @@ class Tally:
             self.verdicts["(not attempted)"] += 1
         else:
             self.verdicts[f"({record.get('error_type') or 'failed'})"] += 1
+        if not record.get("verdict") and record.get("error_type") not in FINAL_ERRORS:
+            self.retryable += 1
         if record.get("role") == "True":
             self.roles += 1
 

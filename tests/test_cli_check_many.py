@@ -195,3 +195,21 @@ def test_check_without_a_url_is_one_line_and_exit_2() -> None:
                     env=environment(ASYNCSDK_API_KEY="k", ASYNCSDK_USERNAME="u"))
     assert done.returncode == 2 and done.stdout == ""
     assert len(done.stderr.strip().splitlines()) == 1 and "ASYNCSDK_BASE_URL" in done.stderr
+
+
+def test_after_an_authentication_failure_the_rest_waits_for_resume(
+    server: Sandbox, tmp_path: Path
+) -> None:
+    write_people(tmp_path / "people.csv", 40)
+    args = ("check-many", "people.csv", "-o", "out.csv", "--concurrency", "1")
+    wrong = environment(server, ASYNCSDK_API_KEY="wrong-key")
+    done = asyncsdk(*args, env=wrong, cwd=tmp_path)
+    assert done.returncode == 1
+    assert "--resume" in done.stderr and "wrong-key" not in done.stderr
+    rows = read_rows(tmp_path / "out.csv")
+    assert len(rows) == 40 and sum(r["attempted"] == "False" for r in rows) == 39
+    assert len(checked(server)) == 1
+    again = asyncsdk(*args, "--resume", env=environment(server), cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert len(checked(server)) == 41
+    assert all(r["verdict"] == "Valid" for r in read_rows(tmp_path / "out.csv"))
