@@ -37,7 +37,7 @@ async def cmd_check_many(client: Client, args: argparse.Namespace, env: Environm
     columns = output_columns(inputs.extra_columns)
     handle, writer, done = await asyncio.to_thread(
         open_output, output, columns, inputs, resume=args.resume, overwrite=args.overwrite)
-    total = sum(1 for _ in inputs.rows()) if env.stderr.isatty() else None
+    total = await asyncio.to_thread(count_rows, inputs) if env.stderr.isatty() else None
     progress = Progress(total, "addr", env.stderr)
     progress.advance(len(done))
     run = Run(writer, progress, args.max_consecutive_failures)
@@ -69,6 +69,11 @@ async def cmd_check_many(client: Client, args: argparse.Namespace, env: Environm
                 f"{env.command(*resume_words(args))}")
     writer.tally.print(f"{writer.tally.total} addresses checked -> {output}", env.stdout)
     return EXIT_FAILED if writer.tally.failed else EXIT_OK
+
+
+def count_rows(inputs: InputFile) -> int:
+    """How many addresses the input holds (a first pass, for the progress bar's total)."""
+    return sum(1 for _ in inputs.rows())
 
 
 def resume_words(args: argparse.Namespace) -> list[str]:

@@ -19,7 +19,7 @@ from ._cli_common import (
     print_json,
 )
 from ._cli_progress import Progress
-from ._cli_results import InputRow, ResultWriter, output_columns
+from ._cli_results import InputRow, ResultWriter, Tally, output_columns
 from ._client import Client
 from ._errors import (
     APIConnectionError,
@@ -105,9 +105,9 @@ async def wait_for(job: ValidationJob, args: argparse.Namespace, env: Environmen
         progress.close()
 
 
-async def write_result(job: ValidationJob, output: Path, env: Environment) -> Any:
+async def write_result(job: ValidationJob, output: Path, env: Environment) -> Tally:
     """Stream the job's rows into ``output`` in the result schema, atomically (a temporary
-    file renamed when complete). Returns the ``Tally`` of the rows."""
+    file renamed when complete). Returns the counts of the rows."""
     temp = output.with_name(f".{output.name}.{os.getpid()}.part")
     progress = Progress(None, "rows", env.stderr)
     try:

@@ -110,7 +110,8 @@ def build_parser(version: str) -> argparse.ArgumentParser:
     again = many.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true",
                        help="keep the finished rows of the output file and check only the "
-                            "addresses it lacks (or that failed and may succeed now)")
+                            "addresses it lacks (or that failed and may succeed now); "
+                            "without the file, a new run")
     again.add_argument("--overwrite", action="store_true",
                        help="start again, replacing an existing output file")
     many.add_argument("--max-consecutive-failures", type=count(0),
