@@ -30,6 +30,7 @@ import sys
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TextIO
+from urllib.parse import urlsplit
 
 from . import __version__
 from . import _constants as C
@@ -127,9 +128,15 @@ def dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run the command, turning every expected failure into one line and an exit code."""
     if args.command == "sandbox":
         return serve_sandbox(args, out, err)
-    flags = ["--base-url", args.base_url] if args.base_url else []
+    flags, hidden = [], bool(args.api_key or args.username)
+    if args.base_url:
+        parts = urlsplit(args.base_url)
+        if parts.username or parts.password or parts.query or parts.fragment:
+            hidden = True  # it may carry a secret: never printed
+        else:
+            flags = ["--base-url", args.base_url]
     env = Environment(stdout=out, stderr=err, follow_up_flags=flags,
-                      credentials_on_command_line=bool(args.api_key or args.username))
+                      credentials_on_command_line=hidden)
     try:
         return asyncio.run(run(args, env))
     except KeyboardInterrupt:

@@ -123,3 +123,14 @@ def test_bad_wait_flags_are_refused_before_a_job_is_paid_for(
     done = asyncsdk(*words, env=environment(server), cwd=tmp_path)
     assert done.returncode == 2 and name in done.stderr
     assert creates(server) == 0
+
+
+def test_the_printed_command_never_carries_a_secret(server: Sandbox, tmp_path: Path) -> None:
+    url = server.host_file(LIST)
+    base = server.base_url.replace("http://", f"http://{server.username}:pw@")
+    done = asyncsdk("--api-key", server.api_key, "--username", server.username,
+                    "--base-url", base, "validate", url, "-o", "o.csv", "--deadline", "0",
+                    env=environment(), cwd=tmp_path)
+    assert done.returncode == 1 and "jobs wait 1" in done.stderr
+    assert server.api_key not in done.stderr and server.username not in done.stderr
+    assert "pw" not in done.stderr
