@@ -3,14 +3,15 @@ files they read, and the summary printed at the end.
 
 Result columns, in order::
 
-    row,email,verdict,role,error_type,error,attempted[,the input's other columns]
+    row,email,verdict,role,error_type,error,attempted,name[,the input's other columns]
 
 ``row`` is the position of the address among the input's addresses (1 = the first), as
 rows are written in completion order; ``verdict`` is the service's (Valid, CatchAll,
 Unknown, Disposable, Bounce) or empty when there is none; ``role`` True/False/empty;
 ``error_type`` and ``error`` the class and message of a failure; ``attempted`` False
-for an address that was never sent because the run stopped first. The input's other
-columns (e.g. ``name``) follow, renamed ``input_<name>`` where a name is already taken.
+for an address that was never sent because the run stopped first; ``name`` the input's
+(empty when it has none). The input's other columns follow, renamed ``input_<name>``
+where a name is already taken.
 """
 
 from __future__ import annotations
@@ -34,20 +35,50 @@ FINAL_ERRORS = frozenset({"InvalidInputError", "InvalidEmailError"})
 
 @attrs.frozen
 class InputRow:
-    """One address of an input file, with its position and the row's other cells."""
+    """One address of an input file: its position, and the cells of ``name`` and of the
+    input's other columns (``InputFile.extra_columns``), in that order."""
 
     position: int
     email: str
-    extra: tuple[str, ...] = ()
+    extra: tuple[str, ...] = ("",)
+
+
+@attrs.define
+class Layout:
+    """Where an input CSV keeps the address, the name and its other columns."""
+
+    email: int
+    name: int | None
+    others: list[int]
+    width: int
+
+    @classmethod
+    def of(cls, first_line: str) -> tuple[Layout, list[str]] | None:
+        """The layout and column names of a header line; None when it is no header."""
+        cells = [c.strip() for c in next(csv.reader([first_line]), [])]
+        lowered = [c.lower() for c in cells]
+        if "email" not in lowered or not ("," in first_line or lowered == ["email"]):
+            return None
+        email = lowered.index("email")
+        name = lowered.index("name") if "name" in lowered else None
+        others = [i for i in range(len(cells)) if i not in (email, name)]
+        return cls(email, name, others, len(cells)), cells
+
+    def split(self, cells: list[str]) -> tuple[str, ...]:
+        """``(name, *others)`` of one record (short records padded with empty cells)."""
+        cells = cells + [""] * (self.width - len(cells))
+        name = "" if self.name is None else cells[self.name]
+        return (name, *(cells[i] for i in self.others))
 
 
 @attrs.define
 class InputFile:
-    """A CSV with an ``email`` column (any case; other columns are kept), or one address
-    per line (blank lines and lines starting with # skipped). Read lazily."""
+    """A CSV with an ``email`` column (any case; a ``name`` and any other columns are
+    kept), or one address per line (blank lines and lines starting with # skipped).
+    Read lazily."""
 
     path: Path
-    extra_columns: tuple[str, ...] = ()
+    extra_columns: tuple[str, ...] = ("name",)
 
     @classmethod
     def open(cls, path: Path) -> InputFile:
@@ -60,33 +91,25 @@ class InputFile:
             raise UsageProblem(f"{path}: no such file")
         found = cls(path)
         with path.open(newline="", encoding="utf-8-sig") as handle:
-            header = found._header(handle.readline())
+            header = Layout.of(handle.readline())
         if header is not None:
-            found.extra_columns = tuple(h for i, h in enumerate(header[1]) if i != header[0])
+            layout, names = header
+            found.extra_columns = ("name", *(names[i] for i in layout.others))
         return found
 
-    @staticmethod
-    def _header(first: str) -> tuple[int, list[str]] | None:
-        cells = next(csv.reader([first]), [])
-        names = [c.strip().lower() for c in cells]
-        if "email" in names and ("," in first or first.strip().lower() == "email"):
-            return names.index("email"), [c.strip() for c in cells]
-        return None
-
     def rows(self) -> Iterator[InputRow]:
-        """Every address with its position (1-based) and its other cells."""
+        """Every address with its position (1-based), its name and its other cells."""
         position = 0
         with self.path.open(newline="", encoding="utf-8-sig") as handle:
             first = handle.readline()
-            header = self._header(first)
+            header = Layout.of(first)
             if header is not None:
-                index, names = header
+                layout = header[0]
                 for cells in csv.reader(handle):
-                    if len(cells) > index and cells[index].strip():
+                    if len(cells) > layout.email and cells[layout.email].strip():
                         position += 1
-                        cells += [""] * (len(names) - len(cells))
-                        extra = tuple(c for i, c in enumerate(cells[:len(names)]) if i != index)
-                        yield InputRow(position, cells[index].strip(), extra)
+                        yield InputRow(position, cells[layout.email].strip(),
+                                       layout.split(cells))
                 return
             for line in [first, *handle]:
                 text = line.strip()

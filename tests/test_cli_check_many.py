@@ -213,3 +213,24 @@ def test_after_an_authentication_failure_the_rest_waits_for_resume(
     assert again.returncode == 0, again.stderr
     assert len(checked(server)) == 41
     assert all(r["verdict"] == "Valid" for r in read_rows(tmp_path / "out.csv"))
+
+
+def test_every_input_column_is_kept_and_name_always_has_its_place(
+    server: Sandbox, tmp_path: Path
+) -> None:
+    (tmp_path / "crm.csv").write_text(
+        "id,Company,EMAIL,Name,row\n7,Acme,ann@example.com,Ann,x\n8,Bee,bob@example.com\n")
+    (tmp_path / "plain.txt").write_text("# a list\nann@example.com\n\nbob@example.com\n")
+    env = environment(server)
+    for source, output in (("crm.csv", "crm-out.csv"), ("plain.txt", "plain-out.csv")):
+        done = asyncsdk("check-many", source, "-o", output, env=env, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    crm = sorted(read_rows(tmp_path / "crm-out.csv"), key=lambda r: r["row"])
+    assert list(crm[0]) == [*COLUMNS, "id", "Company", "input_row"]
+    assert [(r["row"], r["email"], r["name"], r["id"], r["Company"], r["input_row"])
+            for r in crm] == [("1", "ann@example.com", "Ann", "7", "Acme", "x"),
+                              ("2", "bob@example.com", "", "8", "Bee", "")]
+    plain = sorted(read_rows(tmp_path / "plain-out.csv"), key=lambda r: r["row"])
+    assert list(plain[0]) == COLUMNS  # a plain list has the same columns as validate
+    assert [(r["row"], r["email"], r["name"]) for r in plain] == [
+        ("1", "ann@example.com", ""), ("2", "bob@example.com", "")]
