@@ -84,10 +84,8 @@ def resume_hint(job: ValidationJob, args: argparse.Namespace, env: Environment) 
     words = ["jobs", "wait", str(job.job_id)]
     if args.output is not None:
         words += ["-o", args.output]
-    note = (" (with your --api-key/--username/--base-url, or the ASYNCSDK_* variables)"
-            if env.credentials_on_command_line else "")
     env.say(f"job {job.job_id} goes on at the service; to finish it without paying again, "
-            f"run: {env.command(*words)}{note}")
+            f"run: {env.command(*words)}")
 
 
 async def wait_for(job: ValidationJob, args: argparse.Namespace, env: Environment) -> None:

@@ -31,8 +31,11 @@ class Environment:
     credentials_on_command_line: bool = False
 
     def command(self, *words: str) -> str:
-        """A command line of ``asyncsdk`` with this run's global flags, quoted for a shell."""
-        return shlex.join(["asyncsdk", *self.follow_up_flags, *words])
+        """A command line of ``asyncsdk`` with this run's global flags, quoted for a shell
+        (a note asks for the credentials where they came from the command line)."""
+        note = (" (with your --api-key/--username/--base-url, or the ASYNCSDK_* variables)"
+                if self.credentials_on_command_line else "")
+        return shlex.join(["asyncsdk", *self.follow_up_flags, *words]) + note
 
     def say(self, text: str) -> None:
         """One line to stderr, where messages for the person go."""
