@@ -233,7 +233,9 @@ class _Run:
                 return self
 
     async def _work(self) -> None:
-        source = self.source
+        # Locals for what does not change: this loop runs once per input.
+        source, check, ready = self.source, self.check, self.ready
+        validity_timeout, request_timeout = self.validity_timeout, self.request_timeout
         try:
             while True:
                 while self.outstanding >= self.limit and not self.done_reading:
@@ -262,8 +264,8 @@ class _Run:
                     self._spawn()  # another input may be waiting: one more worker
                 generation = self.generation
                 try:
-                    result = await self.check(value, validity_timeout=self.validity_timeout,
-                                              request_timeout=self.request_timeout)
+                    result = await check(value, validity_timeout=validity_timeout,
+                                         request_timeout=request_timeout)
                 except InvalidInputError as exc:  # not an address: never sent
                     self._deliver(_failed(_shown(value), exc))
                     continue
@@ -275,7 +277,10 @@ class _Run:
                     if self.adaptive:
                         self._adapt(isinstance(exc, _THROTTLED), generation)
                     continue
-                self._deliver(_succeeded(value, result))
+                ready.append(_succeeded(value, result))  # _deliver, inlined
+                waiter = self.waiter
+                if waiter is not None and not waiter.done():
+                    waiter.set_result(None)
                 if self.adaptive:
                     self._adapt(False, generation)
         except (KeyboardInterrupt, SystemExit):
