@@ -5,9 +5,8 @@ the input itself takes no memory; peak RSS (``ru_maxrss``) is this process's own
 
 Contenders: ``workers`` (the floor of issue 12: raw aiohttp driven by ``concurrency``
 workers, each ``session.get(url, params=...)`` + ``json.loads(await resp.read())`` in a
-loop over one shared iterator), ``semaphore`` (a task per address under a semaphore),
-``asyncsdk`` (``check_many`` parsing with ``json.loads`` like the floor) and
-``asyncsdk-orjson`` (``check_many`` with its orjson speedup, when installed)."""
+loop over one shared iterator), ``asyncsdk`` (``check_many`` parsing with ``json.loads``
+like the floor) and ``asyncsdk-orjson`` (``check_many`` with its orjson speedup)."""
 
 from __future__ import annotations
 
@@ -80,50 +79,11 @@ async def with_workers(url: str, count: int, concurrency: int) -> tuple[Clock, i
     return clock, done
 
 
-async def with_semaphore(url: str, count: int, concurrency: int) -> tuple[Clock, int]:
-    """The hand-written loop: a semaphore bounds the tasks in flight."""
-    import aiohttp
-
-    target = url + PATH
-    connector = aiohttp.TCPConnector(limit=100, limit_per_host=0)
-    async with aiohttp.ClientSession(connector=connector) as session:
-        done = 0
-
-        async def run(emails: Iterator[str]) -> None:
-            nonlocal done
-            semaphore = asyncio.Semaphore(concurrency)
-            tasks: set[asyncio.Task[None]] = set()
-
-            async def one(email: str) -> None:
-                nonlocal done
-                try:
-                    params = {"email": email, "timeout": 30, "api": API_KEY,
-                              "username": USERNAME}
-                    async with session.get(target, params=params) as r:
-                        data: Any = json.loads(await r.read())
-                        done += data.get("status") == "success"
-                finally:
-                    semaphore.release()
-
-            for email in emails:
-                await semaphore.acquire()
-                task = asyncio.ensure_future(one(email))
-                tasks.add(task)
-                task.add_done_callback(tasks.discard)
-            await asyncio.gather(*tasks)
-
-        await run(addresses(WARMUP, 10**9))
-        done = 0
-        with Clock() as clock:
-            await run(addresses(count))
-    return clock, done
-
-
 def main() -> None:
     args = json.loads(sys.stdin.read())
     pin(CLIENT_CPU)
     runners: dict[str, Callable[[str, int, int], Awaitable[tuple[Clock, int]]]] = {
-        "asyncsdk": with_asyncsdk, "semaphore": with_semaphore, "workers": with_workers,
+        "asyncsdk": with_asyncsdk, "workers": with_workers,
         "asyncsdk-orjson": functools.partial(with_asyncsdk, orjson=True)}
     runner = runners[args["contender"]]
     clock, done = asyncio.run(runner(args["url"], args["count"], args["concurrency"]))

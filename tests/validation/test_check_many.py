@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from validation_tools import LocalServer
+from validation_tools import LocalServer, other_tasks
 
 import asyncsdk
 
@@ -226,15 +226,6 @@ async def test_an_input_read_after_the_run_stopped_is_not_sent_and_comes_last(
 
 
 # --- closing early ---------------------------------------------------------------------
-def other_tasks() -> set[asyncio.Task[Any]]:
-    """This test's client-side tasks (the local server's own left out)."""
-    def server_side(task: asyncio.Task[Any]) -> bool:
-        code = getattr(task.get_coro(), "cr_code", None)
-        return code is not None and "aiohttp/web_" in code.co_filename
-    return {t for t in asyncio.all_tasks()
-            if t is not asyncio.current_task() and not server_side(t)}
-
-
 async def test_closing_while_a_worker_waits_on_the_source_leaves_no_task(
     local: LocalServer, local_client: asyncsdk.Client
 ) -> None:
