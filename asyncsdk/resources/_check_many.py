@@ -167,8 +167,11 @@ class _Run:
             if self.stopped is not None:
                 for value in self.leftover:
                     yield _skipped(value, self.stopped)
-                if self.failure is None:
-                    async for value in self._rest():
+                if self.failure is None and self.source is not None:
+                    for value in self.source:  # the rest, read here: no worker is left
+                        yield _skipped(value, self.stopped)
+                elif self.failure is None and self.async_source is not None:
+                    async for value in self.async_source:
                         yield _skipped(value, self.stopped)
             if self.failure is not None:
                 raise self.failure
@@ -179,16 +182,6 @@ class _Run:
                 task.cancel()
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)
-
-    async def _rest(self) -> AsyncIterator[Any]:
-        """The inputs not yet read, read here (no worker is left)."""
-        if self.source is not None:
-            for value in self.source:
-                yield value
-        else:
-            assert self.async_source is not None
-            async for value in self.async_source:
-                yield value
 
     # --- the workers -------------------------------------------------------------------
     def _spawn(self) -> None:

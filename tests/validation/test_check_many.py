@@ -282,3 +282,30 @@ async def test_every_answered_check_was_delivered_when_the_consumer_stops(
     await asyncio.wait_for(consume(), BOUND)
     assert got == answered
     assert other_tasks() - before == set()
+
+
+async def test_ending_the_source_drains_the_checks_in_flight(
+    local: LocalServer, local_client: asyncsdk.Client
+) -> None:
+    """The graceful stop (for a consumer that wants every check it paid for): the source
+    ends on the consumer's word; every check already sent still yields its outcome."""
+    seen = answering(local)
+    stop = False
+
+    def source() -> Iterator[str]:
+        for email in emails(1000):
+            if stop:
+                return
+            yield email
+
+    got: list[str] = []
+
+    async def consume() -> None:
+        nonlocal stop
+        async for outcome in local_client.validation.check_many(source(), concurrency=8):
+            got.append(outcome.email)
+            stop = len(got) >= 20
+
+    await asyncio.wait_for(consume(), BOUND)
+    assert sorted(got) == sorted(seen)  # every check sent was delivered
+    assert 20 <= len(got) <= 20 + 8
