@@ -34,6 +34,7 @@ from ._errors import (
     UnverifiedSenderError,
     UsageError,
 )
+from ._raw import RawResponse
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first use
     from .jobs import ValidationJob
@@ -164,6 +165,7 @@ __all__ = [
     "ProductType",
     "RateLimitError",
     "Rating",
+    "RawResponse",
     "ResponseDecodeError",
     "SDKError",
     "ServerError",

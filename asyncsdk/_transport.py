@@ -1,20 +1,34 @@
-"""One request's whole life: URL, credentials, send, retry with backoff, decode, errors.
+"""One request's whole life: URL, credentials, send, retry with backoff, one answer
+interpreter, errors.
 
 Resource modules describe an operation (``Operation``: name, method, area, path, and
 whether it is safe to repeat) and call ``Transport.request`` or ``Transport.stream``.
 Everything else happens here, once:
 
-* **Credentials** by area: query ``api_key`` for contacts/leads/invoicing; query ``api`` +
-  ``username`` for validation; form fields ``api`` + ``username`` for mail.
+* **The call in flight** is one frozen record, ``Call`` (operation, URL, query).
+* **Credentials** by area (see ``_with_credentials``).
 * **Retries** (DESIGN §3) follow from ``Operation.safe_to_repeat``, not from the HTTP
   method: connection errors, timeouts, 408 and 5xx are retried only for safe operations;
   an unsafe one is retried only when the request surely never left (connect refused,
   DNS) or the answer was 429. Backoff is exponential with full jitter, ``Retry-After``
   is honoured and capped, and no retry starts that would end past the call's deadline.
+  ``max_retries`` is exact: aiohttp's own hidden resend is switched off (``_session``),
+  so the service sees at most ``1 + max_retries`` attempts, each logged at DEBUG. A
+  connection that dropped before any answer (a stale keep-alive connection) is retried
+  at once, without a backoff sleep, once per call: it still counts as an attempt.
+* **Timeouts**: ``timeout`` is one budget for the whole call; ``attempt_timeout`` bounds
+  one attempt of a safe operation (default: ``DEFAULT_ATTEMPT_SHARE`` of the budget),
+  through the attempt's own ``ClientTimeout.total`` (no extra timer). Streams bound the
+  wait for a pooled connection, the connect and every read by the call's timeout.
+* **One answer interpreter**, ``Transport.interpret``: status, headers and body to data
+  or the SDK error, for plain requests and downloads (``StreamedResponse.interpret``)
+  alike. The area rules are data: ``FAIL_IN_BODY`` and ``Operation.bare_fail_is_state``.
+* **Bounds**: every answer's *decompressed* size is capped at ``MAX_JSON_BODY_BYTES``; an
+  answer of ``OFFLOAD_DECODE_BYTES`` or more is parsed and decoded in a worker thread.
 * **Secrets** never leave this module in clear: URLs are redacted before anything stores
   them, aiohttp's exceptions (which hold the full URL) are described, not chained.
-* **Cancellation** is never caught: ``CancelledError`` passes through, and leaving an
-  ``async with`` always releases the connection.
+* **Cancellation** is never caught, except the one ``Client.close()`` causes: that call
+  ends with ``APIConnectionError`` (see ``_session``).
 """
 
 from __future__ import annotations
@@ -22,38 +36,31 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import enum
-import json
 import logging
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, NoReturn, TypeVar
+from typing import Any
 from urllib.parse import quote, urlencode
 
 import aiohttp
 import attrs
 
 from . import _constants as C
-from ._convert import DecodeFailure, check_seconds, decode, decode_list
-from ._errors import (
-    APIConnectionError,
-    APIError,
-    APITimeoutError,
-    RateLimitError,
-    ResponseDecodeError,
-    error_class_for_status,
-    error_class_for_text,
-)
+from ._answer import Interpreter, StreamedResponse
+from ._convert import check_seconds
+from ._errors import APIConnectionError, APITimeoutError, ResponseDecodeError, UsageError
+from ._raw import RAW_CAPTURE
+from ._session import SessionOwner
+from ._wire import CLOSED_IN_FLIGHT, TRANSPORT_ERRORS, Failure, describe_exception
+
+__all__ = [
+    "FAIL_IN_BODY", "Area", "Call", "Credentials", "Operation", "StreamedResponse", "Transport",
+    "backoff_delay", "parse_retry_after", "redact_url",
+]
 
 logger = logging.getLogger(C.LOGGER_NAME)
-M = TypeVar("M")
-
-_json_loads: Callable[[bytes], Any]
-try:  # optional speedup (extra "speedups"); same semantics as json.loads
-    from orjson import loads as _json_loads  # type: ignore[import-not-found,no-redef,unused-ignore]
-except ImportError:  # pragma: no cover - depends on the environment
-    _json_loads = json.loads
 
 REDACTED = "REDACTED"
 #: Query and form keys that hold a credential.
@@ -85,6 +92,13 @@ class Area(enum.Enum):
         return self is Area.VALIDATION or self is Area.MAIL
 
 
+
+#: Areas that say "refused" in the body (``status: fail`` and an ``error`` text),
+#: whatever the HTTP status; the others fail by HTTP status and read the body for a
+#: message. (A bare ``fail`` as a job's state: ``Operation.bare_fail_is_state``.)
+FAIL_IN_BODY = frozenset({Area.VALIDATION, Area.MAIL})
+
+
 @attrs.frozen
 class Operation:
     """What a resource method asks of the transport: which request, and its safety.
@@ -92,7 +106,7 @@ class Operation:
     ``safe_to_repeat`` is False for requests with an effect the service may apply twice:
     creates, ``mail.send`` and ``jobs/create`` (a GET that spends credit).
 
-    Validation and mail answer ``status: fail`` with an ``error`` text for a refused
+    In a ``FAIL_IN_BODY`` area, ``status: fail`` with an ``error`` text is a refused
     request (the mapped ``APIError`` subclass is raised). A ``fail`` *without* a text is
     an ``APIError`` too, except where ``bare_fail_is_state``: jobs/status uses the same
     field for the job's own state, so there a bare ``fail`` is an answer, not an error.
@@ -104,6 +118,25 @@ class Operation:
     path: str
     safe_to_repeat: bool
     bare_fail_is_state: bool = attrs.field(default=False, kw_only=True)
+    #: Derived from ``FAIL_IN_BODY``: read by the answer interpreter.
+    fail_in_body: bool = attrs.field(
+        init=False, default=attrs.Factory(lambda op: op.area in FAIL_IN_BODY, takes_self=True))
+
+
+@attrs.frozen
+class Call:
+    """The call in flight: its operation, URL (no query) and query (credentials
+    included: shown only through ``shown_url``, which redacts them)."""
+
+    op: Operation
+    url: str
+    query: dict[str, Any] = attrs.field(repr=False)
+
+    @property
+    def shown_url(self) -> str:
+        """The URL with its query, every credential redacted."""
+        return redact_url(self.url, self.query)
+
 
 
 @attrs.define(slots=True)
@@ -155,124 +188,54 @@ def backoff_delay(retry: int, rand: Callable[[], float] = random.random) -> floa
     return rand() * min(C.MAX_RETRY_DELAY, C.INITIAL_RETRY_DELAY * 2.0**retry)
 
 
-@attrs.frozen
-class _Failure:
-    """Why an attempt gave no usable answer (already redacted)."""
 
-    message: str
-    may_have_been_sent: bool
-    retry_unsafe: bool  # True only when the request surely never left
-    fatal: bool = False  # retrying cannot help (TLS verification)
-    timeout: bool = False
-
-
-def _describe_exception(exc: BaseException, scrub: Callable[[str], str]) -> _Failure:
-    """Turn an aiohttp/OS exception into a redacted description (never chained)."""
-    name = type(exc).__name__
-    if isinstance(
-        exc,
-        (aiohttp.ClientConnectorCertificateError, aiohttp.ClientConnectorSSLError,
-         aiohttp.ClientSSLError),
-    ):
-        return _Failure(
-            f"TLS verification failed ({name}); pass ssl= or a session that trusts the "
-            "server's certificate authority",
-            may_have_been_sent=False, retry_unsafe=False, fatal=True,
-        )
-    if isinstance(exc, aiohttp.ConnectionTimeoutError):
-        return _Failure("timed out connecting", False, True, timeout=True)
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        detail = scrub(f"{exc.host}:{exc.port}: {exc.strerror or exc.os_error}")
-        return _Failure(f"could not connect ({name}: {detail})", False, True)
-    if isinstance(exc, (aiohttp.ServerTimeoutError, asyncio.TimeoutError)):
-        return _Failure("timed out waiting for the answer", True, False, timeout=True)
-    if isinstance(exc, aiohttp.ClientPayloadError):
-        return _Failure("the answer was cut short", True, False)
-    if isinstance(exc, aiohttp.ServerDisconnectedError):
-        return _Failure("the server closed the connection without an answer", True, False)
-    if isinstance(exc, (aiohttp.ClientOSError, OSError)):
-        return _Failure(f"connection broken ({name})", True, False)
-    return _Failure(f"request failed ({name})", True, False)
-
-
-_TRANSPORT_ERRORS = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
-
-
-class StreamedResponse:
-    """A 2xx answer whose body is read piece by piece (see ``Transport.stream``)."""
-
-    __slots__ = ("_fail", "_refuse", "_response", "headers", "status")
-
-    def __init__(
-        self,
-        response: aiohttp.ClientResponse,
-        fail: Callable[[_Failure], NoReturn],
-        refuse: Callable[[str | None, bytes], NoReturn],
-    ) -> None:
-        self._response = response
-        self._fail = fail
-        self._refuse = refuse
-        self.status = response.status
-        self.headers = response.headers
-
-    def raise_api_error(self, error_text: str | None, body: bytes = b"") -> NoReturn:
-        """Raise the ``APIError`` subclass for a service error text found in the body."""
-        self._refuse(error_text, body)
-
-    @property
-    def content_type(self) -> str:
-        """The media type, lowercase, without parameters."""
-        return self._response.content_type.lower()
-
-    async def iter_chunks(self, size: int = C.STREAM_CHUNK_SIZE) -> AsyncIterator[bytes]:
-        """The body in chunks of at most ``size`` bytes; transport failures become
-        ``APIConnectionError``/``APITimeoutError`` (may_have_been_sent=True)."""
-        content = self._response.content
-        while True:
-            failure = None
-            try:
-                chunk = await content.read(size)
-            except _TRANSPORT_ERRORS as exc:
-                failure = _describe_exception(exc, str)
-            if failure is not None:
-                self._fail(failure)  # raised outside the except: nothing to chain
-            if not chunk:
-                return
-            yield chunk
-
-
-class Transport:
-    """Sends operations for a ``Client``. ``sleep``, ``rand`` and ``clock`` are plain
-    attributes so tests can replace them and never really wait."""
+class Transport(Interpreter):
+    """Sends operations for a ``Client`` and reads their answers (``Interpreter``).
+    ``sleep``, ``rand`` and ``clock`` are plain attributes so tests can replace them
+    and never really wait."""
 
     def __init__(
         self,
         *,
         credentials: Credentials,
         base_urls: Mapping[Area, str | None],
-        session: Callable[[bool], aiohttp.ClientSession],
+        sessions: SessionOwner,
         timeout: float,
         max_retries: int,
+        attempt_timeout: float | None = None,
         proxy: str | None = None,
         ssl: Any = True,
     ) -> None:
+        super().__init__(credentials.scrub, parse_retry_after)
         self.credentials = credentials
         self.base_urls = dict(base_urls)
-        self._session = session
+        self.sessions = sessions
         self.timeout = timeout
+        self.attempt_timeout = attempt_timeout
         self.max_retries = max_retries
         self.proxy = proxy
         self.ssl = ssl
         self.sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
         self.rand: Callable[[], float] = random.random
         self.clock: Callable[[], float] = time.monotonic
+        # One ClientTimeout per attempt bound in use, not one per attempt.
+        self._timeouts: dict[float, aiohttp.ClientTimeout] = {}
 
     # --- building -------------------------------------------------------------------
-    def _seconds_for_call(self, request_timeout: float | None) -> float:
+    def _budget(self, request_timeout: float | None) -> float:
         """The call's time budget: its ``request_timeout`` (checked) or the client's."""
         if request_timeout is None:
             return self.timeout
         return float(check_seconds(request_timeout, "request_timeout"))
+
+    def _per_attempt(self, budget: float, attempt_timeout: float | None) -> float:
+        """One attempt's bound: the call's ``attempt_timeout`` (checked), the client's,
+        or ``DEFAULT_ATTEMPT_SHARE`` of the budget."""
+        if attempt_timeout is not None:
+            return float(check_seconds(attempt_timeout, "attempt_timeout"))
+        if self.attempt_timeout is not None:
+            return self.attempt_timeout
+        return budget * C.DEFAULT_ATTEMPT_SHARE
 
     def url_for(self, op: Operation, path_id: str | int | None = None) -> str:
         """Absolute URL of ``op`` (no query), with ``path_id`` put into ``{id}``."""
@@ -321,6 +284,7 @@ class Transport:
             )
         return value
 
+
     # --- sending --------------------------------------------------------------------
     async def request(
         self,
@@ -331,24 +295,42 @@ class Transport:
         json_body: Any = None,
         form: Mapping[str, Any] | None = None,
         timeout: float | None = None,
+        attempt_timeout: float | None = None,
+        model: type[Any] | None = None,
+        many: bool = False,
     ) -> Any:
-        """Send ``op`` and return its parsed JSON answer (None for an empty 2xx body).
+        """Send ``op`` and return its parsed JSON answer (None for an empty 2xx body),
+        decoded as ``model`` (a list of them with ``many``) when one is given.
 
         Raises the ``APIError`` subclass the answer maps to, ``APIConnectionError`` /
         ``APITimeoutError`` when no usable answer came, ``ResponseDecodeError`` for a
-        body that is not JSON.
+        body that is not JSON or not of the model's shape.
         """
         url = self.url_for(op, path_id)
         query, body_form = self._with_credentials(op, params, form)
-        total = self._seconds_for_call(timeout)
-        deadline = self.clock() + total
-        # The attempt loop directly (no context manager: this is the hot path); the
-        # answer is released whatever happens, as ``_send`` does.
-        # The body is read (and the answer released) inside the attempt loop, so that a
-        # body cut short is retried like any other broken connection.
-        response, raw = await self._attempts(op, url, query, json_body, body_form, total,
-                                             deadline, False)
-        return self._parse_answer(op, url, query, response.status, raw, response.headers)
+        call = Call(op, url, query)
+        budget = self._budget(timeout)
+        per_attempt = self._per_attempt(budget, attempt_timeout) if op.safe_to_repeat else None
+        started = self.clock()
+        response, raw, attempts = await self._exchange(
+            call, json_body, body_form, budget, per_attempt, streaming=False)
+        status, headers = response.status, response.headers
+        capture = RAW_CAPTURE.get()
+        if capture is not None:
+            capture.status, capture.headers, capture.url = status, headers, call.shown_url
+            capture.elapsed, capture.attempts = self.clock() - started, attempts
+        if len(raw) >= C.OFFLOAD_DECODE_BYTES:  # keep the loop responsive (see module doc)
+            return await asyncio.to_thread(self._finish, call, status, headers, raw, model,
+                                           many)
+        return self._finish(call, status, headers, raw, model, many)
+
+    def _finish(self, call: Call, status: int, headers: Mapping[str, str], raw: bytes,
+                model: type[Any] | None, many: bool) -> Any:
+        data = self.interpret(call, status, headers, raw)
+        if model is None:
+            return data
+        return self.decode_many(call.op, data, model) if many else self.decode(
+            call.op, data, model)
 
     @asynccontextmanager
     async def stream(
@@ -361,120 +343,135 @@ class Transport:
     ) -> AsyncIterator[StreamedResponse]:
         """Send ``op`` and hand out its 2xx answer unread, releasing it on exit.
 
-        ``timeout`` bounds connecting and each read (a download may take long, a stall
-        may not). With ``absolute_url`` the request goes there *without credentials*
-        (a result hosted elsewhere). A non-2xx answer raises as ``request`` does.
+        ``timeout`` bounds the wait for a pooled connection, connecting and each read (a
+        download may take long, a stall may not). With ``absolute_url`` the request goes
+        there *without credentials* (a result hosted elsewhere). A non-2xx answer raises
+        as ``request`` does. ``Client.close()`` aborts the stream (``StreamedResponse``).
         """
         if absolute_url is None:
-            url = self.url_for(op)
-            query, _ = self._with_credentials(op, params, None)
+            call = Call(op, self.url_for(op), self._with_credentials(op, params, None)[0])
         else:
-            url, query = absolute_url, dict(params or {})
-        total = self._seconds_for_call(timeout)
-        deadline = self.clock() + total
-        async with self._send(op, url, query, None, None, total, deadline,
-                              streaming=True) as response:
+            call = Call(op, absolute_url, dict(params or {}))
+        budget = self._budget(timeout)
+        response, _, _ = await self._exchange(call, None, None, budget, None, streaming=True)
+        streamed = StreamedResponse(self, call, response)
+        owner = self.sessions
+        try:
             if not 200 <= response.status < 300:
-                raw = await self._read_capped(op, url, query, response)
-                self._parse_answer(op, url, query, response.status, raw, response.headers)
-                self._raise_status(op, url, query, response.status, raw, response.headers)
+                raw = await self._read_capped(call, response)
+                self.interpret(call, response.status, response.headers, raw)
+                self._raise_status(call, response.status, response.headers, raw)
+            owner.add_stream(streamed)
+            yield streamed
+        finally:
+            owner.discard_stream(streamed)
+            response.release()
 
-            def fail(failure: _Failure) -> NoReturn:
-                raise self._connection_error(op, url, query, failure)
-
-            def refuse(text: str | None, raw: bytes) -> NoReturn:
-                self._raise_api(op, url, query, response.status, raw, response.headers, text)
-
-            yield StreamedResponse(response, fail, refuse)
-
-    @asynccontextmanager
-    async def _send(
+    async def _exchange(
         self,
-        op: Operation,
-        url: str,
-        query: dict[str, Any],
+        call: Call,
         json_body: Any,
         form: dict[str, Any] | None,
-        total: float,
-        deadline: float,
+        budget: float,
+        per_attempt: float | None,
         *,
         streaming: bool,
-    ) -> AsyncIterator[aiohttp.ClientResponse]:
-        """Attempts with retries until an answer worth handing out; yields it open and
-        releases it on exit."""
-        response, _ = await self._attempts(op, url, query, json_body, form, total,
-                                           deadline, streaming)
+    ) -> tuple[aiohttp.ClientResponse, bytes, int]:
+        """The attempts of one call, marked in flight so that ``Client.close()`` can
+        end them; a cancellation by ``close()`` becomes ``APIConnectionError``."""
+        owner = self.sessions
+        task = owner.enter()
         try:
-            yield response
+            return await self._attempts(call, json_body, form, budget, per_attempt,
+                                        streaming)
+        except asyncio.CancelledError:
+            if owner.was_closed_under(task):
+                raise self.connection_error(call, CLOSED_IN_FLIGHT) from None
+            raise
         finally:
-            response.release()
+            owner.leave(task)
+
+    def _client_timeout(self, remaining: float, per_attempt: float | None,
+                        budget: float, streaming: bool) -> aiohttp.ClientTimeout:
+        if streaming:
+            # No total (a download may take long); the pool wait, the connect and every
+            # read are bounded (a stalled read must not hang, nor a full pool).
+            return aiohttp.ClientTimeout(total=None, connect=remaining, sock_read=budget)
+        # ``total`` bounds the whole exchange, body included, so a stalled read cannot
+        # hang (tests/reliability: test_answer_stalling_mid_body_times_out); a
+        # ``sock_read`` could never fire first and costs a timer rescheduled per chunk.
+        if per_attempt is not None and per_attempt < remaining:
+            cached = self._timeouts.get(per_attempt)
+            if cached is None:
+                if len(self._timeouts) >= 64:  # per-call values: keep the cache small
+                    self._timeouts.clear()
+                cached = self._timeouts[per_attempt] = aiohttp.ClientTimeout(
+                    total=per_attempt)
+            return cached
+        return aiohttp.ClientTimeout(total=remaining)
 
     async def _attempts(
         self,
-        op: Operation,
-        url: str,
-        query: dict[str, Any],
+        call: Call,
         json_body: Any,
         form: dict[str, Any] | None,
-        total: float,
-        deadline: float,
+        budget: float,
+        per_attempt: float | None,
         streaming: bool,
-    ) -> tuple[aiohttp.ClientResponse, bytes]:
+    ) -> tuple[aiohttp.ClientResponse, bytes, int]:
         """Attempts with retries until an answer worth handing out, or the error of the
         last attempt. Streaming: returns the answer open (the caller releases it) and
-        ``b""``; otherwise the answer already read in full and released, and its body."""
-        # Unsafe operations get a session that never resends by itself (see Client).
-        session = self._session(op.safe_to_repeat)
-        method = op.method
-        last_failure: _Failure | None = None
+        ``b""``; otherwise the answer already read in full and released, and its body.
+        The third value is the number of attempts sent."""
+        owner = self.sessions
+        session = owner.session()
+        op = call.op
+        safe = op.safe_to_repeat
+        deadline = self.clock() + budget
+        last_failure: Failure | None = None
         last_response: tuple[int, bytes, Mapping[str, str]] | None = None
         sent_maybe = False
+        redropped = False
         retry = 0
         while True:
             remaining = deadline - self.clock()
             if remaining <= 0:
-                last_failure = _Failure("the call's time ran out", sent_maybe, False,
-                                        timeout=True)
+                last_failure = Failure("the call's time ran out", sent_maybe, False,
+                                       timeout=True)
                 break
-            if streaming:
-                client_timeout = aiohttp.ClientTimeout(
-                    total=None, sock_connect=total, sock_read=total)
-            else:
-                # ``total`` bounds the whole exchange, body included, so a stalled read
-                # cannot hang (tests/reliability: test_answer_stalling_mid_body_times_out).
-                # A ``sock_read`` of the same length could never fire first and costs a
-                # timer rescheduled per chunk (~10% of check_many's throughput); streams,
-                # which have no total, get it instead.
-                client_timeout = aiohttp.ClientTimeout(
-                    total=remaining, sock_connect=remaining)
+            client_timeout = self._client_timeout(remaining, per_attempt, budget, streaming)
             started = self.clock()
-            failure: _Failure | None = None
+            failure: Failure | None = None
             retry_after: float | None = None
             response: aiohttp.ClientResponse | None = None
             try:
                 response = await session.request(
-                    method, url, params=query, json=json_body, data=form,
+                    op.method, call.url, params=call.query, json=json_body, data=form,
                     timeout=client_timeout, proxy=self.proxy, ssl=self.ssl,
-                    allow_redirects=op.safe_to_repeat,
+                    allow_redirects=safe, **owner.request_options,
                 )
-            except _TRANSPORT_ERRORS as exc:
-                failure = _describe_exception(exc, self.credentials.scrub)
+            except TRANSPORT_ERRORS as exc:
+                failure = describe_exception(exc, self.credentials.scrub)
+            except RuntimeError:
+                if session.closed:  # the caller closed the session they gave the client
+                    raise UsageError(
+                        "the aiohttp session given to Client was closed") from None
+                raise
             if response is not None:
                 status = response.status
-                self._log(op, url, query, status, started, retry)
-                retryable = status in C.RETRYABLE_STATUSES and (
-                    op.safe_to_repeat or status == 429)
+                self._log(call, status, started, retry)
+                retryable = status in C.RETRYABLE_STATUSES and (safe or status == 429)
                 if not retryable or retry >= self.max_retries:
                     if streaming:
-                        return response, b""
-                    read = await self._read_final(op, url, query, response)
-                    if not isinstance(read, _Failure):
-                        return response, read
+                        return response, b"", retry + 1
+                    read = await self._read_final(call, response)
+                    if not isinstance(read, Failure):
+                        return response, read, retry + 1
                     failure = read  # the answer broke off: retried as a dropped connection
                 else:
                     retry_after = parse_retry_after(response.headers.get("Retry-After"))
                     try:
-                        raw = await self._read_capped(op, url, query, response)
+                        raw = await self._read_capped(call, response)
                     except (APIConnectionError, ResponseDecodeError):
                         raw = b""
                     finally:
@@ -484,14 +481,19 @@ class Transport:
                     sent_maybe = True
             if failure is not None:
                 if response is None:  # an answer that broke off is logged already
-                    self._log(op, url, query, None, started, retry, failure.message)
+                    self._log(call, None, started, retry, failure.message)
                 sent_maybe = sent_maybe or failure.may_have_been_sent
                 last_failure = attrs.evolve(failure, may_have_been_sent=sent_maybe)
                 last_response = None
                 if failure.fatal or retry >= self.max_retries or not (
-                    op.safe_to_repeat or failure.retry_unsafe
+                    safe or failure.retry_unsafe
                 ):
                     break
+                if failure.dropped and not redropped:
+                    # A stale keep-alive connection: try again at once (still an attempt).
+                    redropped = True
+                    retry += 1
+                    continue
             delay = retry_after if retry_after is not None else backoff_delay(retry, self.rand)
             if self.clock() + delay >= deadline:
                 break  # a retry could not finish in time: report what we have
@@ -499,66 +501,34 @@ class Transport:
             retry += 1
         if last_response is not None:
             status, raw, headers = last_response
-            self._parse_answer(op, url, query, status, raw, headers)
-            self._raise_status(op, url, query, status, raw, headers)
+            self.interpret(call, status, headers, raw)
+            self._raise_status(call, status, headers, raw)
         assert last_failure is not None
-        raise self._connection_error(op, url, query, last_failure)
-
-    # --- decoding -------------------------------------------------------------------
-    def decode(self, op: Operation, data: Any, model: type[M]) -> M:
-        """``data`` read as ``model``; ``ResponseDecodeError`` (with the body) if it can't."""
-        try:
-            return decode(data, model)
-        except DecodeFailure as exc:
-            raise self.decode_error(op, data, str(exc)) from None
-
-    def decode_many(self, op: Operation, data: Any, model: type[M]) -> list[M]:
-        """``data`` read as a list of ``model``; ``ResponseDecodeError`` if it can't."""
-        try:
-            return decode_list(data, model)
-        except DecodeFailure as exc:
-            raise self.decode_error(op, data, str(exc)) from None
-
-    def decode_error(self, op: Operation, data: Any, why: str) -> ResponseDecodeError:
-        """The ``ResponseDecodeError`` for parsed ``data`` that is not what ``op`` expects:
-        the body shown (redacted, shortened) however deeply it is nested."""
-        try:
-            shown = json.dumps(data)[: C.ERROR_BODY_PREVIEW * 8]
-        except (TypeError, ValueError, RecursionError):
-            try:
-                shown = repr(data)[: C.ERROR_BODY_PREVIEW]
-            except RecursionError:  # nested deeper than repr goes
-                shown = f"<{type(data).__name__} nested too deeply to show>"
-        return ResponseDecodeError(
-            f"answer not of the expected shape: {self.credentials.scrub(why)}",
-            operation=op.name, body=self.credentials.scrub(shown))
+        raise self.connection_error(call, last_failure)
 
     # --- reading --------------------------------------------------------------------
-    async def _read_final(
-        self, op: Operation, url: str, query: dict[str, Any], response: aiohttp.ClientResponse
-    ) -> bytes | _Failure:
+    async def _read_final(self, call: Call, response: aiohttp.ClientResponse) -> bytes | Failure:
         """The capped body of a final answer, which is released; a transport failure
         while reading is returned, for the attempt loop to retry or report."""
         try:
-            return await self._read_capped(op, url, query, response)
+            return await self._read_capped(call, response)
         except APIConnectionError as exc:
-            return _Failure(exc.message, exc.may_have_been_sent, False,
-                            timeout=isinstance(exc, APITimeoutError))
+            return Failure(exc.message, exc.may_have_been_sent, False,
+                           timeout=isinstance(exc, APITimeoutError))
         finally:
             response.release()
 
-    async def _read_capped(
-        self, op: Operation, url: str, query: dict[str, Any], response: aiohttp.ClientResponse
-    ) -> bytes:
+    async def _read_capped(self, call: Call, response: aiohttp.ClientResponse) -> bytes:
+        """The body, at most ``MAX_JSON_BODY_BYTES`` once decompressed."""
         cap = C.MAX_JSON_BODY_BYTES
         length = response.content_length
-        failure: _Failure | None = None
+        failure: Failure | None = None
         if length is not None and length > cap:
-            raise ResponseDecodeError(
-                f"answer of {length} bytes refused: larger than the {cap}-byte cap",
-                operation=op.name, status_code=response.status, url=redact_url(url, query))
+            raise self._too_large(call, response.status, f" of {length} bytes")
         try:
-            if length is not None:
+            # Without Content-Encoding the announced length is the body's: read it at
+            # once. Compressed (or unannounced) bodies are counted as they inflate.
+            if length is not None and "Content-Encoding" not in response.headers:
                 return await response.read()
             parts: list[bytes] = []
             size = 0
@@ -569,148 +539,23 @@ class Transport:
                 parts.append(chunk)
             else:
                 return b"".join(parts)
-        except _TRANSPORT_ERRORS as exc:
-            failure = _describe_exception(exc, self.credentials.scrub)
+        except TRANSPORT_ERRORS as exc:
+            failure = describe_exception(exc, self.credentials.scrub)
         if failure is not None:
-            raise self._connection_error(op, url, query, failure)
-        raise ResponseDecodeError(
-            f"answer refused: larger than the {cap}-byte cap",
-            operation=op.name, status_code=response.status, url=redact_url(url, query))
+            raise self.connection_error(call, failure)
+        raise self._too_large(call, response.status, " (decompressed)")
 
-    def _body_text(self, raw: bytes) -> str:
-        return self.credentials.scrub(raw[: C.ERROR_BODY_PREVIEW * 8].decode("utf-8", "replace"))
+    def _too_large(self, call: Call, status: int, what: str) -> ResponseDecodeError:
+        return ResponseDecodeError(
+            f"answer{what} refused: larger than the {C.MAX_JSON_BODY_BYTES}-byte cap",
+            operation=call.op.name, status_code=status, url=call.shown_url)
 
-    def _parse_answer(
-        self,
-        op: Operation,
-        url: str,
-        query: dict[str, Any],
-        status: int,
-        raw: bytes,
-        headers: Mapping[str, str],
-    ) -> Any:
-        """Parsed JSON of a final answer; raises the mapped error for a failure."""
-        data: Any = None
-        parsed = False
-        blank = not raw or raw.isspace()  # bytes.isspace: the whitespace strip() removes
-        if not blank:
-            try:
-                data = _json_loads(raw)
-                parsed = True
-            except (ValueError, RecursionError):
-                pass
-        ok = 200 <= status < 300
-        if (
-            op.area.answers_in_body
-            and isinstance(data, dict)
-            and str(data.get("status", "")).lower() == "fail"
-        ):
-            error = data.get("error")
-            if error:
-                self._raise_api(op, url, query, status, raw, headers, str(error))
-            if not op.bare_fail_is_state:
-                self._raise_api(op, url, query, status, raw, headers, None,
-                                fallback="the service answered fail without an error text")
-        if not ok:
-            self._raise_status(op, url, query, status, raw, headers)
-        if not blank and not parsed:
-            raise ResponseDecodeError(
-                f"answer is not JSON (HTTP {status}, {headers.get('Content-Type', '?')})",
-                operation=op.name, status_code=status, url=redact_url(url, query),
-                body=self._body_text(raw))
-        return data
-
-    def _raise_status(
-        self,
-        op: Operation,
-        url: str,
-        query: dict[str, Any],
-        status: int,
-        raw: bytes,
-        headers: Mapping[str, str],
-    ) -> NoReturn:
-        self._raise_api(op, url, query, status, raw, headers, _message_from_body(raw))
-
-    def _raise_api(
-        self,
-        op: Operation,
-        url: str,
-        query: dict[str, Any],
-        status: int,
-        raw: bytes,
-        headers: Mapping[str, str],
-        text: str | None,
-        *,
-        fallback: str | None = None,
-    ) -> NoReturn:
-        cls = error_class_for_text(text)
-        if cls is APIError and not 200 <= status < 300:
-            cls = error_class_for_status(status)
-        clean_text = self.credentials.scrub(text) if text else None
-        message = clean_text or fallback or f"HTTP {status}"
-        kwargs: dict[str, Any] = {
-            "operation": op.name,
-            "status_code": status,
-            "error_text": clean_text,
-            "url": redact_url(url, query),
-            "body": self._body_text(raw),
-            "request_id": headers.get("X-Request-Id"),
-        }
-        if cls is RateLimitError:
-            raise RateLimitError(
-                message, retry_after=parse_retry_after(headers.get("Retry-After")), **kwargs)
-        raise cls(message, **kwargs)
-
-    def _connection_error(
-        self, op: Operation, url: str, query: dict[str, Any], failure: _Failure
-    ) -> APIConnectionError:
-        cls = APITimeoutError if failure.timeout else APIConnectionError
-        return cls(
-            failure.message,
-            operation=op.name,
-            url=redact_url(url, query),
-            may_have_been_sent=failure.may_have_been_sent,
-        )
-
-    def _log(
-        self,
-        op: Operation,
-        url: str,
-        query: dict[str, Any],
-        status: int | None,
-        started: float,
-        retry: int,
-        failure: str | None = None,
-    ) -> None:
+    def _log(self, call: Call, status: int | None, started: float, retry: int,
+             failure: str | None = None) -> None:
         if logger.isEnabledFor(logging.DEBUG):
             logger.debug(
                 "%s %s -> %s in %.1f ms (attempt %d)",
-                op.method, redact_url(url, query),
+                call.op.method, call.shown_url,
                 status if status is not None else failure,
                 (self.clock() - started) * 1000.0, retry + 1,
             )
-
-
-def _message_from_body(raw: bytes) -> str | None:
-    """The service's message in an error body, if there is one to be found."""
-    try:
-        data = json.loads(raw) if raw.strip() else None
-    except (ValueError, RecursionError):
-        text = raw[:200].decode("utf-8", "replace").strip()
-        return text if text and not text.lstrip().startswith("<") else None
-    if isinstance(data, dict):
-        for key in ("error", "detail", "message", "errors", "non_field_errors"):
-            value = data.get(key)
-            if isinstance(value, str) and value:
-                return value
-            if isinstance(value, list) and value and isinstance(value[0], str):
-                return "; ".join(str(v) for v in value)
-        parts = [
-            f"{k}: {'; '.join(map(str, v)) if isinstance(v, list) else v}"
-            for k, v in data.items()
-            if isinstance(v, (list, str)) and k != "status"
-        ]
-        return ", ".join(parts)[:500] or None
-    if isinstance(data, str) and data:
-        return data
-    return None

@@ -62,16 +62,16 @@ async def raw_aiohttp(base: str, emails: list[str], concurrency: int) -> tuple[f
 def asyncsdk_with(loads: Callable[[Any], Any]) -> Contender:
     async def run(base: str, emails: list[str], concurrency: int) -> tuple[float, float]:
         import asyncsdk
-        from asyncsdk import _transport
+        from asyncsdk import _answer
 
-        saved = _transport._json_loads
-        _transport._json_loads = loads
+        saved = _answer._json_loads
+        _answer._json_loads = loads
         try:
             async with asyncsdk.Client(api_key=API_KEY, username=USERNAME,
                                        base_url=base) as client:
                 return await _drive(client.validation.check, emails, concurrency)
         finally:
-            _transport._json_loads = saved
+            _answer._json_loads = saved
 
     return run
 
