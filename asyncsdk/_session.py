@@ -12,12 +12,14 @@ areas or operations.
   session); using or closing it from another loop raises ``UsageError``.
 * **No silent resend**: aiohttp resends an idempotent-method request once, unseen, when
   the connection drops before the answer. The transport counts attempts itself
-  (``max_retries`` is exact) and must never repeat an unsafe one, so every request runs
-  with the ``refuse_silent_resend`` client middleware: on the client's own session as
-  the session's middleware, on a caller's session appended per request after the
-  caller's own middlewares (aiohttp lets a request's list replace the session's, so the
-  caller's are read from the session: the one private attribute used, checked by
-  ``tests/test_aiohttp_resend.py`` against the installed aiohttp).
+  (``max_retries`` is exact) and must never repeat an unsafe one, so no request may be
+  resent by aiohttp. The client's own session has aiohttp's switch for it off (set once,
+  where the session is made: it costs nothing per request); a caller's session is never
+  modified: each request carries the ``refuse_silent_resend`` client middleware after
+  the caller's own middlewares (a request's list replaces the session's, so the
+  caller's are read from the session). Both private attributes (``_retry_connection``,
+  ``_middlewares``) are checked by ``tests/test_aiohttp_resend.py`` against the
+  installed aiohttp.
 * **Close while in flight**: ``close()`` ends every call in flight promptly. A task
   inside the transport's attempt loop is cancelled and the transport turns that
   cancellation into an SDK error (``was_closed_under``); an open stream is aborted (its
@@ -141,14 +143,11 @@ class SessionOwner:
         session = self._session
         if session is None:
             connector = aiohttp.TCPConnector(limit=self._max_connections, limit_per_host=0)
-            extra: dict[str, Any] = {}
-            if _HAS_MIDDLEWARES:
-                extra["middlewares"] = (refuse_silent_resend,)
             session = self._session = aiohttp.ClientSession(
                 connector=connector, trust_env=self._trust_env,
-                headers={"User-Agent": self._agent}, **extra)
-            if not _HAS_MIDDLEWARES:  # pragma: no cover - aiohttp < 3.12
-                session._retry_connection = False  # type: ignore[attr-defined,unused-ignore]
+                headers={"User-Agent": self._agent})
+            # aiohttp's hidden resend, off for the session the library owns (module doc).
+            session._retry_connection = False  # type: ignore[attr-defined,unused-ignore]
         elif session.closed:
             raise UsageError("the aiohttp session given to Client is closed; pass an open one")
         return session

@@ -427,6 +427,7 @@ class Transport(Interpreter):
         session = owner.session()
         op = call.op
         safe = op.safe_to_repeat
+        debug = logger.isEnabledFor(logging.DEBUG)  # a disabled log costs one test a call
         deadline = self.clock() + budget
         last_failure: Failure | None = None
         last_response: tuple[int, bytes, Mapping[str, str]] | None = None
@@ -459,15 +460,19 @@ class Transport(Interpreter):
                 raise
             if response is not None:
                 status = response.status
-                self._log(call, status, started, retry)
+                if debug:
+                    self._log(call, status, started, retry)
                 retryable = status in C.RETRYABLE_STATUSES and (safe or status == 429)
                 if not retryable or retry >= self.max_retries:
                     if streaming:
                         return response, b"", retry + 1
-                    read = await self._read_final(call, response)
-                    if not isinstance(read, Failure):
-                        return response, read, retry + 1
-                    failure = read  # the answer broke off: retried as a dropped connection
+                    try:
+                        return response, await self._read_capped(call, response), retry + 1
+                    except APIConnectionError as exc:  # the answer broke off: retried
+                        failure = Failure(exc.message, exc.may_have_been_sent, False,
+                                          timeout=isinstance(exc, APITimeoutError))
+                    finally:
+                        response.release()
                 else:
                     retry_after = parse_retry_after(response.headers.get("Retry-After"))
                     try:
@@ -480,7 +485,7 @@ class Transport(Interpreter):
                     last_failure = None
                     sent_maybe = True
             if failure is not None:
-                if response is None:  # an answer that broke off is logged already
+                if response is None and debug:  # an answer that broke off is logged
                     self._log(call, None, started, retry, failure.message)
                 sent_maybe = sent_maybe or failure.may_have_been_sent
                 last_failure = attrs.evolve(failure, may_have_been_sent=sent_maybe)
@@ -507,17 +512,6 @@ class Transport(Interpreter):
         raise self.connection_error(call, last_failure)
 
     # --- reading --------------------------------------------------------------------
-    async def _read_final(self, call: Call, response: aiohttp.ClientResponse) -> bytes | Failure:
-        """The capped body of a final answer, which is released; a transport failure
-        while reading is returned, for the attempt loop to retry or report."""
-        try:
-            return await self._read_capped(call, response)
-        except APIConnectionError as exc:
-            return Failure(exc.message, exc.may_have_been_sent, False,
-                           timeout=isinstance(exc, APITimeoutError))
-        finally:
-            response.release()
-
     async def _read_capped(self, call: Call, response: aiohttp.ClientResponse) -> bytes:
         """The body, at most ``MAX_JSON_BODY_BYTES`` once decompressed."""
         cap = C.MAX_JSON_BODY_BYTES
@@ -552,10 +546,10 @@ class Transport(Interpreter):
 
     def _log(self, call: Call, status: int | None, started: float, retry: int,
              failure: str | None = None) -> None:
-        if logger.isEnabledFor(logging.DEBUG):
-            logger.debug(
-                "%s %s -> %s in %.1f ms (attempt %d)",
-                call.op.method, call.shown_url,
-                status if status is not None else failure,
-                (self.clock() - started) * 1000.0, retry + 1,
-            )
+        """The DEBUG line of one attempt (the caller checked that DEBUG is on)."""
+        logger.debug(
+            "%s %s -> %s in %.1f ms (attempt %d)",
+            call.op.method, call.shown_url,
+            status if status is not None else failure,
+            (self.clock() - started) * 1000.0, retry + 1,
+        )

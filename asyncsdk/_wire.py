@@ -53,9 +53,14 @@ def describe_exception(exc: BaseException, scrub: Callable[[str], str]) -> Failu
         return Failure("timed out waiting for the answer", True, False, timeout=True)
     if isinstance(exc, aiohttp.ClientPayloadError):
         return Failure("the answer was cut short", True, False)
+    # The two failures after which aiohttp would resend by itself (a connection that
+    # may have been a stale keep-alive one): ``dropped``.
     if isinstance(exc, aiohttp.ServerDisconnectedError):
-        return Failure("the server closed the connection without an answer", True, False)
-    if isinstance(exc, (aiohttp.ClientOSError, OSError)):
+        return Failure("the server closed the connection without an answer", True, False,
+                       dropped=True)
+    if isinstance(exc, aiohttp.ClientOSError):
+        return Failure(f"connection broken ({name})", True, False, dropped=True)
+    if isinstance(exc, OSError):
         return Failure(f"connection broken ({name})", True, False)
     return Failure(f"request failed ({name})", True, False)
 

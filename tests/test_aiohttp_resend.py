@@ -33,12 +33,14 @@ async def start_dropping_server() -> tuple[asyncio.AbstractServer, list[bytes], 
 
 async def test_aiohttp_still_resends_by_itself_and_keeps_its_middlewares_here() -> None:
     """The version guard: the hazard exists in the installed aiohttp (a plain session
-    sends a dropped GET twice), and the private attribute the library reads to keep a
-    caller's middlewares when adding its own per request is still there."""
+    sends a dropped GET twice), and the private attributes the library uses are still
+    there: the switch it turns off on its own session, and the list it reads to keep a
+    caller's middlewares when adding its own per request."""
     server, seen, port = await start_dropping_server()
     try:
         async with aiohttp.ClientSession(middlewares=()) as session:
             assert isinstance(session._middlewares, tuple)
+            assert session._retry_connection is True
             with pytest.raises(aiohttp.ClientError):
                 await session.get(f"http://127.0.0.1:{port}/x")
     finally:
