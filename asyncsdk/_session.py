@@ -162,16 +162,18 @@ class SessionOwner:
                 "Client per event loop (for example inside each asyncio.run())")
 
     # --- in flight -----------------------------------------------------------------
-    def enter(self) -> asyncio.Task[Any] | None:
-        """Mark the current task as inside the transport until ``leave``."""
-        task = asyncio.current_task()
+    def begin(self) -> tuple[aiohttp.ClientSession, asyncio.Task[Any] | None]:
+        """The session for a call, and the current task marked in flight until
+        ``leave`` (``session()``'s errors are raised before anything is marked)."""
+        session = self.session()
+        task = asyncio.current_task(self._loop)
         if task is not None:
             flight = self._in_flight
             flight[task] = flight.get(task, 0) + 1
-        return task
+        return session, task
 
     def leave(self, task: asyncio.Task[Any] | None) -> None:
-        """Undo one ``enter``."""
+        """Undo one ``begin``."""
         if task is not None:
             flight = self._in_flight
             depth = flight.pop(task, 1) - 1

@@ -215,6 +215,13 @@ class Transport(Interpreter):
         self.max_retries = max_retries
         self.proxy = proxy
         self.ssl = ssl
+        # Keyword arguments of every request that differ from aiohttp's defaults: the
+        # caller's session's (``SessionOwner.request_options``), proxy and ssl.
+        self._options: dict[str, Any] = dict(sessions.request_options)
+        if proxy is not None:
+            self._options["proxy"] = proxy
+        if ssl is not True:
+            self._options["ssl"] = ssl
         self.sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
         self.rand: Callable[[], float] = random.random
         self.clock: Callable[[], float] = time.monotonic
@@ -310,12 +317,14 @@ class Transport(Interpreter):
         query, body_form = self._with_credentials(op, params, form)
         call = Call(op, url, query)
         budget = self._budget(timeout)
-        per_attempt = self._per_attempt(budget, attempt_timeout) if op.safe_to_repeat else None
-        started = self.clock()
+        per_attempt: float | None = self._per_attempt(budget, attempt_timeout)  # checked
+        if not op.safe_to_repeat:
+            per_attempt = None  # an unsafe attempt may have arrived: never abandoned
+        capture = RAW_CAPTURE.get()
+        started = self.clock() if capture is not None else 0.0
         response, raw, attempts = await self._exchange(
             call, json_body, body_form, budget, per_attempt, streaming=False)
         status, headers = response.status, response.headers
-        capture = RAW_CAPTURE.get()
         if capture is not None:
             capture.status, capture.headers, capture.url = status, headers, call.shown_url
             capture.elapsed, capture.attempts = self.clock() - started, attempts
@@ -380,9 +389,9 @@ class Transport(Interpreter):
         """The attempts of one call, marked in flight so that ``Client.close()`` can
         end them; a cancellation by ``close()`` becomes ``APIConnectionError``."""
         owner = self.sessions
-        task = owner.enter()
+        session, task = owner.begin()
         try:
-            return await self._attempts(call, json_body, form, budget, per_attempt,
+            return await self._attempts(session, call, json_body, form, budget, per_attempt,
                                         streaming)
         except asyncio.CancelledError:
             if owner.was_closed_under(task):
@@ -412,6 +421,7 @@ class Transport(Interpreter):
 
     async def _attempts(
         self,
+        session: aiohttp.ClientSession,
         call: Call,
         json_body: Any,
         form: dict[str, Any] | None,
@@ -423,33 +433,32 @@ class Transport(Interpreter):
         last attempt. Streaming: returns the answer open (the caller releases it) and
         ``b""``; otherwise the answer already read in full and released, and its body.
         The third value is the number of attempts sent."""
-        owner = self.sessions
-        session = owner.session()
         op = call.op
         safe = op.safe_to_repeat
         debug = logger.isEnabledFor(logging.DEBUG)  # a disabled log costs one test a call
-        deadline = self.clock() + budget
+        options = self._options
+        clock = self.clock
+        deadline = clock() + budget
         last_failure: Failure | None = None
         last_response: tuple[int, bytes, Mapping[str, str]] | None = None
         sent_maybe = False
         redropped = False
         retry = 0
         while True:
-            remaining = deadline - self.clock()
+            started = clock()
+            remaining = deadline - started
             if remaining <= 0:
                 last_failure = Failure("the call's time ran out", sent_maybe, False,
                                        timeout=True)
                 break
             client_timeout = self._client_timeout(remaining, per_attempt, budget, streaming)
-            started = self.clock()
             failure: Failure | None = None
             retry_after: float | None = None
             response: aiohttp.ClientResponse | None = None
             try:
                 response = await session.request(
                     op.method, call.url, params=call.query, json=json_body, data=form,
-                    timeout=client_timeout, proxy=self.proxy, ssl=self.ssl,
-                    allow_redirects=safe, **owner.request_options,
+                    timeout=client_timeout, allow_redirects=safe, **options,
                 )
             except TRANSPORT_ERRORS as exc:
                 failure = describe_exception(exc, self.credentials.scrub)
@@ -500,7 +509,7 @@ class Transport(Interpreter):
                     retry += 1
                     continue
             delay = retry_after if retry_after is not None else backoff_delay(retry, self.rand)
-            if self.clock() + delay >= deadline:
+            if clock() + delay >= deadline:
                 break  # a retry could not finish in time: report what we have
             await self.sleep(delay)
             retry += 1
