@@ -166,6 +166,38 @@ class Interpreter:
             f"answer not of the expected shape: {self._scrub(why)}",
             operation=op.name, body=self._scrub(shown))
 
+    async def read_capped(self, call: Call, response: aiohttp.ClientResponse) -> bytes:
+        """The body, at most ``MAX_JSON_BODY_BYTES`` once decompressed."""
+        cap = C.MAX_JSON_BODY_BYTES
+        length = response.content_length
+        failure: Failure | None = None
+        if length is not None and length > cap:
+            raise self.too_large(call, response.status, f" of {length} bytes")
+        try:
+            # Without Content-Encoding the announced length is the body's: read it at
+            # once. Compressed (or unannounced) bodies are counted as they inflate.
+            if length is not None and "Content-Encoding" not in response.headers:
+                return await response.read()
+            parts: list[bytes] = []
+            size = 0
+            async for chunk in response.content.iter_chunked(C.STREAM_CHUNK_SIZE):
+                size += len(chunk)
+                if size > cap:
+                    break
+                parts.append(chunk)
+            else:
+                return b"".join(parts)
+        except TRANSPORT_ERRORS as exc:
+            failure = describe_exception(exc, self._scrub)
+        if failure is not None:
+            raise self.connection_error(call, failure)
+        raise self.too_large(call, response.status, " (decompressed)")
+
+    def too_large(self, call: Call, status: int, what: str) -> ResponseDecodeError:
+        return ResponseDecodeError(
+            f"answer{what} refused: larger than the {C.MAX_JSON_BODY_BYTES}-byte cap",
+            operation=call.op.name, status_code=status, url=call.shown_url)
+
 
 class StreamedResponse:
     """A 2xx answer whose body is read piece by piece (see ``Transport.stream``).

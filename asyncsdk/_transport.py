@@ -189,6 +189,54 @@ def backoff_delay(retry: int, rand: Callable[[], float] = random.random) -> floa
 
 
 
+@attrs.define
+class TimeLimits:
+    """A client's time limits and the ``ClientTimeout`` of each attempt.
+
+    ``timeout`` is a call's whole budget, ``attempt_timeout`` one attempt's bound (None:
+    ``DEFAULT_ATTEMPT_SHARE`` of the call's budget). Each attempt bound in use gets one
+    ``ClientTimeout``, built once, not one per attempt.
+    """
+
+    timeout: float
+    attempt_timeout: float | None = None
+    _cache: dict[float, aiohttp.ClientTimeout] = attrs.field(factory=dict, init=False)
+
+    def budget(self, request_timeout: float | None) -> float:
+        """The call's time budget: its ``request_timeout`` (checked) or the client's."""
+        if request_timeout is None:
+            return self.timeout
+        return float(check_seconds(request_timeout, "request_timeout"))
+
+    def per_attempt(self, budget: float, attempt_timeout: float | None) -> float:
+        """One attempt's bound: the call's ``attempt_timeout`` (checked), the client's,
+        or ``DEFAULT_ATTEMPT_SHARE`` of the budget."""
+        if attempt_timeout is not None:
+            return float(check_seconds(attempt_timeout, "attempt_timeout"))
+        if self.attempt_timeout is not None:
+            return self.attempt_timeout
+        return budget * C.DEFAULT_ATTEMPT_SHARE
+
+    def client_timeout(self, remaining: float, per_attempt: float | None,
+                        budget: float, streaming: bool) -> aiohttp.ClientTimeout:
+        if streaming:
+            # No total (a download may take long); the pool wait, the connect and every
+            # read are bounded (a stalled read must not hang, nor a full pool).
+            return aiohttp.ClientTimeout(total=None, connect=remaining, sock_read=budget)
+        # ``total`` bounds the whole exchange, body included, so a stalled read cannot
+        # hang (tests/reliability: test_answer_stalling_mid_body_times_out); a
+        # ``sock_read`` could never fire first and costs a timer rescheduled per chunk.
+        if per_attempt is not None and per_attempt < remaining:
+            cached = self._cache.get(per_attempt)
+            if cached is None:
+                if len(self._cache) >= 64:  # per-call values: keep the cache small
+                    self._cache.clear()
+                cached = self._cache[per_attempt] = aiohttp.ClientTimeout(
+                    total=per_attempt)
+            return cached
+        return aiohttp.ClientTimeout(total=remaining)
+
+
 class Transport(Interpreter):
     """Sends operations for a ``Client`` and reads their answers (``Interpreter``).
     ``sleep``, ``rand`` and ``clock`` are plain attributes so tests can replace them
@@ -210,8 +258,7 @@ class Transport(Interpreter):
         self.credentials = credentials
         self.base_urls = dict(base_urls)
         self.sessions = sessions
-        self.timeout = timeout
-        self.attempt_timeout = attempt_timeout
+        self.limits = TimeLimits(timeout, attempt_timeout)
         self.max_retries = max_retries
         self.proxy = proxy
         self.ssl = ssl
@@ -225,25 +272,8 @@ class Transport(Interpreter):
         self.sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
         self.rand: Callable[[], float] = random.random
         self.clock: Callable[[], float] = time.monotonic
-        # One ClientTimeout per attempt bound in use, not one per attempt.
-        self._timeouts: dict[float, aiohttp.ClientTimeout] = {}
 
     # --- building -------------------------------------------------------------------
-    def _budget(self, request_timeout: float | None) -> float:
-        """The call's time budget: its ``request_timeout`` (checked) or the client's."""
-        if request_timeout is None:
-            return self.timeout
-        return float(check_seconds(request_timeout, "request_timeout"))
-
-    def _per_attempt(self, budget: float, attempt_timeout: float | None) -> float:
-        """One attempt's bound: the call's ``attempt_timeout`` (checked), the client's,
-        or ``DEFAULT_ATTEMPT_SHARE`` of the budget."""
-        if attempt_timeout is not None:
-            return float(check_seconds(attempt_timeout, "attempt_timeout"))
-        if self.attempt_timeout is not None:
-            return self.attempt_timeout
-        return budget * C.DEFAULT_ATTEMPT_SHARE
-
     def url_for(self, op: Operation, path_id: str | int | None = None) -> str:
         """Absolute URL of ``op`` (no query), with ``path_id`` put into ``{id}``."""
         base = self.base_urls.get(op.area)
@@ -291,7 +321,6 @@ class Transport(Interpreter):
             )
         return value
 
-
     # --- sending --------------------------------------------------------------------
     async def request(
         self,
@@ -316,8 +345,8 @@ class Transport(Interpreter):
         url = self.url_for(op, path_id)
         query, body_form = self._with_credentials(op, params, form)
         call = Call(op, url, query)
-        budget = self._budget(timeout)
-        per_attempt: float | None = self._per_attempt(budget, attempt_timeout)  # checked
+        budget = self.limits.budget(timeout)
+        per_attempt: float | None = self.limits.per_attempt(budget, attempt_timeout)  # checked
         if not op.safe_to_repeat:
             per_attempt = None  # an unsafe attempt may have arrived: never abandoned
         capture = RAW_CAPTURE.get()
@@ -361,13 +390,13 @@ class Transport(Interpreter):
             call = Call(op, self.url_for(op), self._with_credentials(op, params, None)[0])
         else:
             call = Call(op, absolute_url, dict(params or {}))
-        budget = self._budget(timeout)
+        budget = self.limits.budget(timeout)
         response, _, _ = await self._exchange(call, None, None, budget, None, streaming=True)
         streamed = StreamedResponse(self, call, response)
         owner = self.sessions
         try:
             if not 200 <= response.status < 300:
-                raw = await self._read_capped(call, response)
+                raw = await self.read_capped(call, response)
                 self.interpret(call, response.status, response.headers, raw)
                 self._raise_status(call, response.status, response.headers, raw)
             owner.add_stream(streamed)
@@ -400,25 +429,6 @@ class Transport(Interpreter):
         finally:
             owner.leave(task)
 
-    def _client_timeout(self, remaining: float, per_attempt: float | None,
-                        budget: float, streaming: bool) -> aiohttp.ClientTimeout:
-        if streaming:
-            # No total (a download may take long); the pool wait, the connect and every
-            # read are bounded (a stalled read must not hang, nor a full pool).
-            return aiohttp.ClientTimeout(total=None, connect=remaining, sock_read=budget)
-        # ``total`` bounds the whole exchange, body included, so a stalled read cannot
-        # hang (tests/reliability: test_answer_stalling_mid_body_times_out); a
-        # ``sock_read`` could never fire first and costs a timer rescheduled per chunk.
-        if per_attempt is not None and per_attempt < remaining:
-            cached = self._timeouts.get(per_attempt)
-            if cached is None:
-                if len(self._timeouts) >= 64:  # per-call values: keep the cache small
-                    self._timeouts.clear()
-                cached = self._timeouts[per_attempt] = aiohttp.ClientTimeout(
-                    total=per_attempt)
-            return cached
-        return aiohttp.ClientTimeout(total=remaining)
-
     async def _attempts(
         self,
         session: aiohttp.ClientSession,
@@ -437,6 +447,7 @@ class Transport(Interpreter):
         safe = op.safe_to_repeat
         debug = logger.isEnabledFor(logging.DEBUG)  # a disabled log costs one test a call
         options = self._options
+        limits = self.limits
         clock = self.clock
         deadline = clock() + budget
         last_failure: Failure | None = None
@@ -451,7 +462,7 @@ class Transport(Interpreter):
                 last_failure = Failure("the call's time ran out", sent_maybe, False,
                                        timeout=True)
                 break
-            client_timeout = self._client_timeout(remaining, per_attempt, budget, streaming)
+            client_timeout = limits.client_timeout(remaining, per_attempt, budget, streaming)
             failure: Failure | None = None
             retry_after: float | None = None
             response: aiohttp.ClientResponse | None = None
@@ -476,7 +487,7 @@ class Transport(Interpreter):
                     if streaming:
                         return response, b"", retry + 1
                     try:
-                        return response, await self._read_capped(call, response), retry + 1
+                        return response, await self.read_capped(call, response), retry + 1
                     except APIConnectionError as exc:  # the answer broke off: retried
                         failure = Failure(exc.message, exc.may_have_been_sent, False,
                                           timeout=isinstance(exc, APITimeoutError))
@@ -485,7 +496,7 @@ class Transport(Interpreter):
                 else:
                     retry_after = parse_retry_after(response.headers.get("Retry-After"))
                     try:
-                        raw = await self._read_capped(call, response)
+                        raw = await self.read_capped(call, response)
                     except (APIConnectionError, ResponseDecodeError):
                         raw = b""
                     finally:
@@ -519,39 +530,6 @@ class Transport(Interpreter):
             self._raise_status(call, status, headers, raw)
         assert last_failure is not None
         raise self.connection_error(call, last_failure)
-
-    # --- reading --------------------------------------------------------------------
-    async def _read_capped(self, call: Call, response: aiohttp.ClientResponse) -> bytes:
-        """The body, at most ``MAX_JSON_BODY_BYTES`` once decompressed."""
-        cap = C.MAX_JSON_BODY_BYTES
-        length = response.content_length
-        failure: Failure | None = None
-        if length is not None and length > cap:
-            raise self._too_large(call, response.status, f" of {length} bytes")
-        try:
-            # Without Content-Encoding the announced length is the body's: read it at
-            # once. Compressed (or unannounced) bodies are counted as they inflate.
-            if length is not None and "Content-Encoding" not in response.headers:
-                return await response.read()
-            parts: list[bytes] = []
-            size = 0
-            async for chunk in response.content.iter_chunked(C.STREAM_CHUNK_SIZE):
-                size += len(chunk)
-                if size > cap:
-                    break
-                parts.append(chunk)
-            else:
-                return b"".join(parts)
-        except TRANSPORT_ERRORS as exc:
-            failure = describe_exception(exc, self.credentials.scrub)
-        if failure is not None:
-            raise self.connection_error(call, failure)
-        raise self._too_large(call, response.status, " (decompressed)")
-
-    def _too_large(self, call: Call, status: int, what: str) -> ResponseDecodeError:
-        return ResponseDecodeError(
-            f"answer{what} refused: larger than the {C.MAX_JSON_BODY_BYTES}-byte cap",
-            operation=call.op.name, status_code=status, url=call.shown_url)
 
     def _log(self, call: Call, status: int | None, started: float, retry: int,
              failure: str | None = None) -> None:
