@@ -415,34 +415,18 @@ class Transport(Interpreter):
         *,
         streaming: bool,
     ) -> tuple[aiohttp.ClientResponse, bytes, int]:
-        """The attempts of one call, marked in flight so that ``Client.close()`` can
-        end them; a cancellation by ``close()`` becomes ``APIConnectionError``."""
-        owner = self.sessions
-        session, task = owner.begin()
-        try:
-            return await self._attempts(session, call, json_body, form, budget, per_attempt,
-                                        streaming)
-        except asyncio.CancelledError:
-            if owner.was_closed_under(task):
-                raise self.connection_error(call, CLOSED_IN_FLIGHT) from None
-            raise
-        finally:
-            owner.leave(task)
-
-    async def _attempts(
-        self,
-        session: aiohttp.ClientSession,
-        call: Call,
-        json_body: Any,
-        form: dict[str, Any] | None,
-        budget: float,
-        per_attempt: float | None,
-        streaming: bool,
-    ) -> tuple[aiohttp.ClientResponse, bytes, int]:
         """Attempts with retries until an answer worth handing out, or the error of the
         last attempt. Streaming: returns the answer open (the caller releases it) and
         ``b""``; otherwise the answer already read in full and released, and its body.
-        The third value is the number of attempts sent."""
+        The third value is the number of attempts sent.
+
+        The call is marked in flight meanwhile, so that ``Client.close()`` can end it: a
+        cancellation by ``close()`` becomes ``APIConnectionError``. (One coroutine for
+        all of it: every frame between the caller and aiohttp is crossed again at each
+        of aiohttp's suspensions.)
+        """
+        owner = self.sessions
+        session, task = owner.begin()
         op = call.op
         safe = op.safe_to_repeat
         debug = logger.isEnabledFor(logging.DEBUG)  # a disabled log costs one test a call
@@ -455,81 +439,97 @@ class Transport(Interpreter):
         sent_maybe = False
         redropped = False
         retry = 0
-        while True:
-            started = clock()
-            remaining = deadline - started
-            if remaining <= 0:
-                last_failure = Failure("the call's time ran out", sent_maybe, False,
-                                       timeout=True)
-                break
-            client_timeout = limits.client_timeout(remaining, per_attempt, budget, streaming)
-            failure: Failure | None = None
-            retry_after: float | None = None
-            response: aiohttp.ClientResponse | None = None
-            try:
-                response = await session.request(
-                    op.method, call.url, params=call.query, json=json_body, data=form,
-                    timeout=client_timeout, allow_redirects=safe, **options,
-                )
-            except TRANSPORT_ERRORS as exc:
-                failure = describe_exception(exc, self.credentials.scrub)
-            except RuntimeError:
-                if session.closed:  # the caller closed the session they gave the client
-                    raise UsageError(
-                        "the aiohttp session given to Client was closed") from None
-                raise
-            if response is not None:
-                status = response.status
-                if debug:
-                    self._log(call, status, started, retry)
-                retryable = status in C.RETRYABLE_STATUSES and (safe or status == 429)
-                if not retryable or retry >= self.max_retries:
-                    if streaming:
-                        return response, b"", retry + 1
-                    try:
-                        return response, await self.read_capped(call, response), retry + 1
-                    except APIConnectionError as exc:  # the answer broke off: retried
-                        failure = Failure(exc.message, exc.may_have_been_sent, False,
-                                          timeout=isinstance(exc, APITimeoutError))
-                    finally:
-                        response.release()
-                else:
-                    retry_after = parse_retry_after(response.headers.get("Retry-After"))
-                    try:
-                        raw = await self.read_capped(call, response)
-                    except (APIConnectionError, ResponseDecodeError):
-                        raw = b""
-                    finally:
-                        response.release()
-                    last_response = (status, raw, response.headers)
-                    last_failure = None
-                    sent_maybe = True
-            if failure is not None:
-                if response is None and debug:  # an answer that broke off is logged
-                    self._log(call, None, started, retry, failure.message)
-                sent_maybe = sent_maybe or failure.may_have_been_sent
-                last_failure = attrs.evolve(failure, may_have_been_sent=sent_maybe)
-                last_response = None
-                if failure.fatal or retry >= self.max_retries or not (
-                    safe or failure.retry_unsafe
-                ):
+        try:
+            while True:
+                started = clock()
+                remaining = deadline - started
+                if remaining <= 0:
+                    last_failure = Failure("the call's time ran out", sent_maybe, False,
+                                           timeout=True)
                     break
-                if failure.dropped and not redropped:
-                    # A stale keep-alive connection: try again at once (still an attempt).
-                    redropped = True
-                    retry += 1
-                    continue
-            delay = retry_after if retry_after is not None else backoff_delay(retry, self.rand)
-            if clock() + delay >= deadline:
-                break  # a retry could not finish in time: report what we have
-            await self.sleep(delay)
-            retry += 1
-        if last_response is not None:
-            status, raw, headers = last_response
-            self.interpret(call, status, headers, raw)
-            self._raise_status(call, status, headers, raw)
-        assert last_failure is not None
-        raise self.connection_error(call, last_failure)
+                client_timeout = limits.client_timeout(remaining, per_attempt, budget, streaming)
+                failure: Failure | None = None
+                retry_after: float | None = None
+                response: aiohttp.ClientResponse | None = None
+                try:
+                    response = await session.request(
+                        op.method, call.url, params=call.query, json=json_body, data=form,
+                        timeout=client_timeout, allow_redirects=safe, **options,
+                    )
+                except TRANSPORT_ERRORS as exc:
+                    failure = describe_exception(exc, self.credentials.scrub)
+                except RuntimeError:
+                    if session.closed:  # the caller closed the session they gave the client
+                        raise UsageError(
+                            "the aiohttp session given to Client was closed") from None
+                    raise
+                if response is not None:
+                    status = response.status
+                    if debug:
+                        self._log(call, status, started, retry)
+                    retryable = status in C.RETRYABLE_STATUSES and (safe or status == 429)
+                    if not retryable or retry >= self.max_retries:
+                        if streaming:
+                            return response, b"", retry + 1
+                        try:
+                            length = response.content_length
+                            if (length is not None and length <= C.MAX_JSON_BODY_BYTES
+                                    and "Content-Encoding" not in response.headers):
+                                raw = await response.read()  # exactly the length announced
+                            else:
+                                raw = await self.read_capped(call, response)
+                            return response, raw, retry + 1
+                        # The answer broke off: retried like a dropped connection.
+                        except TRANSPORT_ERRORS as exc:
+                            failure = describe_exception(exc, self.credentials.scrub)
+                        except APIConnectionError as exc:
+                            failure = Failure(exc.message, exc.may_have_been_sent, False,
+                                              timeout=isinstance(exc, APITimeoutError))
+                        finally:
+                            response.release()
+                    else:
+                        retry_after = parse_retry_after(response.headers.get("Retry-After"))
+                        try:
+                            raw = await self.read_capped(call, response)
+                        except (APIConnectionError, ResponseDecodeError):
+                            raw = b""
+                        finally:
+                            response.release()
+                        last_response = (status, raw, response.headers)
+                        last_failure = None
+                        sent_maybe = True
+                if failure is not None:
+                    if response is None and debug:  # an answer that broke off is logged
+                        self._log(call, None, started, retry, failure.message)
+                    sent_maybe = sent_maybe or failure.may_have_been_sent
+                    last_failure = attrs.evolve(failure, may_have_been_sent=sent_maybe)
+                    last_response = None
+                    if failure.fatal or retry >= self.max_retries or not (
+                        safe or failure.retry_unsafe
+                    ):
+                        break
+                    if failure.dropped and not redropped:
+                        # A stale keep-alive connection: try again at once (still an attempt).
+                        redropped = True
+                        retry += 1
+                        continue
+                delay = retry_after if retry_after is not None else backoff_delay(retry, self.rand)
+                if clock() + delay >= deadline:
+                    break  # a retry could not finish in time: report what we have
+                await self.sleep(delay)
+                retry += 1
+            if last_response is not None:
+                status, raw, headers = last_response
+                self.interpret(call, status, headers, raw)
+                self._raise_status(call, status, headers, raw)
+            assert last_failure is not None
+            raise self.connection_error(call, last_failure)
+        except asyncio.CancelledError:
+            if owner.was_closed_under(task):
+                raise self.connection_error(call, CLOSED_IN_FLIGHT) from None
+            raise
+        finally:
+            owner.leave(task)
 
     def _log(self, call: Call, status: int | None, started: float, retry: int,
              failure: str | None = None) -> None:
