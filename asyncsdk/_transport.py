@@ -322,7 +322,7 @@ class Transport(Interpreter):
         return value
 
     # --- sending --------------------------------------------------------------------
-    async def request(
+    def request(
         self,
         op: Operation,
         *,
@@ -334,36 +334,41 @@ class Transport(Interpreter):
         attempt_timeout: float | None = None,
         model: type[Any] | None = None,
         many: bool = False,
-    ) -> Any:
-        """Send ``op`` and return its parsed JSON answer (None for an empty 2xx body),
-        decoded as ``model`` (a list of them with ``many``) when one is given.
+    ) -> Awaitable[Any]:
+        """Send ``op``; the awaitable gives its parsed JSON answer (None for an empty
+        2xx body), decoded as ``model`` (a list of them with ``many``) when one is given.
 
-        Raises the ``APIError`` subclass the answer maps to, ``APIConnectionError`` /
-        ``APITimeoutError`` when no usable answer came, ``ResponseDecodeError`` for a
-        body that is not JSON or not of the model's shape.
+        Arguments and configuration are checked at once (``ConfigurationError``,
+        ``InvalidInputError``). Awaiting raises the ``APIError`` subclass the answer maps
+        to, ``APIConnectionError`` / ``APITimeoutError`` when no usable answer came,
+        ``ResponseDecodeError`` for a body that is not JSON or not of the model's shape.
+        (Not a coroutine function itself: one frame less between the caller and aiohttp.)
         """
         url = self.url_for(op, path_id)
         query, body_form = self._with_credentials(op, params, form)
-        call = Call(op, url, query)
         budget = self.limits.budget(timeout)
-        per_attempt: float | None = self.limits.per_attempt(budget, attempt_timeout)  # checked
+        per_attempt: float | None = self.limits.per_attempt(budget, attempt_timeout)
         if not op.safe_to_repeat:
             per_attempt = None  # an unsafe attempt may have arrived: never abandoned
-        capture = RAW_CAPTURE.get()
-        started = self.clock() if capture is not None else 0.0
-        response, raw, attempts = await self._exchange(
-            call, json_body, body_form, budget, per_attempt, streaming=False)
+        return self._exchange(Call(op, url, query), json_body, body_form, budget,
+                              per_attempt, model=model, many=many)
+
+    async def _finish(self, call: Call, response: aiohttp.ClientResponse, raw: bytes,
+                      attempts: int, elapsed: float, model: type[Any] | None,
+                      many: bool) -> Any:
+        """The data of a final answer read in full; large ones off the event loop."""
         status, headers = response.status, response.headers
+        capture = RAW_CAPTURE.get()
         if capture is not None:
             capture.status, capture.headers, capture.url = status, headers, call.shown_url
-            capture.elapsed, capture.attempts = self.clock() - started, attempts
+            capture.elapsed, capture.attempts = elapsed, attempts
         if len(raw) >= C.OFFLOAD_DECODE_BYTES:  # keep the loop responsive (see module doc)
-            return await asyncio.to_thread(self._finish, call, status, headers, raw, model,
+            return await asyncio.to_thread(self._data, call, status, headers, raw, model,
                                            many)
-        return self._finish(call, status, headers, raw, model, many)
+        return self._data(call, status, headers, raw, model, many)
 
-    def _finish(self, call: Call, status: int, headers: Mapping[str, str], raw: bytes,
-                model: type[Any] | None, many: bool) -> Any:
+    def _data(self, call: Call, status: int, headers: Mapping[str, str], raw: bytes,
+              model: type[Any] | None, many: bool) -> Any:
         data = self.interpret(call, status, headers, raw)
         if model is None:
             return data
@@ -391,7 +396,7 @@ class Transport(Interpreter):
         else:
             call = Call(op, absolute_url, dict(params or {}))
         budget = self.limits.budget(timeout)
-        response, _, _ = await self._exchange(call, None, None, budget, None, streaming=True)
+        response = await self._exchange(call, None, None, budget, None, streaming=True)
         streamed = StreamedResponse(self, call, response)
         owner = self.sessions
         try:
@@ -413,12 +418,14 @@ class Transport(Interpreter):
         budget: float,
         per_attempt: float | None,
         *,
-        streaming: bool,
-    ) -> tuple[aiohttp.ClientResponse, bytes, int]:
+        streaming: bool = False,
+        model: type[Any] | None = None,
+        many: bool = False,
+    ) -> Any:
         """Attempts with retries until an answer worth handing out, or the error of the
-        last attempt. Streaming: returns the answer open (the caller releases it) and
-        ``b""``; otherwise the answer already read in full and released, and its body.
-        The third value is the number of attempts sent.
+        last attempt. Streaming: returns the answer open (the caller releases it);
+        otherwise the answer is read in full, released and interpreted (``_finish``),
+        and its data returned.
 
         The call is marked in flight meanwhile, so that ``Client.close()`` can end it: a
         cancellation by ``close()`` becomes ``APIConnectionError``. (One coroutine for
@@ -433,7 +440,8 @@ class Transport(Interpreter):
         options = self._options
         limits = self.limits
         clock = self.clock
-        deadline = clock() + budget
+        begun = clock()
+        deadline = begun + budget
         last_failure: Failure | None = None
         last_response: tuple[int, bytes, Mapping[str, str]] | None = None
         sent_maybe = False
@@ -470,7 +478,7 @@ class Transport(Interpreter):
                     retryable = status in C.RETRYABLE_STATUSES and (safe or status == 429)
                     if not retryable or retry >= self.max_retries:
                         if streaming:
-                            return response, b"", retry + 1
+                            return response
                         try:
                             length = response.content_length
                             if (length is not None and length <= C.MAX_JSON_BODY_BYTES
@@ -478,7 +486,6 @@ class Transport(Interpreter):
                                 raw = await response.read()  # exactly the length announced
                             else:
                                 raw = await self.read_capped(call, response)
-                            return response, raw, retry + 1
                         # The answer broke off: retried like a dropped connection.
                         except TRANSPORT_ERRORS as exc:
                             failure = describe_exception(exc, self.credentials.scrub)
@@ -487,6 +494,9 @@ class Transport(Interpreter):
                                               timeout=isinstance(exc, APITimeoutError))
                         finally:
                             response.release()
+                        if failure is None:
+                            return await self._finish(call, response, raw, retry + 1,
+                                                      clock() - begun, model, many)
                     else:
                         retry_after = parse_retry_after(response.headers.get("Retry-After"))
                         try:
