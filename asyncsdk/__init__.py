@@ -36,6 +36,7 @@ from ._lazy import lazy_attributes
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first use
     from ._client import Client
+    from ._raw import RawResponse
     from .jobs import ValidationJob
     from .models.codes import (
         Currency,
@@ -95,6 +96,7 @@ _LAZY = {
     "ProductInput": ".models.products",
     "ProductType": ".models.codes",
     "Rating": ".models.codes",
+    "RawResponse": "._raw",
     "Unit": ".models.codes",
     "ValidationJob": ".jobs",
     "Client": "._client",
@@ -155,6 +157,7 @@ __all__ = [
     "ProductType",
     "RateLimitError",
     "Rating",
+    "RawResponse",
     "ResponseDecodeError",
     "SDKError",
     "ServerError",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import warnings
 from collections.abc import Mapping
@@ -15,8 +14,10 @@ import aiohttp
 from . import _constants as C
 from ._auth import Area, Credentials
 from ._convert import check_seconds
-from ._errors import ConfigurationError, InvalidInputError, UsageError
+from ._errors import ConfigurationError, InvalidInputError
 from ._logging import setup_logging_from_env
+from ._raw import WithRawResponse
+from ._session import SessionOwner
 from ._transport import Transport
 
 if TYPE_CHECKING:
@@ -81,12 +82,21 @@ class Client:
             (default: ``ASYNCSDK_<AREA>_URL``). Precedence per area: its argument,
             ``base_url``, its variable, ``ASYNCSDK_BASE_URL``. A path is kept as prefix.
         timeout: seconds one call may take in all, retries and their sleeps included.
+        attempt_timeout: seconds one attempt of a safe operation may take before it is
+            abandoned and retried within ``timeout`` (default: a third of the call's
+            ``timeout``). Unsafe operations (creates, ``mail.send``, ``create_job``)
+            are never abandoned early: they may have reached the service.
         max_retries: retries after the first attempt (see README, "Retries").
         max_connections: connections kept open at most (the connector's limit).
-        session: your own ``aiohttp.ClientSession``; the client never closes it.
+        session: your own ``aiohttp.ClientSession``; the client never closes it, and
+            every call goes through it with all its settings (headers, auth, cookies,
+            trace configs, middlewares). A ``User-Agent`` header of that session is
+            kept; without one the library's is sent.
         proxy: proxy URL for every request; trust_env: read proxies from the environment.
         ssl: passed to aiohttp per request: False, an ``ssl.SSLContext`` that trusts a
             private CA, or True (default: verify certificates).
+        app_name: your application, e.g. ``"myapp/1.2"``, appended to the
+            ``User-Agent`` (``asyncsdk/<version> python/<x.y> aiohttp/<version>``).
 
     Raises:
         ConfigurationError: no API key anywhere, or a URL that is not absolute http(s).
@@ -109,12 +119,14 @@ class Client:
         validation_url: str | None = None,
         mail_url: str | None = None,
         timeout: float = C.DEFAULT_TIMEOUT,
+        attempt_timeout: float | None = None,
         max_retries: int = C.DEFAULT_MAX_RETRIES,
         max_connections: int = C.DEFAULT_MAX_CONNECTIONS,
         session: aiohttp.ClientSession | None = None,
         proxy: str | None = None,
         trust_env: bool = False,
         ssl: Any = True,
+        app_name: str | None = None,
     ) -> None:
         setup_logging_from_env()  # ASYNCSDK_LOG, read once per process
         environ = os.environ
@@ -141,21 +153,24 @@ class Client:
         )
         if session is not None and not isinstance(session, aiohttp.ClientSession):
             raise InvalidInputError("session: expected an aiohttp.ClientSession", field="session")
-        self._max_connections = _count("max_connections", max_connections, 1)
-        self._trust_env = bool(trust_env)
-        self._session: aiohttp.ClientSession | None = session
-        self._owns_session = session is None
-        self._no_resend_session: aiohttp.ClientSession | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._closed = False
+        if app_name is not None and (
+            not isinstance(app_name, str) or not app_name or not app_name.isprintable()
+            or app_name != app_name.strip() or len(app_name) > C.MAX_APP_NAME_CHARS
+        ):
+            raise InvalidInputError(
+                "app_name: expected printable text such as 'myapp/1.2', without surrounding "
+                f"spaces, at most {C.MAX_APP_NAME_CHARS} characters", field="app_name")
+        self._sessions = SessionOwner(
+            session, max_connections=_count("max_connections", max_connections, 1),
+            trust_env=bool(trust_env), app_name=app_name, proxy=proxy, ssl=ssl)
         self._transport = Transport(
             credentials=Credentials(api_key=key, username=user),
             base_urls=urls,
-            session=self._get_session,
+            sessions=self._sessions,
             timeout=float(check_seconds(timeout, "timeout")),
+            attempt_timeout=(None if attempt_timeout is None
+                             else float(check_seconds(attempt_timeout, "attempt_timeout"))),
             max_retries=_count("max_retries", max_retries, 0),
-            proxy=proxy,
-            ssl=ssl,
         )
 
     # The areas are built (and their models imported) on first use: ``import asyncsdk``
@@ -209,72 +224,43 @@ class Client:
 
         return Mail(self._transport)
 
-    def _get_session(self, safe_to_repeat: bool = True) -> aiohttp.ClientSession:
-        """The session for a request now; created at first use in the running loop.
+    @cached_property
+    def with_raw_response(self) -> WithRawResponse:
+        """The same areas, whose methods return a ``RawResponse`` with the answer's
+        ``status_code``, ``headers``, ``request_id``, ``elapsed`` and ``attempts``
+        (``.parsed`` is the usual result)::
 
-        aiohttp silently sends a GET/PUT/DELETE a second time when the connection drops
-        before the answer. For an operation that is not safe to repeat (``jobs/create``
-        is a GET that spends credit) that would be a duplicate, so those go through a
-        second session on the *same* connector (same pool) with that resend switched
-        off. aiohttp offers no public switch for it: ``_retry_connection`` is checked by
-        ``tests/test_aiohttp_resend.py`` against the installed aiohttp.
+            raw = await client.with_raw_response.contacts.list()
+            print(raw.status_code, raw.request_id, len(raw.parsed))
+
+        Methods that make no single request (``check_many``, ``job``) are refused
+        with ``UsageError``.
         """
-        session = self._shared_session()
-        if safe_to_repeat:
-            return session
-        if self._no_resend_session is None:
-            self._no_resend_session = aiohttp.ClientSession(
-                connector=session.connector,
-                connector_owner=False,
-                headers=session.headers,
-                cookie_jar=session.cookie_jar,
-                auth=session.auth,
-                trust_env=session.trust_env,
-                json_serialize=session.json_serialize,
-            )
-            self._no_resend_session._retry_connection = False  # type: ignore[attr-defined,unused-ignore]
-        return self._no_resend_session
+        return WithRawResponse(self)
 
-    def _shared_session(self) -> aiohttp.ClientSession:
-        if self._closed:
-            raise UsageError("this Client is closed; create a new one")
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            raise UsageError("Client calls must be awaited inside a running event loop") from None
-        if self._loop is None:
-            bound = getattr(self._session, "_loop", None) if self._session else None
-            self._loop = bound if isinstance(bound, asyncio.AbstractEventLoop) else loop
-        if self._loop is not loop:
-            raise UsageError(
-                "this Client (or its session) belongs to another event loop; create one "
-                "Client per event loop (for example inside each asyncio.run())")
-        if self._session is None:
-            connector = aiohttp.TCPConnector(limit=self._max_connections, limit_per_host=0)
-            self._session = aiohttp.ClientSession(
-                connector=connector,
-                trust_env=self._trust_env,
-                headers={"User-Agent": C.USER_AGENT},
-            )
-        return self._session
+    @property
+    def _session(self) -> aiohttp.ClientSession | None:
+        """The session in use (None before the first call or after ``close()``)."""
+        return self._sessions.current
 
     @property
     def closed(self) -> bool:
         """True once ``close()`` has run."""
-        return self._closed
+        return self._sessions.closed
 
     async def close(self) -> None:
-        """Release the connections of the client's own session (an injected session is
-        left open). Safe to call twice."""
-        if self._closed:
-            return
-        self._closed = True
-        session, self._session = self._session, None
-        no_resend, self._no_resend_session = self._no_resend_session, None
-        if no_resend is not None:  # shares the connector: closing it closes no connection
-            await no_resend.close()
-        if self._owns_session and session is not None and not session.closed:
-            await session.close()
+        """End every call in flight and release the connections of the client's own
+        session (an injected session is left open). Safe to call twice.
+
+        A call in flight (a retry sleep, a pooled-connection wait, a stream being read)
+        ends at once with ``APIConnectionError`` (``may_have_been_sent=True``); later
+        calls raise ``UsageError``.
+
+        Raises:
+            UsageError: called from another event loop than the one the client was
+                used in (its connections can only be released there); nothing closed.
+        """
+        await self._sessions.close()
 
     async def __aenter__(self) -> Client:
         return self
@@ -291,12 +277,12 @@ class Client:
         urls = {a.argument: u for a, u in self._transport.base_urls.items() if u}
         hosts = sorted({self._transport.credentials.scrub(u.split("@")[-1]) for u in
                         urls.values()})
-        return f"<asyncsdk.Client hosts={hosts} closed={self._closed}>"
+        return f"<asyncsdk.Client hosts={hosts} closed={self.closed}>"
 
     def __del__(self, _warn: Any = warnings.warn) -> None:
         # Only a warning: no task may be scheduled from a finaliser.
-        session = getattr(self, "_session", None)
-        if getattr(self, "_owns_session", False) and session is not None and not session.closed:
+        sessions = getattr(self, "_sessions", None)
+        if sessions is not None and sessions.owns_open_session:
             _warn(
                 "unclosed asyncsdk.Client: use 'async with Client(...)' or "
                 "'await client.close()'",

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 #: Seconds one public call may take in all, its retries and their sleeps included.
 DEFAULT_TIMEOUT = 60.0
+#: Share of a call's budget one attempt of a safe operation may take before it is
+#: abandoned and retried (``attempt_timeout`` left unset): a stalled attempt must not
+#: eat the whole budget, and three attempts (``DEFAULT_MAX_RETRIES`` + 1) still fit.
+DEFAULT_ATTEMPT_SHARE = 1.0 / 3.0
 #: Retries after the first attempt, for the failures that may be retried.
 DEFAULT_MAX_RETRIES = 2
 #: Connections the client's own connector keeps open at most (aiohttp's ``limit``).
@@ -26,14 +30,18 @@ RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 #: The validation ``timeout`` query value: server-side validity time, in seconds.
 DEFAULT_VALIDITY_TIMEOUT = 30
 
-#: A JSON response larger than this is refused (``ResponseDecodeError``) instead of
+#: A JSON response larger than this (decompressed) is refused (``ResponseDecodeError``) instead of
 #: being read into memory. The largest documented JSON answer is a list of contact
 #: lists; 64 MiB is far above any sane account and far below trouble.
 MAX_JSON_BODY_BYTES = 64 * 1024 * 1024
 #: Read size for streamed downloads; memory of ``rows()`` is bounded by a few of these.
 STREAM_CHUNK_SIZE = 64 * 1024
-#: Characters of a response body kept on an error for inspection.
-ERROR_BODY_PREVIEW = 2048
+#: Characters of a response body kept on an error (``APIError.body``) for inspection.
+ERROR_BODY_PREVIEW = 16 * 1024
+#: An answer body at least this large is parsed and decoded in a worker thread, so
+#: that no single stretch on the event loop exceeds about 20 ms (JSON plus models
+#: decode at roughly 30 MB/s: 256 KiB is under 10 ms).
+OFFLOAD_DECODE_BYTES = 256 * 1024
 
 #: ``check_many`` default number of checks in flight.
 DEFAULT_CHECK_CONCURRENCY = 16
@@ -48,7 +56,10 @@ ENV_API_KEY = "ASYNCSDK_API_KEY"
 ENV_USERNAME = "ASYNCSDK_USERNAME"
 ENV_BASE_URL = "ASYNCSDK_BASE_URL"
 
-USER_AGENT = "asyncsdk-python"
+#: The package version, sent in the ``User-Agent`` (``asyncsdk.__version__``).
+VERSION = "0.1.0"
+#: ``Client(app_name=...)`` appended to the ``User-Agent``: printable, no spaces around.
+MAX_APP_NAME_CHARS = 200
 LOGGER_NAME = "asyncsdk"
 
 #: ``ValidationJob.wait``: each pause is shortened by a random part of up to this share,

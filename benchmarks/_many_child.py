@@ -31,14 +31,14 @@ def addresses(count: int, start: int = 0) -> Iterator[str]:
 async def with_asyncsdk(url: str, count: int, concurrency: int, *, orjson: bool = False
                         ) -> tuple[Clock, int]:
     import asyncsdk
-    from asyncsdk import _transport
+    from asyncsdk import _answer
 
     if orjson:
         import orjson as _orjson
 
-        _transport._json_loads = _orjson.loads
-    elif hasattr(_transport, "_json_loads"):
-        _transport._json_loads = json.loads  # like-for-like with the floor's json.loads
+        _answer._json_loads = _orjson.loads
+    else:
+        _answer._json_loads = json.loads  # like-for-like with the floor's json.loads
 
     async with asyncsdk.Client(api_key=API_KEY, username=USERNAME, base_url=url) as client:
         async for _ in client.validation.check_many(addresses(WARMUP, 10**9),

@@ -100,7 +100,7 @@ def measure(url: str, shape: str, method: str, out: Any) -> None:
                 async for _ in job.rows():
                     count += 1
             else:
-                session = client._transport._session(True)
+                session = client._transport.sessions.session()
                 params = {"api": "k", "username": "u", "job_id": SHAPES[shape]}
                 async with session.get(f"{url}/api/v1/jobs/download", params=params) as r:
                     body = await r.read()

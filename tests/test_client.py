@@ -117,27 +117,27 @@ def test_repr_hides_credentials() -> None:
 
 async def test_own_session_is_lazy_limited_and_closed() -> None:
     client = asyncsdk.Client("k", base_url="https://h", max_connections=7)
-    session = client._get_session()
+    session = client._transport.sessions.session()
     assert isinstance(session, aiohttp.ClientSession)
     assert session.connector is not None and session.connector.limit == 7
     await client.close()
     assert session.closed and client.closed
     await client.close()  # twice is fine
     with pytest.raises(asyncsdk.UsageError, match="closed"):
-        client._get_session()
+        client._transport.sessions.session()
 
 
 async def test_injected_session_is_never_closed() -> None:
     async with aiohttp.ClientSession() as session:
         async with asyncsdk.Client("k", base_url="https://h", session=session) as client:
-            assert client._get_session() is session
+            assert client._transport.sessions.session() is session
         assert not session.closed
 
 
 def test_unclosed_client_warns_once() -> None:
     async def use() -> None:
         client = asyncsdk.Client("k", base_url="https://h")
-        client._get_session()
+        client._transport.sessions.session()
         session = client._session
         assert session is not None
         del client
@@ -155,7 +155,7 @@ def test_unclosed_client_warns_once() -> None:
 def test_closed_client_does_not_warn() -> None:
     async def use() -> None:
         async with asyncsdk.Client("k", base_url="https://h") as client:
-            client._get_session()
+            client._transport.sessions.session()
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -168,7 +168,7 @@ def test_client_used_from_another_loop_raises_clearly() -> None:
     client = asyncsdk.Client("k", "u", base_url="https://h")
 
     async def first() -> None:
-        client._get_session()
+        client._transport.sessions.session()
 
     async def second() -> None:
         with pytest.raises(asyncsdk.UsageError, match="another event loop"):
@@ -183,4 +183,4 @@ def test_client_used_from_another_loop_raises_clearly() -> None:
         assert session is not None
         loop1.run_until_complete(session.close())
         loop1.close()
-        client._closed = True
+        client._transport.sessions.closed = True

@@ -10,7 +10,7 @@ import pytest
 import asyncsdk
 
 EXPECTED = {
-    "Client", "UNSET", "UnsetType", "__version__",
+    "Client", "UNSET", "UnsetType", "__version__", "RawResponse",
     # errors
     "SDKError", "InvalidInputError", "ConfigurationError", "UsageError", "APIError",
     "AuthenticationError", "InsufficientCreditError", "InvalidRequestError",

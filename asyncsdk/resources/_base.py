@@ -21,6 +21,8 @@ M = TypeVar("M")
 
 #: An id as a path segment: an int >= 0 or a non-empty text without ``/``.
 ResourceId = int | str
+#: A call's ``(request_timeout, attempt_timeout)``, each None for the client's.
+Limits = tuple[float | None, float | None]
 
 
 def check_id(value: object, name: str = "id") -> int | str:
@@ -75,46 +77,45 @@ class Resource:
         self._transport = transport
 
     # --- shared request shapes (each checks its arguments before anything is sent) --
-    async def _list(self, op: Operation, out: type[M], timeout: float | None) -> list[M]:
-        data = await self._transport.request(op, timeout=timeout)
-        return self._transport.decode_many(op, data, out)
+    async def _list(self, op: Operation, out: type[M], limits: Limits) -> list[M]:
+        return await self._transport.request(  # type: ignore[no-any-return]
+            op, timeout=limits[0], attempt_timeout=limits[1], model=out, many=True)
 
-    async def _get(
-        self, op: Operation, id: object, out: type[M], timeout: float | None
-    ) -> M:
+    async def _get(self, op: Operation, id: object, out: type[M], limits: Limits) -> M:
         path_id = check_id(id)
-        data = await self._transport.request(op, path_id=path_id, timeout=timeout)
-        return self._transport.decode(op, data, out)
+        return await self._transport.request(  # type: ignore[no-any-return]
+            op, path_id=path_id, timeout=limits[0], attempt_timeout=limits[1], model=out)
 
     async def _create(
         self, op: Operation, arg: tuple[str, object], model: type[InputModel],
-        out: type[M], timeout: float | None,
+        out: type[M], limits: Limits,
     ) -> M:
         """POST the model in ``arg`` (its name, its value); ``out`` is the answer."""
         payload = encode(check_model(arg[1], model, arg[0]))
-        return await self._send(op, None, payload, out, timeout)
+        return await self._send(op, None, payload, out, limits)
 
     async def _update(
         self, op: Operation, id: object, arg: tuple[str, object], model: type[InputModel],
-        out: type[M], timeout: float | None,
+        out: type[M], limits: Limits,
     ) -> M:
         """PUT the model in ``arg`` (its name, its value) to ``id``."""
         path_id = check_id(id)
         payload = encode(check_model(arg[1], model, arg[0]))
-        return await self._send(op, path_id, payload, out, timeout)
+        return await self._send(op, path_id, payload, out, limits)
 
     async def _send(
         self, op: Operation, path_id: int | str | None, payload: Any, out: type[M],
-        timeout: float | None,
+        limits: Limits,
     ) -> M:
-        data = await self._transport.request(
-            op, path_id=path_id, json_body=payload, timeout=timeout)
-        return self._transport.decode(op, data, out)
+        return await self._transport.request(  # type: ignore[no-any-return]
+            op, path_id=path_id, json_body=payload, timeout=limits[0],
+            attempt_timeout=limits[1], model=out)
 
-    async def _delete(self, op: Operation, id: object, timeout: float | None) -> None:
+    async def _delete(self, op: Operation, id: object, limits: Limits) -> None:
         path_id = check_id(id)
         try:
-            await self._transport.request(op, path_id=path_id, timeout=timeout)
+            await self._transport.request(
+                op, path_id=path_id, timeout=limits[0], attempt_timeout=limits[1])
         except ResponseDecodeError as exc:
             # Any 2xx answer means deleted, whatever its body (the document shows none).
             if exc.status_code is None or not 200 <= exc.status_code < 300:
@@ -125,7 +126,9 @@ class CrudResource(Resource):
     """Base of ``client.contacts``, ``.leads``, ``.customers``, ``.products`` and
     ``.invoices``: ``_ops`` names the area's operations.
 
-    Every method takes ``request_timeout=`` (seconds) for that one call; bad arguments
+    Every method takes ``request_timeout=`` (seconds: the call's whole budget) and
+    ``attempt_timeout=`` (seconds one attempt of a safe operation may take before it is
+    retried within the budget; not applied to creates) for that one call; bad arguments
     raise ``InvalidInputError`` before anything is sent; a refusal raises the
     ``APIError`` subclass of the answer (``NotFoundError`` for 404).
     """
@@ -133,8 +136,11 @@ class CrudResource(Resource):
     __slots__ = ()
     _ops: ClassVar[CrudOperations]
 
-    async def delete(self, id: ResourceId, *, request_timeout: float | None = None) -> None:
+    async def delete(
+        self, id: ResourceId, *, request_timeout: float | None = None,
+        attempt_timeout: float | None = None,
+    ) -> None:
         """Delete the object ``id``. Any 2xx answer counts as done, whatever its body;
         a retried delete that had already reached the service may raise
         ``NotFoundError``."""
-        await self._delete(self._ops.delete, id, request_timeout)
+        await self._delete(self._ops.delete, id, (request_timeout, attempt_timeout))

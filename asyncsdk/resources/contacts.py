@@ -22,20 +22,27 @@ class Contacts(CrudResource):
     __slots__ = ()
     _ops = crud_operations("contacts", Area.CONTACTS, "/api/v1/contact/")
 
-    async def list(self, *, request_timeout: float | None = None) -> list[ContactList]:
+    async def list(
+        self, *, request_timeout: float | None = None, attempt_timeout: float | None = None
+    ) -> list[ContactList]:
         """All contact lists of the account."""
-        return await self._list(self._ops.list, ContactList, request_timeout)
+        return await self._list(self._ops.list, ContactList, (request_timeout, attempt_timeout))
 
-    async def get(self, id: ResourceId, *, request_timeout: float | None = None) -> ContactList:
+    async def get(
+        self, id: ResourceId, *, request_timeout: float | None = None,
+        attempt_timeout: float | None = None,
+    ) -> ContactList:
         """The contact list ``id``."""
-        return await self._get(self._ops.get, id, ContactList, request_timeout)
+        return await self._get(self._ops.get, id, ContactList, (request_timeout, attempt_timeout))
 
     async def create(
-        self, contact_list: ContactListCreate, *, request_timeout: float | None = None
+        self, contact_list: ContactListCreate, *, request_timeout: float | None = None,
+        attempt_timeout: float | None = None,
     ) -> ContactList:
         """Create ``contact_list`` with its records; returns the created list."""
         return await self._create(self._ops.create, ("contact_list", contact_list),
-                                  ContactListCreate, ContactList, request_timeout)
+                                  ContactListCreate, ContactList,
+                                  (request_timeout, attempt_timeout))
 
     async def update(
         self,
@@ -43,6 +50,7 @@ class Contacts(CrudResource):
         records: Sequence[ContactUpdate],
         *,
         request_timeout: float | None = None,
+        attempt_timeout: float | None = None,
     ) -> ContactList:
         """Update ``records`` (each found by its ``uuid``) in the list ``id``; fields left
         ``UNSET`` are not sent. Returns the updated list."""
@@ -58,4 +66,5 @@ class Contacts(CrudResource):
                 for i, r in enumerate(records)]
         contact = int(path_id) if isinstance(path_id, str) and path_id.isdigit() else path_id
         body = {"contact": contact, "data": data}
-        return await self._send(self._ops.update, path_id, body, ContactList, request_timeout)
+        return await self._send(self._ops.update, path_id, body, ContactList,
+            (request_timeout, attempt_timeout))

@@ -16,24 +16,33 @@ class Customers(CrudResource):
     __slots__ = ()
     _ops = crud_operations("customers", Area.INVOICING, "/mysite/api/v1/customers/")
 
-    async def list(self, *, request_timeout: float | None = None) -> list[Customer]:
+    async def list(
+        self, *, request_timeout: float | None = None, attempt_timeout: float | None = None
+    ) -> list[Customer]:
         """All customers."""
-        return await self._list(self._ops.list, Customer, request_timeout)
+        return await self._list(self._ops.list, Customer, (request_timeout, attempt_timeout))
 
-    async def get(self, id: ResourceId, *, request_timeout: float | None = None) -> Customer:
+    async def get(
+        self, id: ResourceId, *, request_timeout: float | None = None,
+        attempt_timeout: float | None = None,
+    ) -> Customer:
         """The customer ``id``."""
-        return await self._get(self._ops.get, id, Customer, request_timeout)
+        return await self._get(self._ops.get, id, Customer, (request_timeout, attempt_timeout))
 
     async def create(
-        self, customer: CustomerCreate, *, request_timeout: float | None = None
+        self, customer: CustomerCreate, *, request_timeout: float | None = None,
+        attempt_timeout: float | None = None,
     ) -> Customer:
         """Create ``customer``; returns the customer as the service answered it."""
         return await self._create(
-            self._ops.create, ("customer", customer), CustomerCreate, Customer, request_timeout)
+            self._ops.create, ("customer", customer), CustomerCreate, Customer,
+            (request_timeout, attempt_timeout))
 
     async def update(
-        self, id: ResourceId, customer: CustomerUpdate, *, request_timeout: float | None = None
+        self, id: ResourceId, customer: CustomerUpdate, *, request_timeout: float | None = None,
+        attempt_timeout: float | None = None,
     ) -> Customer:
         """Change the customer ``id``: only the fields set in ``customer`` are sent."""
         return await self._update(
-            self._ops.update, id, ("customer", customer), CustomerUpdate, Customer, request_timeout)
+            self._ops.update, id, ("customer", customer), CustomerUpdate, Customer,
+            (request_timeout, attempt_timeout))

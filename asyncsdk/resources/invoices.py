@@ -18,13 +18,17 @@ class Invoices(CrudResource):
     __slots__ = ()
     _ops = crud_operations("invoices", Area.INVOICING, "/mysite/api/v1/invoices/")
 
-    async def list(self, *, request_timeout: float | None = None) -> list[Invoice]:
+    async def list(
+        self, *, request_timeout: float | None = None, attempt_timeout: float | None = None
+    ) -> list[Invoice]:
         """All invoices and estimates."""
-        return await self._list(self._ops.list, Invoice, request_timeout)
+        return await self._list(self._ops.list, Invoice, (request_timeout, attempt_timeout))
 
     async def update(
-        self, id: ResourceId, invoice: InvoiceUpdate, *, request_timeout: float | None = None
+        self, id: ResourceId, invoice: InvoiceUpdate, *, request_timeout: float | None = None,
+        attempt_timeout: float | None = None,
     ) -> Invoice:
         """Change the invoice ``id``: only the fields set in ``invoice`` are sent."""
         return await self._update(
-            self._ops.update, id, ("invoice", invoice), InvoiceUpdate, Invoice, request_timeout)
+            self._ops.update, id, ("invoice", invoice), InvoiceUpdate, Invoice,
+            (request_timeout, attempt_timeout))

@@ -17,22 +17,32 @@ class Leads(CrudResource):
     __slots__ = ()
     _ops = crud_operations("leads", Area.CRM, "/mysite/api/v1/lead/")
 
-    async def list(self, *, request_timeout: float | None = None) -> list[Lead]:
+    async def list(
+        self, *, request_timeout: float | None = None, attempt_timeout: float | None = None
+    ) -> list[Lead]:
         """All leads."""
-        return await self._list(self._ops.list, Lead, request_timeout)
+        return await self._list(self._ops.list, Lead, (request_timeout, attempt_timeout))
 
-    async def get(self, id: ResourceId, *, request_timeout: float | None = None) -> Lead:
+    async def get(
+        self, id: ResourceId, *, request_timeout: float | None = None,
+        attempt_timeout: float | None = None,
+    ) -> Lead:
         """The lead ``id``."""
-        return await self._get(self._ops.get, id, Lead, request_timeout)
+        return await self._get(self._ops.get, id, Lead, (request_timeout, attempt_timeout))
 
-    async def create(self, lead: LeadInput, *, request_timeout: float | None = None) -> Lead:
+    async def create(
+        self, lead: LeadInput, *, request_timeout: float | None = None,
+        attempt_timeout: float | None = None,
+    ) -> Lead:
         """Create ``lead``; returns the lead as the service answered it."""
         return await self._create(
-            self._ops.create, ("lead", lead), LeadInput, Lead, request_timeout)
+            self._ops.create, ("lead", lead), LeadInput, Lead, (request_timeout, attempt_timeout))
 
     async def update(
-        self, id: ResourceId, lead: LeadInput, *, request_timeout: float | None = None
+        self, id: ResourceId, lead: LeadInput, *, request_timeout: float | None = None,
+        attempt_timeout: float | None = None,
     ) -> Lead:
         """Replace the lead ``id`` with ``lead`` (same required fields as create)."""
         return await self._update(
-            self._ops.update, id, ("lead", lead), LeadInput, Lead, request_timeout)
+            self._ops.update, id, ("lead", lead), LeadInput, Lead,
+            (request_timeout, attempt_timeout))

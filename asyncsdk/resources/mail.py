@@ -59,5 +59,5 @@ class Mail(Resource):
         if not html.strip():
             raise InvalidInputError("html: expected non-empty HTML text", field="html")
         form = {"from": sender, "to": to, "subject": subject, "message": html}
-        data = await self._transport.request(SEND, form=form, timeout=request_timeout)
-        return self._transport.decode(SEND, data, MailResult)
+        return await self._transport.request(  # type: ignore[no-any-return]
+            SEND, form=form, timeout=request_timeout, model=MailResult)

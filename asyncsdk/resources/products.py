@@ -16,24 +16,33 @@ class Products(CrudResource):
     __slots__ = ()
     _ops = crud_operations("products", Area.INVOICING, "/mysite/api/v1/products/")
 
-    async def list(self, *, request_timeout: float | None = None) -> list[Product]:
+    async def list(
+        self, *, request_timeout: float | None = None, attempt_timeout: float | None = None
+    ) -> list[Product]:
         """All products."""
-        return await self._list(self._ops.list, Product, request_timeout)
+        return await self._list(self._ops.list, Product, (request_timeout, attempt_timeout))
 
-    async def get(self, id: ResourceId, *, request_timeout: float | None = None) -> Product:
+    async def get(
+        self, id: ResourceId, *, request_timeout: float | None = None,
+        attempt_timeout: float | None = None,
+    ) -> Product:
         """The product ``id``."""
-        return await self._get(self._ops.get, id, Product, request_timeout)
+        return await self._get(self._ops.get, id, Product, (request_timeout, attempt_timeout))
 
     async def create(
-        self, product: ProductInput, *, request_timeout: float | None = None
+        self, product: ProductInput, *, request_timeout: float | None = None,
+        attempt_timeout: float | None = None,
     ) -> Product:
         """Create ``product``; returns the product as the service answered it."""
         return await self._create(
-            self._ops.create, ("product", product), ProductInput, Product, request_timeout)
+            self._ops.create, ("product", product), ProductInput, Product,
+            (request_timeout, attempt_timeout))
 
     async def update(
-        self, id: ResourceId, product: ProductInput, *, request_timeout: float | None = None
+        self, id: ResourceId, product: ProductInput, *, request_timeout: float | None = None,
+        attempt_timeout: float | None = None,
     ) -> Product:
         """Replace the product ``id`` with ``product``."""
         return await self._update(
-            self._ops.update, id, ("product", product), ProductInput, Product, request_timeout)
+            self._ops.update, id, ("product", product), ProductInput, Product,
+            (request_timeout, attempt_timeout))

@@ -33,6 +33,7 @@ class Validation(Resource):
         *,
         validity_timeout: float = DEFAULT_VALIDITY_TIMEOUT,
         request_timeout: float | None = None,
+        attempt_timeout: float | None = None,
     ) -> CheckResult:
         """Check one address in real time.
 
@@ -41,6 +42,8 @@ class Validation(Resource):
             validity_timeout: the service's ``timeout`` parameter (seconds the check may
                 take at the service); not the client's request timeout.
             request_timeout: this call's timeout, overriding the client's.
+            attempt_timeout: seconds one attempt may take before it is retried within
+                ``request_timeout``, overriding the client's.
 
         Returns:
             The ``CheckResult`` (``result`` is a ``Verdict``, ``role`` a bool).
@@ -52,8 +55,9 @@ class Validation(Resource):
         """
         check_email(email, "email")
         params = {"email": email, "timeout": check_seconds(validity_timeout, "validity_timeout")}
-        data = await self._transport.request(CHECK, params=params, timeout=request_timeout)
-        return self._transport.decode(CHECK, data, CheckResult)
+        return await self._transport.request(  # type: ignore[no-any-return]
+            CHECK, params=params, timeout=request_timeout, attempt_timeout=attempt_timeout,
+            model=CheckResult)
 
     def check_many(
         self,

@@ -3,7 +3,7 @@
 hypothesis generates bodies (JSON of wrong shapes, huge numbers, deep nesting, wrong
 types per field, random bytes, invalid UTF-8, truncated CSV, CSV with extra or missing
 columns) for each decoder, tested directly (``_convert.decode/decode_list``,
-``Transport.decode``, ``Transport._parse_answer``, the stream readers of ``_stream``)
+``Transport.decode``, ``Transport.interpret``, the stream readers of ``_stream``)
 and end to end through a tiny aiohttp.web server that serves the generated body. The
 outcome is a model or ``ResponseDecodeError``/``APIError``, never another exception and
 never a hang. An answer larger than the JSON size cap is refused, not read.
@@ -32,6 +32,7 @@ import asyncsdk
 from asyncsdk import _constants, _stream
 from asyncsdk._convert import DecodeFailure, ResponseModel, decode
 from asyncsdk._transport import Area, Operation
+from asyncsdk._transport import Call as Request
 from asyncsdk.models.contacts import Contact, ContactGroup, ContactList
 from asyncsdk.models.customers import Customer
 from asyncsdk.models.invoices import Invoice, InvoiceLineItem
@@ -182,8 +183,8 @@ def test_parse_answer_returns_data_or_raises_sdk_errors(
     transport = client()._transport
     query = {"api": API_KEY, "username": USERNAME}
     try:
-        transport._parse_answer(area, "http://127.0.0.1:9/x", query, status, raw,
-                                {"Content-Type": "application/json"})
+        transport.interpret(Request(area, "http://127.0.0.1:9/x", query), status,
+                            {"Content-Type": "application/json"}, raw)
     except (asyncsdk.APIError, asyncsdk.ResponseDecodeError) as exc:
         assert_no_secrets(exception_text(exc))
     else:

@@ -1,0 +1,95 @@
+"""What can go wrong on the wire, described without secrets: aiohttp's and the OS's
+exceptions turned into a ``Failure`` (never chained: they hold the full URL), and the
+service's message found in an error body."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+
+import aiohttp
+import attrs
+
+from ._session import DroppedConnection
+
+#: Exceptions of one attempt that mean "no usable answer", not a bug.
+TRANSPORT_ERRORS = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
+
+
+@attrs.frozen
+class Failure:
+    """Why an attempt gave no usable answer (already redacted)."""
+
+    message: str
+    may_have_been_sent: bool
+    retry_unsafe: bool  # True only when the request surely never left
+    fatal: bool = False  # retrying cannot help (TLS verification)
+    timeout: bool = False
+    dropped: bool = False  # the connection closed before any answer (may be stale)
+
+
+def describe_exception(exc: BaseException, scrub: Callable[[str], str]) -> Failure:
+    """Turn an aiohttp/OS exception into a redacted description (never chained)."""
+    if isinstance(exc, DroppedConnection):
+        return attrs.evolve(describe_exception(exc.original, scrub), dropped=True)
+    name = type(exc).__name__
+    if isinstance(
+        exc,
+        (aiohttp.ClientConnectorCertificateError, aiohttp.ClientConnectorSSLError,
+         aiohttp.ClientSSLError),
+    ):
+        return Failure(
+            f"TLS verification failed ({name}); pass ssl= or a session that trusts the "
+            "server's certificate authority",
+            may_have_been_sent=False, retry_unsafe=False, fatal=True,
+        )
+    if isinstance(exc, aiohttp.ConnectionTimeoutError):
+        return Failure("timed out connecting", False, True, timeout=True)
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        detail = scrub(f"{exc.host}:{exc.port}: {exc.strerror or exc.os_error}")
+        return Failure(f"could not connect ({name}: {detail})", False, True)
+    if isinstance(exc, (aiohttp.ServerTimeoutError, asyncio.TimeoutError)):
+        return Failure("timed out waiting for the answer", True, False, timeout=True)
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        return Failure("the answer was cut short", True, False)
+    # The two failures after which aiohttp would resend by itself (a connection that
+    # may have been a stale keep-alive one): ``dropped``.
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return Failure("the server closed the connection without an answer", True, False,
+                       dropped=True)
+    if isinstance(exc, aiohttp.ClientOSError):
+        return Failure(f"connection broken ({name})", True, False, dropped=True)
+    if isinstance(exc, OSError):
+        return Failure(f"connection broken ({name})", True, False)
+    return Failure(f"request failed ({name})", True, False)
+
+
+#: The failure of a call that ``Client.close()`` ended while it was in flight.
+CLOSED_IN_FLIGHT = Failure(
+    "the Client was closed while this call was in flight", True, False, fatal=True)
+
+
+def message_from_body(raw: bytes) -> str | None:
+    """The service's message in an error body, if there is one to be found."""
+    try:
+        data = json.loads(raw) if raw.strip() else None
+    except (ValueError, RecursionError):
+        text = raw[:200].decode("utf-8", "replace").strip()
+        return text if text and not text.lstrip().startswith("<") else None
+    if isinstance(data, dict):
+        for key in ("error", "detail", "message", "errors", "non_field_errors"):
+            value = data.get(key)
+            if isinstance(value, str) and value:
+                return value
+            if isinstance(value, list) and value and isinstance(value[0], str):
+                return "; ".join(str(v) for v in value)
+        parts = [
+            f"{k}: {'; '.join(map(str, v)) if isinstance(v, list) else v}"
+            for k, v in data.items()
+            if isinstance(v, (list, str)) and k != "status"
+        ]
+        return ", ".join(parts)[:500] or None
+    if isinstance(data, str) and data:
+        return data
+    return None

@@ -1,0 +1,91 @@
+"""The raw answer of any call (``client.with_raw_response``) and the ``User-Agent``."""
+
+from __future__ import annotations
+
+import platform
+import re
+from typing import Any
+
+import aiohttp
+import pytest
+from aioresponses import aioresponses
+from helpers import API_KEY, USERNAME
+
+import asyncsdk
+from asyncsdk import _constants
+from asyncsdk.testing import Sandbox
+
+CHECK_URL = re.compile(r"^https://api\.test/api/v1/single/check\?.*$")
+OK_CHECK = {"email": "a@b.com", "status": "success", "result": "Valid", "role": False}
+
+
+async def test_raw_response_carries_the_answer(client: asyncsdk.Client,
+                                               mocked: aioresponses) -> None:
+    mocked.get(CHECK_URL, status=503)
+    mocked.get(CHECK_URL, payload=OK_CHECK,
+               headers={"X-Request-Id": "req-42", "X-RateLimit-Remaining": "9"})
+    raw = await client.with_raw_response.validation.check("a@b.com")
+    assert isinstance(raw, asyncsdk.RawResponse)
+    assert isinstance(raw.parsed, asyncsdk.CheckResult) and raw.parsed.email == "a@b.com"
+    assert raw.status_code == 200
+    assert raw.request_id == "req-42"
+    assert raw.headers["X-RateLimit-Remaining"] == "9"
+    assert raw.attempts == 2 and raw.elapsed >= 0
+    assert API_KEY not in raw.url and USERNAME not in raw.url and "REDACTED" in raw.url
+    # The plain call is unchanged and leaves nothing behind.
+    mocked.get(CHECK_URL, payload=OK_CHECK)
+    assert isinstance(await client.validation.check("a@b.com"), asyncsdk.CheckResult)
+
+
+async def test_raw_response_of_a_listing_and_of_an_error(client: asyncsdk.Client,
+                                                         mocked: aioresponses) -> None:
+    url = re.compile(r"^https://api\.test/api/v1/contact/\?.*$")
+    mocked.get(url, payload=[])
+    raw = await client.with_raw_response.contacts.list()
+    assert raw.parsed == [] and raw.status_code == 200 and raw.attempts == 1
+    mocked.get(url, status=404, payload={"detail": "Not found."},
+               headers={"X-Request-Id": "r-9"})
+    with pytest.raises(asyncsdk.NotFoundError) as info:
+        await client.with_raw_response.contacts.list()
+    assert info.value.request_id == "r-9"  # errors already carry the answer
+
+
+async def test_raw_response_refuses_what_is_not_one_request(client: asyncsdk.Client) -> None:
+    with pytest.raises(asyncsdk.UsageError, match="check_many"):
+        await client.with_raw_response.validation.check_many(["a@b.com"])
+    with pytest.raises(AttributeError):
+        client.with_raw_response.no_such_area  # noqa: B018
+    with pytest.raises(AttributeError):
+        client.with_raw_response.contacts._transport  # noqa: B018
+
+
+def _agent(headers: dict[str, str]) -> str:
+    return {k.lower(): v for k, v in headers.items()}["user-agent"]
+
+
+async def _agents(**kwargs: Any) -> str:
+    async with Sandbox(api_key=API_KEY, username=USERNAME) as sb:
+        async with sb.client(**kwargs) as client:
+            await client.contacts.list()
+        return _agent(sb.requests[-1].headers)
+
+
+async def test_user_agent_names_the_library_python_and_aiohttp() -> None:
+    python = ".".join(platform.python_version_tuple()[:2])
+    expected = f"asyncsdk/{asyncsdk.__version__} python/{python} aiohttp/{aiohttp.__version__}"
+    assert await _agents() == expected
+    assert await _agents(app_name="myapp/1.2") == expected + " myapp/1.2"
+    assert asyncsdk.__version__ == _constants.VERSION
+
+
+async def test_user_agent_with_a_callers_session() -> None:
+    async with aiohttp.ClientSession() as session:
+        assert (await _agents(session=session, app_name="x/1")).startswith("asyncsdk/")
+    async with aiohttp.ClientSession(headers={"User-Agent": "theirs/3"}) as session:
+        assert await _agents(session=session) == "theirs/3"  # the caller's choice wins
+
+
+@pytest.mark.parametrize("bad", ["", " x", "a\nb", 5, "x" * 201])
+def test_app_name_is_checked(bad: Any) -> None:
+    with pytest.raises(asyncsdk.InvalidInputError, match="app_name"):
+        asyncsdk.Client("k", base_url="https://h", app_name=bad)
