@@ -152,12 +152,14 @@ async def check_batch(
 
     async def feed() -> AsyncIterator[str]:
         for index, email in todo:
-            # The whole fleet holds back while the service asks it to (one PTTL a send).
-            paused = await pace.remaining()
-            if loop.time() + paused >= deadline:
-                return  # the checks in flight end; the rest goes to the next run
-            if paused:
+            # The whole fleet holds back while the service asks it to (one PTTL a send;
+            # read again after sleeping: another worker may have made the pause longer).
+            while paused := await pace.remaining():
+                if loop.time() + paused >= deadline:
+                    return  # the pause outlasts this run: arq re-runs it after the pause
                 await asyncio.sleep(paused)
+            if loop.time() >= deadline:
+                return  # the checks in flight end; the rest goes to the next run
             sent[email].append(index)
             yield email
 
@@ -177,9 +179,11 @@ async def check_batch(
             if isinstance(outcome.error, asyncsdk.RateLimitError):
                 await pace.pause(outcome.error.retry_after)
     if stored < len(todo):
-        if any(isinstance(e, asyncsdk.RateLimitError) for e in transient):
-            raise Retry(defer=max(await pace.remaining(), 0.1))
-        raise Retry(defer=config.retry_seconds if transient else 0)
+        # After a fleet-wide pause at the earliest; after a failure, not at once either.
+        defer = await pace.remaining()
+        if any(not isinstance(e, asyncsdk.RateLimitError) for e in transient):
+            defer = max(defer, config.retry_seconds)
+        raise Retry(defer=defer)
     return {"stored": stored, "skipped": len(done)}
 
 
