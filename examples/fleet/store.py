@@ -90,13 +90,20 @@ class OutcomeStore:
         values = await self.redis.hmget(outcomes_key(self.run), [str(i) for i in wanted])
         return {i for i, value in zip(wanted, values, strict=True) if value is not None}
 
-    async def put(self, index: int, outcome: asyncsdk.CheckOutcome, by: int) -> bool:
-        """Store the outcome of input ``index`` unless one is there; True if stored."""
+    async def put(
+        self, index: int, outcome: asyncsdk.CheckOutcome, by: int, pace: FleetPace
+    ) -> float:
+        """Store the outcome of input ``index`` unless one is there.
+
+        Returns:
+            ``pace.remaining()``, read in the same round trip (one ``MULTI``).
+        """
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.hsetnx(outcomes_key(self.run), str(index), encode_outcome(index, outcome, by))
             pipe.hincrby(writes_key(self.run), str(by), 1)
-            added, _ = await pipe.execute()
-        return bool(added)
+            pipe.pttl(pace.key)
+            _, _, ms = await pipe.execute()
+        return int(ms) / 1000 if int(ms) > 0 else 0.0
 
     async def count(self) -> int:
         """How many inputs have an outcome."""

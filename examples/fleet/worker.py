@@ -149,15 +149,21 @@ async def check_batch(
     last_try = ctx["job_try"] >= config.max_tries
     deadline = loop.time() + config.slice_seconds
     sent: defaultdict[str, deque[int]] = defaultdict(deque)  # address -> its input indices
+    # The pause as read in the same round trip as the last stored outcome: check_many
+    # asks for the next address right after that outcome, so the reading is current.
+    read_with_write: list[float] = []
 
     async def feed() -> AsyncIterator[str]:
         for index, email in todo:
-            # The whole fleet holds back while the service asks it to (one PTTL a send;
-            # read again after sleeping: another worker may have made the pause longer).
-            while paused := await pace.remaining():
+            # The whole fleet holds back while the service asks it to (one PTTL a send,
+            # or none when the last write brought it; read again after sleeping:
+            # another worker may have made the pause longer).
+            paused = read_with_write.pop() if read_with_write else await pace.remaining()
+            while paused:
                 if loop.time() + paused >= deadline:
                     return  # the pause outlasts this run: arq re-runs it after the pause
                 await asyncio.sleep(paused)
+                paused = await pace.remaining()
             if loop.time() >= deadline:
                 return  # the checks in flight end; the rest goes to the next run
             sent[email].append(index)
@@ -171,7 +177,7 @@ async def check_batch(
         async for outcome in outcomes:
             index = sent[outcome.email].popleft()
             if is_final(outcome) or last_try:
-                await store.put(index, outcome, ctx["pid"])
+                read_with_write[:] = [await store.put(index, outcome, ctx["pid"], pace)]
                 stored += 1
                 continue
             assert outcome.error is not None
