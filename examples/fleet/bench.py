@@ -62,10 +62,10 @@ async def measure(
         # Warm-up: small batches until every worker has stored something.
         warm = [f"warm{i}@example.com" for i in range(50 * 4 * workers)]
         await enqueue_batches(pool, warm, f"{label}-warm", 50)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120
         while len(await pool.hkeys(writes_key(f"{label}-warm"))) < workers:
             if time.monotonic() > deadline:
-                raise RuntimeError("a worker did not start within 60 s")
+                raise RuntimeError("a worker did not start within 120 s")
             await asyncio.sleep(0.01)
         await _until_done(pool, f"{label}-warm", len(warm), 60)
         started = time.perf_counter()

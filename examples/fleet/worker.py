@@ -181,6 +181,7 @@ async def check_batch(
                 stored += 1
                 continue
             assert outcome.error is not None
+            read_with_write.clear()  # no write, no reading: the next send reads afresh
             transient.append(outcome.error)
             if isinstance(outcome.error, asyncsdk.RateLimitError):
                 await pace.pause(outcome.error.retry_after)
