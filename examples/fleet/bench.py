@@ -59,15 +59,19 @@ async def measure(
     pool = await create_pool(RedisSettings.from_dsn(redis_url))
     try:
         procs = [start_worker(env, workdir / f"{label}-{i}.log") for i in range(workers)]
-        # Warm-up: small batches until every worker has stored something.
-        warm = [f"warm{i}@example.com" for i in range(50 * 4 * workers)]
-        await enqueue_batches(pool, warm, f"{label}-warm", 50)
+        # Warm-up: a trickle of small batches until every worker has stored something
+        # (a worker up early could otherwise take all of a fixed warm-up alone).
+        warm, queued = f"{label}-warm", 0
         deadline = time.monotonic() + 120
-        while len(await pool.hkeys(writes_key(f"{label}-warm"))) < workers:
+        while len(await pool.hkeys(writes_key(warm))) < workers:
             if time.monotonic() > deadline:
                 raise RuntimeError("a worker did not start within 120 s")
-            await asyncio.sleep(0.01)
-        await _until_done(pool, f"{label}-warm", len(warm), 60)
+            batch = [f"warm{queued + i}@example.com" for i in range(50)]
+            await pool.enqueue_job("check_batch", warm, queued, batch,
+                                   _job_id=f"check:{warm}:{queued}")
+            queued += len(batch)
+            await asyncio.sleep(0.05)
+        await _until_done(pool, warm, queued, 60)
         started = time.perf_counter()
         await enqueue_batches(pool, emails, label, args.batch)
         await _until_done(pool, label, len(emails), 600)
