@@ -92,6 +92,9 @@ async def main(argv: Sequence[str] | None = None) -> int:
                     b"done", b"failed"):
                 print(f"\rjob {name}: {(state or b'queued').decode()}", end="", file=sys.stderr)
                 await asyncio.sleep(1)
+            if args.wait:
+                rows = await pool.hlen(job_key(name) + ":rows")
+                print(f"\rjob {name}: {state.decode()}, {rows} rows", file=sys.stderr)
             return 0
         if args.source is None:
             parser.error("give an address file, or --job URL")
