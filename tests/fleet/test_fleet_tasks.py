@@ -77,6 +77,28 @@ async def test_a_rerun_skips_every_stored_input(pool: ArqRedis) -> None:
     assert await pool.hgetall(writes_key("r")) == {b"1": b"30"}
 
 
+async def test_an_address_given_twice_gets_an_outcome_at_each_index(pool: ArqRedis) -> None:
+    batch = ["ann@example.com", "bob@example.com", "ann@example.com"]
+    async with Sandbox() as sb, sb.client() as client:
+        await check_batch(worker(client, pool, 1), "r", 0, batch)
+    stored = await OutcomeStore(pool, "r").all()
+    assert [stored[i]["email"] for i in range(3)] == batch
+
+
+async def test_running_out_of_credit_leaves_the_rest_for_a_later_run(pool: ArqRedis) -> None:
+    async with Sandbox(credit=3) as sb, sb.client() as client:
+        with pytest.raises(Retry) as retry:
+            await check_batch(worker(client, pool, 1, concurrency=1, retry_seconds=9), "r", 0,
+                              EMAILS[:6])
+        assert retry.value.defer_score == 9000
+        assert sorted(await OutcomeStore(pool, "r").all()) == [0, 1, 2]
+        sb.credit = None  # topped up
+        assert await check_batch(worker(client, pool, 1, job_try=2), "r", 0, EMAILS[:6]) == {
+            "stored": 3, "skipped": 3}
+    stored = await OutcomeStore(pool, "r").all()
+    assert all(stored[i]["ok"] for i in range(6))
+
+
 async def test_a_time_slice_ends_the_run_and_the_next_run_sends_only_the_rest(
     pool: ArqRedis,
 ) -> None:
