@@ -133,21 +133,27 @@ class Run:
         self.limit = limit
         self.sent: dict[str, deque[InputRow]] = {}  # handed to check_many, no outcome yet
         self.given_up = 0
+        self.stopping = False  # set on a run of failures: feed() hands out no more input
 
     def feed(self, source: Iterator[InputRow]) -> Iterator[str]:
         """The addresses of ``source``, remembering each row until its outcome comes."""
         for row in source:
             self.sent.setdefault(row.email, deque()).append(row)
             yield row.email
+            if self.stopping:
+                return
 
     async def check(self, client: Client, source: Iterator[InputRow],
                     concurrency: int) -> Exception | None:
         """Check until the input ends; returns the failure that stopped sending, if any.
 
-        Closing ``check_many`` (``aclosing``) cancels the checks in flight, on a stop as
-        on Ctrl-C.
+        A run of failures ends the *input* rather than closing ``check_many``: the
+        checks already sent then finish and their outcomes are written, so nothing that
+        may have been paid for is recorded as not attempted. Ctrl-C closes it
+        (``aclosing``), which cancels the checks in flight.
         """
         streak = 0
+        stopped: Exception | None = None
         outcomes = client.validation.check_many(self.feed(source), concurrency=concurrency)
         async with contextlib.aclosing(outcomes):
             async for outcome in outcomes:
@@ -155,10 +161,10 @@ class Run:
                     raise outcome.error  # before anything was sent: exit 2
                 self.record(outcome)
                 streak = streak + 1 if isinstance(outcome.error, DOWN) else 0
-                if self.limit and streak >= self.limit:
-                    assert outcome.error is not None
-                    return outcome.error
-        return None
+                if self.limit and streak >= self.limit and stopped is None:
+                    stopped = outcome.error
+                    self.stopping = True
+        return stopped
 
     def record(self, outcome: CheckOutcome) -> None:
         """Write the row of one outcome."""
@@ -178,8 +184,8 @@ class Run:
         self.progress.advance()
 
     def give_up(self, source: Iterator[InputRow], stopped: Exception) -> None:
-        """Account for every input without an outcome (those in flight when sending
-        stopped, then the rest of ``source``) as not attempted."""
+        """Account for every input without an outcome (the rest of ``source``; after
+        ``check`` drained, none is in flight) as not attempted."""
         why = (f"not attempted: the run stopped after {self.limit} consecutive "
                f"connection failures ({stopped})")
         in_flight = sorted((r for q in self.sent.values() for r in q),

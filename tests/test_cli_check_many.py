@@ -234,3 +234,24 @@ def test_every_input_column_is_kept_and_name_always_has_its_place(
     assert list(plain[0]) == COLUMNS  # a plain list has the same columns as validate
     assert [(r["row"], r["email"], r["name"]) for r in plain] == [
         ("1", "ann@example.com", ""), ("2", "bob@example.com", "")]
+
+
+def test_a_stop_on_failures_records_every_check_that_was_sent(
+    server: Sandbox, tmp_path: Path
+) -> None:
+    """The checks in flight when the run of failures stops the input still finish and are
+    written as attempted: nothing the service may have charged is recorded as unsent."""
+    write_people(tmp_path / "people.csv", 60)
+    server.faults.status("/api/v1/single/check", 503, times=3)  # the run of failures...
+    server.faults.delay("/api/v1/single/check", 0.2, times=None)  # ...while others fly
+    done = asyncsdk("--max-retries", "0", "check-many", "people.csv", "-o", "out.csv",
+                    "--concurrency", "4", "--max-consecutive-failures", "3",
+                    env=environment(server), cwd=tmp_path)
+    assert done.returncode == 1 and "stopped sending" in done.stderr, done.stderr
+    rows = read_rows(tmp_path / "out.csv")
+    assert sorted(int(r["row"]) for r in rows) == list(range(1, 61))
+    sent = Counter(checked(server))
+    attempted = Counter(r["email"] for r in rows if r["attempted"] == "True")
+    assert sent == attempted  # every address that reached the service, and only those
+    assert any(r["verdict"] == "Valid" for r in rows)  # the ones in flight finished
+    assert all("consecutive" in r["error"] for r in rows if r["attempted"] == "False")
