@@ -103,6 +103,14 @@ class TimeLimits:
             return self.attempt_timeout
         return budget * C.DEFAULT_ATTEMPT_SHARE
 
+    def for_call(self, request_timeout: float | None, attempt_timeout: float | None,
+                 safe: bool) -> tuple[float, float | None]:
+        """A call's ``(budget, per_attempt)``, both checked; an unsafe operation's
+        attempt is never abandoned (it may have arrived): its bound is None."""
+        budget = self.budget(request_timeout)
+        per_attempt = self.per_attempt(budget, attempt_timeout)
+        return budget, per_attempt if safe else None
+
     def client_timeout(self, remaining: float, per_attempt: float | None,
                         budget: float, streaming: bool) -> aiohttp.ClientTimeout:
         if streaming:
@@ -147,7 +155,6 @@ class Transport(Interpreter):
         self.rand: Callable[[], float] = random.random
         self.clock: Callable[[], float] = time.monotonic
 
-    # --- building -------------------------------------------------------------------
     def url_for(self, op: Operation, path_id: str | int | None = None) -> str:
         """Absolute URL of ``op`` (no query), with ``path_id`` put into ``{id}``."""
         base = self.base_urls.get(op.area)
@@ -162,7 +169,6 @@ class Transport(Interpreter):
             path = path.replace("{id}", quote(str(path_id), safe=""))
         return base + path
 
-    # --- sending --------------------------------------------------------------------
     def request(
         self,
         op: Operation,
@@ -183,20 +189,17 @@ class Transport(Interpreter):
         ``InvalidInputError``). Awaiting raises the ``APIError`` subclass the answer maps
         to, ``APIConnectionError`` / ``APITimeoutError`` when no usable answer came,
         ``ResponseDecodeError`` for a body that is not JSON or not of the model's shape.
-        (Not a coroutine function itself: one frame less between the caller and aiohttp;
-        ``clean_errors``' net is inline here and in ``_exchange``.)
+        Not a coroutine function (one frame less under aiohttp): ``clean_errors`` inline.
         """
         try:
             url = self.url_for(op, path_id)
             query, body_form = place_credentials(op.area, self.credentials, op.name, params,
                                                  form)
-            budget = self.limits.budget(timeout)
-            per_attempt: float | None = self.limits.per_attempt(budget, attempt_timeout)
+            budget, per_attempt = self.limits.for_call(timeout, attempt_timeout,
+                                                       op.safe_to_repeat)
         except SDKError as exc:
             self.credentials.clean(exc)
             raise
-        if not op.safe_to_repeat:
-            per_attempt = None  # an unsafe attempt may have arrived: never abandoned
         return self._exchange(Call(op, url, query), json_body, body_form, budget,
                               per_attempt, model=model, many=many)
 
@@ -366,9 +369,9 @@ class Transport(Interpreter):
             assert last_failure is not None
             raise self.connection_error(call, last_failure)
         except SDKError as exc:
-            # ``clean_errors``, inline: no wrapper coroutine on the hot path. This frame
-            # is still running, so ``clean`` cannot clear it: what may show a credential
-            # (the answer's repr holds the full URL) or an echoing body is dropped here.
+            # ``clean_errors`` inline (no wrapper coroutine on the hot path). ``clean``
+            # skips this running frame: the answer (its repr has the full URL) and the
+            # body are dropped by hand.
             response = last_response = None
             raw = b""
             self.credentials.clean(exc)
