@@ -136,16 +136,9 @@ class Transport(Interpreter):
     ``sleep``, ``rand`` and ``clock`` are plain attributes so tests can replace them
     and never really wait."""
 
-    def __init__(
-        self,
-        *,
-        credentials: Credentials,
-        base_urls: Mapping[Area, str | None],
-        sessions: SessionOwner,
-        timeout: float,
-        max_retries: int,
-        attempt_timeout: float | None = None,
-    ) -> None:
+    def __init__(self, *, credentials: Credentials, base_urls: Mapping[Area, str | None],
+                 sessions: SessionOwner, timeout: float, max_retries: int,
+                 attempt_timeout: float | None = None) -> None:
         super().__init__(credentials)
         self.base_urls = dict(base_urls)
         self.sessions = sessions
@@ -369,19 +362,23 @@ class Transport(Interpreter):
             assert last_failure is not None
             raise self.connection_error(call, last_failure)
         except SDKError as exc:
-            # ``clean_errors`` inline (no wrapper coroutine on the hot path). ``clean``
-            # skips this running frame: the answer (its repr has the full URL) and the
-            # body are dropped by hand.
+            # ``clean_errors`` inline (no wrapper coroutine on the hot path); ``clean``
+            # skips this running frame, so the answer (its repr has the full URL) and
+            # the body are dropped by hand, here and below.
             response = last_response = None
             raw = b""
             self.credentials.clean(exc)
             raise
         except asyncio.CancelledError:
-            if owner.was_closed_under(task):
-                raise self.connection_error(call, CLOSED_IN_FLIGHT) from None
-            raise
+            if not owner.was_closed_under(task):
+                raise
         finally:
             owner.leave(task)
+        # Only a cancellation by ``close()`` gets here; raised outside the ``except``, it
+        # chains nothing (the cancelled frames hold the full URL).
+        response = last_response = None
+        raw = b""
+        raise self.connection_error(call, CLOSED_IN_FLIGHT)
 
 
 def _log(call: Call, outcome: int | str, elapsed: float, retry: int) -> None:
