@@ -154,7 +154,7 @@ class Transport(Interpreter):
         if not base:
             raise ConfigurationError(
                 f"{op.name}: no URL for this area: pass {op.area.argument}= or base_url= to "
-                f"Client, or set {op.area.env_var} or ASYNCSDK_BASE_URL",
+                f"Client, or set {op.area.env_var} or {C.ENV_BASE_URL}",
                 field=op.area.argument,
             )
         path = op.path
