@@ -35,7 +35,8 @@ import aiohttp
 import attrs
 
 from . import _constants as C
-from ._convert import DecodeFailure, check_seconds, decode, decode_list
+from ._checks import check_seconds
+from ._convert import DecodeFailure, decode, decode_list
 from ._errors import (
     APIConnectionError,
     APIError,

@@ -7,8 +7,9 @@ import datetime as dt
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any
 
+from .._checks import check_count, check_email, check_http_url, check_job_id, check_seconds
 from .._constants import DEFAULT_CHECK_CONCURRENCY, DEFAULT_VALIDITY_TIMEOUT
-from .._convert import _decode_int, check_email, check_seconds, is_http_url
+from .._convert import parse_int
 from .._errors import (
     APIError,
     APITimeoutError,
@@ -19,8 +20,8 @@ from .._errors import (
     SDKError,
 )
 from .._transport import Area, Operation
-from ..jobs import ValidationJob, check_job_id
-from ..models.validation import CheckOutcome, CheckResult
+from ..jobs import ValidationJob
+from ..models.validation import CheckFailure, CheckOutcome, CheckResult, CheckSuccess
 from ._base import Resource
 
 CHECK = Operation("validation.check", "GET", Area.VALIDATION, "/api/v1/single/check",
@@ -116,10 +117,7 @@ class Validation(Resource):
             Whatever iterating ``emails`` raises, after the checks in flight are
             cancelled.
         """
-        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-            raise InvalidInputError(
-                f"concurrency: expected an integer >= 1, got {concurrency!r}",
-                field="concurrency")
+        check_count(concurrency, "concurrency")
         check_seconds(validity_timeout, "validity_timeout")
         if request_timeout is not None:
             check_seconds(request_timeout, "request_timeout")
@@ -172,7 +170,7 @@ class Validation(Resource):
                     try:
                         email = check_email(value, "email")
                     except InvalidInputError as exc:
-                        yield CheckOutcome(email=_shown(value), error=exc)
+                        yield CheckFailure(email=_shown(value), error=exc)
                         continue
                     task = asyncio.ensure_future(self.check(
                         email, validity_timeout=validity_timeout,
@@ -185,9 +183,9 @@ class Validation(Resource):
                 email, started_in = running.pop(task)
                 failure = task.exception()
                 if failure is None:
-                    outcome = CheckOutcome(email=email, result=task.result())
+                    outcome: CheckOutcome = CheckSuccess(email=email, result=task.result())
                 elif isinstance(failure, SDKError):
-                    outcome = CheckOutcome(email=email, error=failure)
+                    outcome = CheckFailure(email=email, error=failure)
                     if isinstance(failure, _STOPPING) and stopped is None:
                         stopped = failure
                 else:
@@ -209,7 +207,7 @@ class Validation(Resource):
                     value = await next_input()
                     if value is _END:
                         break
-                    yield CheckOutcome(email=_shown(value), error=_not_attempted(stopped),
+                    yield CheckFailure(email=_shown(value), error=_not_attempted(stopped),
                                        attempted=False)
         finally:
             pending = [task for task in running if not task.done()]
@@ -248,12 +246,12 @@ class Validation(Resource):
                 AuthenticationError, InvalidRequestError, APIError: the service refused;
             APIConnectionError: no answer; ResponseDecodeError: no job id in the answer.
         """
-        url = check_file_url(file_url)
+        url = check_http_url(file_url, "file_url", what="an absolute http(s) URL of the file")
         params = {"file_name": url, "timeout": check_seconds(validity_timeout, "validity_timeout")}
         data = await self._transport.request(CREATE_JOB, params=params, timeout=request_timeout)
         raw = data.get("job_id") if isinstance(data, dict) else None
         try:
-            job_id = _decode_int(raw)
+            job_id = parse_int(raw)
         except ValueError:
             raise self._transport.decode_error(
                 CREATE_JOB, data, "jobs/create gave no job id") from None
@@ -287,16 +285,6 @@ class Validation(Resource):
             InvalidInputError: ``data`` is not such a dict.
         """
         return ValidationJob.from_dict(self._transport, data)
-
-
-def check_file_url(value: object) -> str:
-    """``value`` if it is an absolute http(s) URL with a host, else InvalidInputError."""
-    if not isinstance(value, str) or not is_http_url(value):
-        shown = value if isinstance(value, str) else type(value).__name__
-        raise InvalidInputError(
-            f"file_url: expected an absolute http(s) URL of the file, got {shown!r:.80}",
-            field="file_url")
-    return value
 
 
 def _shown(value: object) -> str:
