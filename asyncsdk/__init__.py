@@ -135,6 +135,9 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
         Contact as Contact,
     )
     from .models.contacts import (
+        ContactGroup as ContactGroup,
+    )
+    from .models.contacts import (
         ContactInput as ContactInput,
     )
     from .models.contacts import (

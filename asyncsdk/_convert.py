@@ -94,9 +94,16 @@ def parse_str(value: Any, _: Any = str) -> str:
     raise DecodeFailure(f"expected text, got {type(value).__name__}")
 
 
-def parse_int_or_str(value: Any, _: Any = None) -> int | str:
-    """For ``int | str`` fields: a number stays a number, text stays text."""
-    return value if isinstance(value, str) else parse_int(value)
+def parse_int_or_str(value: Any, _: Any = None) -> int | str | None:
+    """For ``int | str`` fields: a number stays a number, text stays text (and null is
+    None when the field is ``int | str | None``)."""
+    if value is None or isinstance(value, str):
+        return value
+    return parse_int(value)
+
+
+def _is_int_or_str(tp: Any) -> bool:
+    return set(typing.get_args(tp)) - {type(None)} == {int, str}
 
 
 _TRUE = frozenset({"true", "1", "yes", "y"})
@@ -296,7 +303,7 @@ def _make_converter() -> cattrs.Converter:
                      (Decimal, parse_decimal), (dt.date, parse_date),
                      (dt.datetime, parse_datetime)):
         converter.register_structure_hook(tp, hook)
-    converter.register_structure_hook_func(lambda tp: tp == int | str, parse_int_or_str)
+    converter.register_structure_hook_func(_is_int_or_str, parse_int_or_str)
     converter.register_structure_hook_func(is_any, _any_hook)
     converter.register_structure_hook_func(_is_dict, _dict_hook)
     # Class hooks, as for int and str above: the most specific class wins, so the open

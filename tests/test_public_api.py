@@ -26,7 +26,7 @@ EXPECTED = {
     "ContactList", "Contact", "ContactListCreate", "ContactInput", "ContactUpdate", "Lead",
     "LeadInput", "Customer", "CustomerCreate", "CustomerUpdate", "Product", "ProductInput",
     "Invoice", "InvoiceUpdate", "InvoiceLine", "InvoiceLineItem", "CheckSuccess",
-    "CheckFailure",
+    "CheckFailure", "ContactGroup",
 }
 
 

@@ -65,7 +65,8 @@ BAD_EMAILS = ["", "plain", "a@", "@b.com", "a@b", "a b@c.com", "a@b..com", "a@@b
               "a" * 250 + "@b.com"]
 #: What the address check before sending refuses (issue 13: only what cannot be an
 #: address at all); the rest of ``BAD_EMAILS`` is for the service to judge.
-IMPOSSIBLE_EMAILS = [e for e in BAD_EMAILS if e not in ("a@b", "a@b..com", "a@@b.com")]
+IMPOSSIBLE_EMAILS = [e for e in BAD_EMAILS
+                     if e not in ("a@", "@b.com", "a@b", "a@b..com", "a@@b.com")]
 CONTROL = ["\r\n", "\n", "\r", "\x00", "\x1b", "\x7f"]
 WRONG_VALUES: list[Any] = [object(), b"bytes", 1.5, [1], {"a": 1}, True, "text", -1, 10**30]
 

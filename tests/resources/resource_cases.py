@@ -15,7 +15,6 @@ import attrs
 from helpers import API_KEY, BASE
 
 import asyncsdk
-from asyncsdk.models.codes import is_known
 from asyncsdk import (
     ContactInput,
     ContactListCreate,
@@ -35,6 +34,7 @@ from asyncsdk import (
     Rating,
     Unit,
 )
+from asyncsdk.models.codes import is_known
 
 
 def url(path: str) -> str:
