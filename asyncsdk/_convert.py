@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import gc
 import typing
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
@@ -390,15 +391,26 @@ def decode(data: Any, model: type[T]) -> T:
 
 
 def decode_list(data: Any, model: type[T]) -> list[T]:
-    """Read a JSON array of ``model`` objects; raises ``DecodeFailure`` if it cannot."""
+    """Read a JSON array of ``model`` objects; raises ``DecodeFailure`` if it cannot.
+
+    The cyclic garbage collector is paused meanwhile (when it was on): a listing makes
+    tens of thousands of objects, none of them in a cycle, and the collections they would
+    trigger cost about an eighth of the decoding time for nothing.
+    """
     from ._fastdecode import decoder_for
 
     if not isinstance(data, list):
         raise DecodeFailure(f"expected a list of {model.__name__}, got {type(data).__name__}")
     one = decoder_for(model)
+    collecting = gc.isenabled()
+    if collecting:
+        gc.disable()
     try:
         return [one(item) for item in data]
     except DecodeFailure:
         raise
     except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
         raise DecodeFailure(f"{model.__name__}: {type(exc).__name__}") from None
+    finally:
+        if collecting:
+            gc.enable()
