@@ -68,7 +68,30 @@ T = TypeVar("T")
 
 
 class DecodeFailure(ValueError):
-    """A response value could not be read as its field's type (internal)."""
+    """A response value could not be read as its field's type (internal): ``why``, and
+    ``path`` to the value in the answer (``$[0].emaillist[0].data[3].mobile``), built
+    from the inside out with ``within``."""
+
+    def __init__(self, why: str, path: str = "") -> None:
+        super().__init__(f"{path}: {why}" if path else why)
+        self.why = why
+        self.path = path
+
+    def within(self, prefix: str) -> DecodeFailure:
+        """The same failure, seen from ``prefix`` outwards (``.key`` or ``[index]``)."""
+        return DecodeFailure(self.why, prefix + self.path)
+
+
+def failing_index(read: Callable[[Any], Any], items: Any) -> str:
+    """``[i]`` for the first of ``items`` that ``read`` refuses (called on a failure
+    only, to name the place), else ``""``."""
+    if isinstance(items, list):
+        for i, item in enumerate(items):
+            try:
+                read(item)
+            except DecodeFailure:
+                return f"[{i}]"
+    return ""
 
 
 # --- Leaf decode hooks: (value, type) -> value, or DecodeFailure --------------------------
@@ -222,11 +245,11 @@ def _response_hook(converter: cattrs.Converter, cls: type) -> Callable[[Any, Any
 
     def structure_model(data: Any, _: Any) -> Any:
         if not isinstance(data, dict):
-            raise DecodeFailure(f"{cls.__name__}: expected an object, got {type(data).__name__}")
+            raise DecodeFailure(f"expected an object ({cls.__name__}), got {type(data).__name__}")
         try:
             made = generated(data, cls)
         except KeyError as missing:
-            raise DecodeFailure(f"{cls.__name__}.{missing.args[0]}: missing (required)") from None
+            raise DecodeFailure("missing (required)", f".{missing.args[0]}") from None
         if not known.issuperset(data):
             # A fresh instance nobody else holds yet: fill ``extra`` in place rather than
             # building the model twice.
@@ -355,10 +378,8 @@ def cattrs_structure(data: Any, model: type[T]) -> T:
     reference the fast path is tested against); ``DecodeFailure`` if it cannot."""
     try:
         return get_converter().structure(data, model)
-    except DecodeFailure:
-        raise
     except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
-        raise DecodeFailure(f"{model.__name__}: {type(exc).__name__}") from None
+        raise _failure(exc, model) from None
 
 
 def encode(model: InputModel) -> dict[str, Any]:
@@ -375,8 +396,16 @@ def to_jsonable(value: Any) -> Any:
     return get_converter().unstructure(value)
 
 
+def _failure(exc: Exception, model: type, path: str = "$") -> DecodeFailure:
+    """A failure anywhere inside an answer, named from its top (``Model at $...``)."""
+    if isinstance(exc, DecodeFailure):
+        return DecodeFailure(exc.why, f"{model.__name__} at {path}{exc.path}")
+    return DecodeFailure(type(exc).__name__, f"{model.__name__} at {path}")
+
+
 def decode(data: Any, model: type[T]) -> T:
-    """Read ``data`` (parsed JSON) as ``model``; raises ``DecodeFailure`` if it cannot."""
+    """Read ``data`` (parsed JSON) as ``model``; raises ``DecodeFailure`` (with the path
+    to the bad value) if it cannot."""
     from ._fastdecode import decoder_for
 
     try:
@@ -384,14 +413,13 @@ def decode(data: Any, model: type[T]) -> T:
             result: T = decoder_for(model)(data)
             return result
         return get_converter().structure(data, model)
-    except DecodeFailure:
-        raise
     except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
-        raise DecodeFailure(f"{model.__name__}: {type(exc).__name__}") from None
+        raise _failure(exc, model) from None
 
 
 def decode_list(data: Any, model: type[T]) -> list[T]:
-    """Read a JSON array of ``model`` objects; raises ``DecodeFailure`` if it cannot.
+    """Read a JSON array of ``model`` objects; raises ``DecodeFailure`` (with the path to
+    the bad value) if it cannot.
 
     The cyclic garbage collector is paused meanwhile (when it was on): a listing makes
     tens of thousands of objects, none of them in a cycle, and the collections they would
@@ -407,10 +435,8 @@ def decode_list(data: Any, model: type[T]) -> list[T]:
         gc.disable()
     try:
         return [one(item) for item in data]
-    except DecodeFailure:
-        raise
     except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
-        raise DecodeFailure(f"{model.__name__}: {type(exc).__name__}") from None
+        raise _failure(exc, model, "$" + failing_index(one, data)) from None
     finally:
         if collecting:
             gc.enable()

@@ -56,9 +56,11 @@ def test_the_cli_uses_the_converter() -> None:
 
 
 def test_bad_answers_are_decode_failures_with_the_place() -> None:
-    with pytest.raises(DecodeFailure, match=r"Contact\.mobile"):
-        decode_list([{"emaillist": [{"data": [{"mobile": "12x"}]}]}], asyncsdk.ContactList)
-    with pytest.raises(DecodeFailure, match=r"CheckResult\.email: missing"):
+    with pytest.raises(DecodeFailure, match=r"^ContactList at \$\[1\]\.emaillist\[0\]"
+                                            r"\.data\[2\]\.mobile: expected an integer"):
+        decode_list([{}, {"emaillist": [{"data": [{}, {"mobile": 1}, {"mobile": "12x"}]}]}],
+                    asyncsdk.ContactList)
+    with pytest.raises(DecodeFailure, match=r"^CheckResult at \$\.email: missing"):
         decode({"status": "success"}, asyncsdk.CheckResult)
     with pytest.raises(DecodeFailure):
         decode_list({"not": "a list"}, asyncsdk.Lead)
