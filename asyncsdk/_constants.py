@@ -60,3 +60,11 @@ MAX_WAIT_TRANSIENT_FAILURES = 10
 #: A JSON download ``result`` this short and without white space may be the URL of a
 #: hosted result file; longer text is CSV and streamed at once.
 MAX_HOSTED_URL_CHARS = 8192
+
+# --- Environment: credentials and logging (asyncsdk._auth, asyncsdk._logging) --------
+#: Prefix of every environment variable the library reads; an area's URL variable is
+#: this prefix plus its ``Client`` argument in capitals (``ASYNCSDK_CONTACTS_URL``).
+ENV_PREFIX = "ASYNCSDK_"
+#: ``debug`` or ``info`` (any case): the first ``Client`` attaches a stderr handler at
+#: that level to the ``asyncsdk`` logger.
+ENV_LOG = "ASYNCSDK_LOG"
