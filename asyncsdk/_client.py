@@ -13,7 +13,7 @@ import aiohttp
 
 from . import _constants as C
 from ._auth import Area, Credentials
-from ._convert import check_seconds
+from ._checks import check_count, check_http_url, check_seconds
 from ._errors import ConfigurationError, InvalidInputError
 from ._logging import setup_logging_from_env
 from ._raw import WithRawResponse
@@ -51,23 +51,9 @@ def _resolve_urls(
 
 
 def _check_url(value: str, source: str) -> str:
-    if not isinstance(value, str) or not value.startswith(("http://", "https://")):
-        raise ConfigurationError(
-            f"{source}: expected an absolute http(s) URL such as https://api.example.com, "
-            f"got {value!r:.80}",
-            field=source,
-        )
-    rest = value.split("://", 1)[1]
-    if not rest or rest.startswith("/") or any(c.isspace() for c in value):
-        raise ConfigurationError(f"{source}: the URL has no host: {value!r:.80}", field=source)
-    return value.rstrip("/")
-
-
-def _count(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise InvalidInputError(f"{name}: expected an integer >= {minimum}, got {value!r}",
-                                field=name)
-    return value
+    return check_http_url(value, source, error=ConfigurationError,
+                          what="an absolute http(s) URL such as https://api.example.com"
+                          ).rstrip("/")
 
 
 class Client:
@@ -161,7 +147,7 @@ class Client:
                 "app_name: expected printable text such as 'myapp/1.2', without surrounding "
                 f"spaces, at most {C.MAX_APP_NAME_CHARS} characters", field="app_name")
         self._sessions = SessionOwner(
-            session, max_connections=_count("max_connections", max_connections, 1),
+            session, max_connections=check_count(max_connections, "max_connections", 1),
             trust_env=bool(trust_env), app_name=app_name, proxy=proxy, ssl=ssl)
         self._transport = Transport(
             credentials=Credentials(api_key=key, username=user),
@@ -170,7 +156,7 @@ class Client:
             timeout=float(check_seconds(timeout, "timeout")),
             attempt_timeout=(None if attempt_timeout is None
                              else float(check_seconds(attempt_timeout, "attempt_timeout"))),
-            max_retries=_count("max_retries", max_retries, 0),
+            max_retries=check_count(max_retries, "max_retries", 0),
         )
 
     # The areas are built (and their models imported) on first use: ``import asyncsdk``

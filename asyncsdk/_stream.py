@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ._convert import DecodeFailure, _decode_bool
+from ._convert import DecodeFailure, parse_bool
 from .models.codes import Verdict
 from .models.validation import EmailRow
 
@@ -463,14 +463,14 @@ class RowBuilder:
         role = _ROLES.get(role_text)
         if role is None:
             try:
-                role = _decode_bool(role_text)
+                role = parse_bool(role_text)
             except DecodeFailure:
                 raise StreamDecodeError(
                     f"CSV record {self._line}: Role Based Emails {role_text[:20]!r} is not "
                     "True/False/1/0") from None
         name_at = index.get("name")
-        verdict: Verdict | str = (
-            _VERDICTS.get(status) or _VERDICTS.get(status.casefold()) or status)
+        verdict: Verdict = (
+            _VERDICTS.get(status) or _VERDICTS.get(status.casefold()) or Verdict(status))
         return EmailRow(
             email=record[index["email"]].strip(),
             name=record[name_at] if name_at is not None else "",

@@ -58,7 +58,7 @@ from ._answer import Operation as Operation
 from ._answer import StreamedResponse as StreamedResponse
 from ._auth import Area as Area
 from ._auth import Credentials, clean_errors, place_credentials, reveal
-from ._convert import check_seconds
+from ._checks import check_seconds
 from ._errors import (
     APIConnectionError,
     APITimeoutError,

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import inspect
-import math
 import os
 import re
 import secrets
@@ -19,7 +18,7 @@ from contextlib import aclosing, suppress
 from typing import Any
 
 from . import _constants as C
-from ._convert import is_http_url
+from ._checks import check_job_id, check_number, is_http_url
 from ._errors import (
     APIConnectionError,
     InvalidInputError,
@@ -52,16 +51,6 @@ StatusCallback = Callable[[JobStatus | str, float], "Awaitable[Any] | Any"]
 
 _TRANSIENT = (APIConnectionError, ServerError, RateLimitError)
 _STATUSES = {s.value: s for s in JobStatus}
-
-
-def _positive(name: str, value: object, *, minimum: float = 0.0, strict: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InvalidInputError(f"{name}: expected a finite number, got {value!r}", field=name)
-    if value < minimum or (strict and value == minimum):
-        relation = ">" if strict else ">="
-        raise InvalidInputError(f"{name}: expected a number {relation} {minimum}, got {value!r}",
-                                field=name)
-    return float(value)
 
 
 class ValidationJob:
@@ -199,11 +188,11 @@ class ValidationJob:
             InvalidInputError: a bad argument, before any request.
             JobNotFoundError, AuthenticationError, APIError: a poll was refused.
         """
-        interval = _positive("interval", interval)
-        max_interval = _positive("max_interval", max_interval, minimum=interval, strict=False)
-        factor = _positive("factor", factor, minimum=1.0, strict=False)
+        interval = check_number(interval, "interval")
+        max_interval = check_number(max_interval, "max_interval", minimum=interval, strict=False)
+        factor = check_number(factor, "factor", minimum=1.0, strict=False)
         if deadline is not None:
-            deadline = _positive("deadline", deadline, strict=False)
+            deadline = check_number(deadline, "deadline", strict=False)
         transport = self._transport
         started = transport.clock()
         ends_at = None if deadline is None else started + deadline
@@ -381,16 +370,6 @@ async def _close(iterator: AsyncIterator[bytes]) -> None:
     aclose = getattr(iterator, "aclose", None)
     if aclose is not None:
         await aclose()
-
-
-def check_job_id(value: object) -> int:
-    """A job id: a positive integer (digits in a string are accepted)."""
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidInputError(f"job_id: expected a non-negative integer, got {value!r}",
-                                field="job_id")
-    return value
 
 
 def _decode_error(exc: StreamDecodeError) -> ResponseDecodeError:
