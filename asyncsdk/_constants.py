@@ -60,3 +60,16 @@ MAX_WAIT_TRANSIENT_FAILURES = 10
 #: A JSON download ``result`` this short and without white space may be the URL of a
 #: hosted result file; longer text is CSV and streamed at once.
 MAX_HOSTED_URL_CHARS = 8192
+
+# --- Job results (jobs/download): caps of the streamed readers --------------------------
+#: A member of the JSON answer other than ``result`` larger than this is refused.
+MAX_SMALL_JSON_VALUE = 64 * 1024
+#: One CSV record (with its quoted line ends) larger than this is refused.
+MAX_CSV_RECORD_CHARS = 1024 * 1024
+#: A JSON download that does not say success is handed, up to this many bytes, to the
+#: transport's answer interpreter (a refusal is short; a longer answer is cut here).
+MAX_RESULT_ERROR_BODY = 64 * 1024
+#: ``ValidationJob.wait``: the last poll before the deadline starts this long before it
+#: (at most this share of the whole deadline), so that it can answer within the deadline.
+WAIT_FINAL_POLL_RESERVE = 1.0
+WAIT_FINAL_POLL_SHARE = 0.1

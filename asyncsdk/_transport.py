@@ -33,6 +33,7 @@ from urllib.parse import quote, urlencode
 
 import aiohttp
 import attrs
+from aiohttp.client_reqrep import ContentDisposition
 
 from . import _constants as C
 from ._convert import DecodeFailure, check_seconds, decode, decode_list
@@ -201,19 +202,31 @@ _TRANSPORT_ERRORS = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
 class StreamedResponse:
     """A 2xx answer whose body is read piece by piece (see ``Transport.stream``)."""
 
-    __slots__ = ("_fail", "_refuse", "_response", "headers", "status")
+    __slots__ = ("_fail", "_interpret", "_refuse", "_response", "headers", "status")
 
     def __init__(
         self,
         response: aiohttp.ClientResponse,
         fail: Callable[[_Failure], NoReturn],
         refuse: Callable[[str | None, bytes], NoReturn],
+        interpret: Callable[[bytes], Any],
     ) -> None:
         self._response = response
         self._fail = fail
         self._refuse = refuse
+        self._interpret = interpret
         self.status = response.status
         self.headers = response.headers
+
+    def interpret(self, raw: bytes) -> Any:
+        """``raw``, a complete small body of this answer, read as a plain answer is:
+        its parsed data, or the mapped SDK error raised."""
+        return self._interpret(raw)
+
+    @property
+    def content_disposition(self) -> ContentDisposition | None:
+        """The ``Content-Disposition`` header as aiohttp parses it (None when absent)."""
+        return self._response.content_disposition
 
     def raise_api_error(self, error_text: str | None, body: bytes = b"") -> NoReturn:
         """Raise the ``APIError`` subclass for a service error text found in the body."""
@@ -385,7 +398,11 @@ class Transport:
             def refuse(text: str | None, raw: bytes) -> NoReturn:
                 self._raise_api(op, url, query, response.status, raw, response.headers, text)
 
-            yield StreamedResponse(response, fail, refuse)
+            def interpret(raw: bytes) -> Any:
+                return self._parse_answer(op, url, query, response.status, raw,
+                                          response.headers)
+
+            yield StreamedResponse(response, fail, refuse, interpret)
 
     @asynccontextmanager
     async def _send(

@@ -50,9 +50,13 @@ class CheckOutcome:
 
 @attrs.frozen(kw_only=True)
 class EmailRow:
-    """One row of a job's ``emaillist.csv``."""
+    """One row of a job's ``emaillist.csv``.
+
+    ``role_based`` is None when the file's ``Role Based Emails`` value is none of
+    true/false, yes/no, y/n, 1/0 (any case): one odd flag never fails a whole result.
+    """
 
     email: str
     name: str
     status: Verdict | str
-    role_based: bool
+    role_based: bool | None
