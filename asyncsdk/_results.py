@@ -23,6 +23,7 @@ Either way the CSV text is UTF-8 and drops one leading byte order mark.
 from __future__ import annotations
 
 import re
+import warnings
 from typing import Any, Protocol
 
 import attrs
@@ -81,7 +82,10 @@ class ResultText:
         self._answer = answer
         self._decoder = Utf8Decoder()
         kind = answer.content_type
-        if hosted or kind == "text/csv" or is_attachment(answer.content_disposition):
+        with warnings.catch_warnings():  # aiohttp warns of a malformed header: not ours
+            warnings.simplefilter("ignore")
+            disposition = answer.content_disposition
+        if hosted or kind == "text/csv" or is_attachment(disposition):
             self._shape = _CSV
         elif "json" in kind:
             self._shape = _JSON

@@ -1,0 +1,128 @@
+"""download() and rows() at their bounds: long file names, leading blank lines, and a
+client closed while they stream."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+from helpers import API_KEY, USERNAME
+from validation_tools import LocalServer
+
+import asyncsdk
+from asyncsdk.jobs import temporary_name
+
+DOWNLOAD_PATH = "/api/v1/jobs/download"
+CSV_TEXT = "Email,Name,Status,Role Based Emails\r\na@b.com,A,Valid,True\r\n"
+
+
+def serve(body: bytes, content_type: str, piece: int = 65536) -> object:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse()
+        response.content_type = content_type
+        await response.prepare(request)
+        for i in range(0, len(body), piece):
+            await response.write(body[i:i + piece])
+        await response.write_eof()
+        return response
+    return handle
+
+
+def name_max(folder: Path) -> int:
+    return os.pathconf(folder, "PC_NAME_MAX")
+
+
+@pytest.mark.parametrize("char", ["x", "é", "😀"])
+async def test_download_to_the_longest_valid_file_name(
+    local: LocalServer, local_client: asyncsdk.Client, tmp_path: Path, char: str
+) -> None:
+    """Regression: the temporary name added 15 characters, so a valid 250-character
+    name failed with "File name too long"."""
+    limit = name_max(tmp_path)
+    name = char * (limit // len(char.encode()))
+    assert len(os.fsencode(name)) <= limit
+    local.routes[DOWNLOAD_PATH] = serve(CSV_TEXT.encode(), "text/csv")
+    target = tmp_path / name
+    assert await local_client.validation.job(4).download(target) == 1
+    assert target.read_bytes() == CSV_TEXT.encode()
+    assert os.listdir(tmp_path) == [name]
+
+
+def test_temporary_names_stay_within_the_limit_and_differ(tmp_path: Path) -> None:
+    limit = name_max(tmp_path)
+    for length in (1, 200, 240, 250, limit):
+        target = str(tmp_path / ("n" * length))
+        first, second = temporary_name(target), temporary_name(target)
+        assert first != second
+        for temp in (first, second):
+            assert os.path.dirname(temp) == str(tmp_path)
+            assert len(os.fsencode(os.path.basename(temp))) <= limit
+            assert os.path.basename(temp).startswith(".n") and temp.endswith(".part")
+
+
+@pytest.mark.parametrize("content_type", ["text/csv", "text/plain", "application/json"])
+async def test_leading_blank_lines_are_not_buffered(
+    local: LocalServer, local_client: asyncsdk.Client, content_type: str
+) -> None:
+    """Regression: blank lines before the header were gathered whole before reading
+    (8 MiB of line ends took 305 MiB). Memory now stays within a few chunks."""
+    blank = b"\r\n" * (4 * 1024 * 1024)  # 8 MiB
+    rest = CSV_TEXT.encode()
+    if content_type == "application/json":
+        rest = b'{"status": "success", "result": "' + CSV_TEXT.replace(
+            "\r\n", "\\r\\n").encode() + b'"}'
+    local.routes[DOWNLOAD_PATH] = serve(blank + rest, content_type)
+    tracemalloc.start()
+    try:
+        rows = [r async for r in local_client.validation.job(4).rows()]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [r.email for r in rows] == ["a@b.com"]
+    assert peak < 6 * 1024 * 1024
+
+
+@pytest.mark.parametrize("call", ["rows", "download"])
+async def test_close_while_streaming_ends_the_stream_with_an_sdk_error(
+    local: LocalServer, tmp_path: Path, call: str
+) -> None:
+    """Regression: close() while rows()/download() streamed ended them with a bare
+    RuntimeError (or left them waiting forever) and left the .part file behind."""
+    started = asyncio.Event()
+
+    async def stall(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse()
+        response.content_type = "text/csv"
+        await response.prepare(request)
+        await response.write(CSV_TEXT.encode())
+        started.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    local.routes[DOWNLOAD_PATH] = stall
+    client = asyncsdk.Client(API_KEY, USERNAME, base_url=local.url)
+    job = client.validation.job(4)
+
+    async def consume() -> None:
+        if call == "rows":
+            async for _ in job.rows():
+                pass
+        else:
+            await job.download(tmp_path / "o.csv")
+
+    task = asyncio.ensure_future(consume())
+    await started.wait()
+    await client.close()
+    done, _ = await asyncio.wait({task}, timeout=5.0)  # a guard against the old hang
+    if not done:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        pytest.fail("the stream did not end after close()")
+    with pytest.raises((asyncsdk.UsageError, asyncsdk.APIConnectionError)):
+        await task
+    assert os.listdir(tmp_path) == []
