@@ -5,10 +5,8 @@ Start with ``asyncsdk.Client`` (README.md has a tour). Everything public is impo
 from here; modules with a leading underscore are private.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ._client import Client
 from ._convert import UNSET, UnsetType
 from ._errors import (
     APIConnectionError,
@@ -34,8 +32,10 @@ from ._errors import (
     UnverifiedSenderError,
     UsageError,
 )
+from ._lazy import lazy_attributes
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first use
+    from ._client import Client
     from .jobs import ValidationJob
     from .models.codes import (
         Currency,
@@ -97,21 +97,12 @@ _LAZY = {
     "Rating": ".models.codes",
     "Unit": ".models.codes",
     "ValidationJob": ".jobs",
+    "Client": "._client",
     "Verdict": ".models.codes",
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'asyncsdk' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY)
 
 
 __version__ = "0.1.0"

@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 
 from . import _constants as C
+from ._auth import Area, Credentials
 from ._convert import check_seconds
 from ._errors import ConfigurationError, InvalidInputError, UsageError
-from ._transport import Area, Credentials, Transport
+from ._logging import setup_logging_from_env
+from ._transport import Transport
 
 if TYPE_CHECKING:
     from .resources.contacts import Contacts
@@ -114,6 +116,7 @@ class Client:
         trust_env: bool = False,
         ssl: Any = True,
     ) -> None:
+        setup_logging_from_env()  # ASYNCSDK_LOG, read once per process
         environ = os.environ
         key = api_key if api_key is not None else environ.get(C.ENV_API_KEY)
         user = username if username is not None else environ.get(C.ENV_USERNAME)

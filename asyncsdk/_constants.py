@@ -61,6 +61,14 @@ MAX_WAIT_TRANSIENT_FAILURES = 10
 #: hosted result file; longer text is CSV and streamed at once.
 MAX_HOSTED_URL_CHARS = 8192
 
+# --- Environment: credentials and logging (asyncsdk._auth, asyncsdk._logging) --------
+#: Prefix of every environment variable the library reads; an area's URL variable is
+#: this prefix plus its ``Client`` argument in capitals (``ASYNCSDK_CONTACTS_URL``).
+ENV_PREFIX = "ASYNCSDK_"
+#: ``debug`` or ``info`` (any case): the first ``Client`` attaches a stderr handler at
+#: that level to the ``asyncsdk`` logger.
+ENV_LOG = "ASYNCSDK_LOG"
+
 # --- Job results (jobs/download): caps of the streamed readers --------------------------
 #: A member of the JSON answer other than ``result`` larger than this is refused.
 MAX_SMALL_JSON_VALUE = 64 * 1024

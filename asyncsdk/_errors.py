@@ -25,8 +25,11 @@ Every exception the library raises on purpose derives from ``SDKError``::
     ├── JobFailedError                         a validation job ended in ``fail``
     └── JobTimeoutError                        ``wait(deadline=...)`` passed
 
-No exception carries a credential: messages, ``url`` and ``body`` are redacted before an
-exception is built, and exceptions of aiohttp (which hold the full URL) are never chained.
+No exception carries a credential, in any encoding: messages, ``error_text``, ``url`` and
+``body`` are scrubbed before an exception is built (``asyncsdk._auth``: whole tokens only,
+so a one-letter user name never garbles a text), checked again as the exception leaves
+the transport, exceptions of aiohttp (which hold the full URL) are never chained, and the
+library frames an exception passed through keep no local variables.
 """
 
 from __future__ import annotations
@@ -103,7 +106,8 @@ class APIError(SDKError):
         operation: the operation name, e.g. ``"validation.check"``.
         status_code: HTTP status of the answer (None where the failure was in the body).
         error_text: the service's own error text, if it gave one.
-        url: the request URL with every credential replaced by ``REDACTED``.
+        url: the request URL with every credential (and a ``user:password@`` password)
+            replaced by ``REDACTED``.
         body: the raw answer body (redacted), for inspection.
         request_id: the service's request id header, if any.
     """

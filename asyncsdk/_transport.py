@@ -4,15 +4,17 @@ Resource modules describe an operation (``Operation``: name, method, area, path,
 whether it is safe to repeat) and call ``Transport.request`` or ``Transport.stream``.
 Everything else happens here, once:
 
-* **Credentials** by area: query ``api_key`` for contacts/leads/invoicing; query ``api`` +
-  ``username`` for validation; form fields ``api`` + ``username`` for mail.
+* **Credentials** by area, where ``_auth.Area``'s table says (``place_credentials``), as
+  ``SecretValue``s revealed only in the call to aiohttp.
 * **Retries** (DESIGN §3) follow from ``Operation.safe_to_repeat``, not from the HTTP
   method: connection errors, timeouts, 408 and 5xx are retried only for safe operations;
   an unsafe one is retried only when the request surely never left (connect refused,
   DNS) or the answer was 429. Backoff is exponential with full jitter, ``Retry-After``
   is honoured and capped, and no retry starts that would end past the call's deadline.
 * **Secrets** never leave this module in clear: URLs are redacted before anything stores
-  them, aiohttp's exceptions (which hold the full URL) are described, not chained.
+  them, texts are scrubbed (``Credentials.scrub``/``preview``), aiohttp's exceptions
+  (which hold the full URL) are described, not chained, and every ``SDKError`` leaving
+  ``request``/``stream`` goes through ``Credentials.clean`` (``clean_errors``).
 * **Cancellation** is never caught: ``CancelledError`` passes through, and leaving an
   ``async with`` always releases the connection.
 """
@@ -20,8 +22,6 @@ Everything else happens here, once:
 from __future__ import annotations
 
 import asyncio
-import email.utils
-import enum
 import json
 import logging
 import random
@@ -29,13 +29,23 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, NoReturn, TypeVar
-from urllib.parse import quote, urlencode
+from urllib.parse import quote
 
 import aiohttp
 import attrs
 from aiohttp.client_reqrep import ContentDisposition
 
 from . import _constants as C
+from ._auth import (  # Area re-exported: the resource modules import it from here
+    Area as Area,
+)
+from ._auth import (
+    Credentials,
+    clean_errors,
+    place_credentials,
+    redact_url,
+    reveal,
+)
 from ._convert import DecodeFailure, check_seconds, decode, decode_list
 from ._errors import (
     APIConnectionError,
@@ -43,9 +53,11 @@ from ._errors import (
     APITimeoutError,
     RateLimitError,
     ResponseDecodeError,
+    SDKError,
     error_class_for_status,
     error_class_for_text,
 )
+from ._retry import backoff_delay, parse_retry_after
 
 logger = logging.getLogger(C.LOGGER_NAME)
 M = TypeVar("M")
@@ -55,36 +67,6 @@ try:  # optional speedup (extra "speedups"); same semantics as json.loads
     from orjson import loads as _json_loads  # type: ignore[import-not-found,no-redef,unused-ignore]
 except ImportError:  # pragma: no cover - depends on the environment
     _json_loads = json.loads
-
-REDACTED = "REDACTED"
-#: Query and form keys that hold a credential.
-SECRET_KEYS = frozenset({"api_key", "api", "username"})
-
-
-class Area(enum.Enum):
-    """A part of the interface with its own base URL and way of passing credentials."""
-
-    CONTACTS = ("contacts_url", "ASYNCSDK_CONTACTS_URL")
-    CRM = ("crm_url", "ASYNCSDK_CRM_URL")
-    INVOICING = ("invoicing_url", "ASYNCSDK_INVOICING_URL")
-    VALIDATION = ("validation_url", "ASYNCSDK_VALIDATION_URL")
-    MAIL = ("mail_url", "ASYNCSDK_MAIL_URL")
-
-    @property
-    def argument(self) -> str:
-        """The ``Client`` argument that sets this area's URL."""
-        return self.value[0]
-
-    @property
-    def env_var(self) -> str:
-        """The environment variable that sets this area's URL."""
-        return self.value[1]
-
-    @property
-    def answers_in_body(self) -> bool:
-        """Validation and mail say fail in the body (``status: fail``), not by HTTP."""
-        return self is Area.VALIDATION or self is Area.MAIL
-
 
 @attrs.frozen
 class Operation:
@@ -105,55 +87,6 @@ class Operation:
     path: str
     safe_to_repeat: bool
     bare_fail_is_state: bool = attrs.field(default=False, kw_only=True)
-
-
-@attrs.define(slots=True)
-class Credentials:
-    """The secrets. Never shown in a repr."""
-
-    api_key: str | None = attrs.field(repr=False)
-    username: str | None = attrs.field(repr=False)
-
-    def scrub(self, text: str) -> str:
-        """``text`` with every credential value replaced by ``REDACTED``."""
-        for secret in (self.api_key, self.username):
-            if secret and secret in text:
-                text = text.replace(secret, REDACTED)
-        return text
-
-
-def redact_url(url: str, params: Mapping[str, Any] | None = None) -> str:
-    """The URL (plus ``params``) with the value of every credential key redacted."""
-    if not params:
-        return url
-    shown = {k: (REDACTED if k in SECRET_KEYS else v) for k, v in params.items()}
-    return f"{url}?{urlencode(shown)}"
-
-
-def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (seconds or HTTP date), capped at
-    ``MAX_RETRY_AFTER``; None when absent or unreadable; never negative."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when is None:  # pragma: no cover - older Pythons return None
-            return None
-        seconds = when.timestamp() - (time.time() if now is None else now)
-    if seconds != seconds:  # NaN
-        return None
-    return float(min(max(seconds, 0.0), C.MAX_RETRY_AFTER))
-
-
-def backoff_delay(retry: int, rand: Callable[[], float] = random.random) -> float:
-    """Full-jitter exponential backoff for the ``retry``-th retry (0-based)."""
-    return rand() * min(C.MAX_RETRY_DELAY, C.INITIAL_RETRY_DELAY * 2.0**retry)
 
 
 @attrs.frozen
@@ -207,8 +140,8 @@ class StreamedResponse:
     def __init__(
         self,
         response: aiohttp.ClientResponse,
-        fail: Callable[[_Failure], NoReturn],
-        refuse: Callable[[str | None, bytes], NoReturn],
+        fail: Callable[[_Failure], SDKError],
+        refuse: Callable[[str | None, bytes], SDKError],
         interpret: Callable[[bytes], Any],
     ) -> None:
         self._response = response
@@ -230,7 +163,13 @@ class StreamedResponse:
 
     def raise_api_error(self, error_text: str | None, body: bytes = b"") -> NoReturn:
         """Raise the ``APIError`` subclass for a service error text found in the body."""
-        self._refuse(error_text, body)
+        error = self._refuse(error_text, body)
+        del error_text, body  # raised from here: the raw texts stay out of the locals
+        raise error
+
+    def release(self) -> None:
+        """Give the connection back (``Transport.stream`` does it on exit)."""
+        self._response.release()
 
     @property
     def content_type(self) -> str:
@@ -248,7 +187,7 @@ class StreamedResponse:
             except _TRANSPORT_ERRORS as exc:
                 failure = _describe_exception(exc, str)
             if failure is not None:
-                self._fail(failure)  # raised outside the except: nothing to chain
+                raise self._fail(failure)  # outside the except: nothing to chain
             if not chunk:
                 return
             yield chunk
@@ -303,38 +242,8 @@ class Transport:
             path = path.replace("{id}", quote(str(path_id), safe=""))
         return base + path
 
-    def _with_credentials(
-        self,
-        op: Operation,
-        params: Mapping[str, Any] | None,
-        form: Mapping[str, Any] | None,
-    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
-        creds = self.credentials
-        query = dict(params) if params else {}
-        if op.area is Area.MAIL:
-            body = dict(form) if form else {}
-            body["api"] = self._need(creds.api_key, op, "api_key", "ASYNCSDK_API_KEY")
-            body["username"] = self._need(creds.username, op, "username", "ASYNCSDK_USERNAME")
-            return query, body
-        if op.area is Area.VALIDATION:
-            query["api"] = self._need(creds.api_key, op, "api_key", "ASYNCSDK_API_KEY")
-            query["username"] = self._need(creds.username, op, "username", "ASYNCSDK_USERNAME")
-        else:
-            query["api_key"] = self._need(creds.api_key, op, "api_key", "ASYNCSDK_API_KEY")
-        return query, dict(form) if form is not None else None
-
-    @staticmethod
-    def _need(value: str | None, op: Operation, argument: str, env: str) -> str:
-        if not value:
-            from ._errors import ConfigurationError
-
-            raise ConfigurationError(
-                f"{op.name}: no {argument}: pass {argument}= to Client or set {env}",
-                field=argument,
-            )
-        return value
-
     # --- sending --------------------------------------------------------------------
+    @clean_errors
     async def request(
         self,
         op: Operation,
@@ -352,11 +261,11 @@ class Transport:
         body that is not JSON.
         """
         url = self.url_for(op, path_id)
-        query, body_form = self._with_credentials(op, params, form)
+        query, body_form = place_credentials(op.area, self.credentials, op.name, params, form)
         total = self._seconds_for_call(timeout)
         deadline = self.clock() + total
         # The attempt loop directly (no context manager: this is the hot path); the
-        # answer is released whatever happens, as ``_send`` does.
+        # answer is released whatever happens.
         # The body is read (and the answer released) inside the attempt loop, so that a
         # body cut short is retried like any other broken connection.
         response, raw = await self._attempts(op, url, query, json_body, body_form, total,
@@ -378,53 +287,49 @@ class Transport:
         may not). With ``absolute_url`` the request goes there *without credentials*
         (a result hosted elsewhere). A non-2xx answer raises as ``request`` does.
         """
+        # Opened by a method of its own: this frame stays in the traceback of an error
+        # raised while opening, so it must hold no URL, query or answer.
+        streamed = await self._open_stream(op, params, timeout, absolute_url)
+        try:
+            yield streamed
+        finally:
+            streamed.release()
+
+    @clean_errors
+    async def _open_stream(
+        self,
+        op: Operation,
+        params: Mapping[str, Any] | None,
+        timeout: float | None,
+        absolute_url: str | None,
+    ) -> StreamedResponse:
         if absolute_url is None:
             url = self.url_for(op)
-            query, _ = self._with_credentials(op, params, None)
+            query, _ = place_credentials(op.area, self.credentials, op.name, params, None)
         else:
             url, query = absolute_url, dict(params or {})
         total = self._seconds_for_call(timeout)
         deadline = self.clock() + total
-        async with self._send(op, url, query, None, None, total, deadline,
-                              streaming=True) as response:
-            if not 200 <= response.status < 300:
+        response, _ = await self._attempts(op, url, query, None, None, total, deadline, True)
+        status, headers = response.status, response.headers
+        if not 200 <= status < 300:
+            try:
                 raw = await self._read_capped(op, url, query, response)
-                self._parse_answer(op, url, query, response.status, raw, response.headers)
-                self._raise_status(op, url, query, response.status, raw, response.headers)
+                self._parse_answer(op, url, query, status, raw, headers)
+                self._raise_status(op, url, query, status, raw, headers)
+            finally:
+                response.release()
 
-            def fail(failure: _Failure) -> NoReturn:
-                raise self._connection_error(op, url, query, failure)
+        def fail(failure: _Failure) -> SDKError:
+            return self._connection_error(op, url, query, failure)
 
-            def refuse(text: str | None, raw: bytes) -> NoReturn:
-                self._raise_api(op, url, query, response.status, raw, response.headers, text)
+        def refuse(text: str | None, raw: bytes) -> SDKError:
+            return self._api_error(op, url, query, status, raw, headers, text)
 
-            def interpret(raw: bytes) -> Any:
-                return self._parse_answer(op, url, query, response.status, raw,
-                                          response.headers)
+        def interpret(raw: bytes) -> Any:
+            return self._parse_answer(op, url, query, status, raw, headers)
 
-            yield StreamedResponse(response, fail, refuse, interpret)
-
-    @asynccontextmanager
-    async def _send(
-        self,
-        op: Operation,
-        url: str,
-        query: dict[str, Any],
-        json_body: Any,
-        form: dict[str, Any] | None,
-        total: float,
-        deadline: float,
-        *,
-        streaming: bool,
-    ) -> AsyncIterator[aiohttp.ClientResponse]:
-        """Attempts with retries until an answer worth handing out; yields it open and
-        releases it on exit."""
-        response, _ = await self._attempts(op, url, query, json_body, form, total,
-                                           deadline, streaming)
-        try:
-            yield response
-        finally:
-            response.release()
+        return StreamedResponse(response, fail, refuse, interpret)
 
     async def _attempts(
         self,
@@ -470,7 +375,7 @@ class Transport:
             response: aiohttp.ClientResponse | None = None
             try:
                 response = await session.request(
-                    method, url, params=query, json=json_body, data=form,
+                    method, url, params=reveal(query), json=json_body, data=reveal(form),
                     timeout=client_timeout, proxy=self.proxy, ssl=self.ssl,
                     allow_redirects=op.safe_to_repeat,
                 )
@@ -539,16 +444,17 @@ class Transport:
     def decode_error(self, op: Operation, data: Any, why: str) -> ResponseDecodeError:
         """The ``ResponseDecodeError`` for parsed ``data`` that is not what ``op`` expects:
         the body shown (redacted, shortened) however deeply it is nested."""
+        preview = self.credentials.preview
         try:
-            shown = json.dumps(data)[: C.ERROR_BODY_PREVIEW * 8]
+            shown = preview(json.dumps(data), C.ERROR_BODY_PREVIEW * 8)
         except (TypeError, ValueError, RecursionError):
             try:
-                shown = repr(data)[: C.ERROR_BODY_PREVIEW]
+                shown = preview(repr(data), C.ERROR_BODY_PREVIEW)
             except RecursionError:  # nested deeper than repr goes
                 shown = f"<{type(data).__name__} nested too deeply to show>"
         return ResponseDecodeError(
             f"answer not of the expected shape: {self.credentials.scrub(why)}",
-            operation=op.name, body=self.credentials.scrub(shown))
+            operation=op.name, body=shown)
 
     # --- reading --------------------------------------------------------------------
     async def _read_final(
@@ -595,7 +501,7 @@ class Transport:
             operation=op.name, status_code=response.status, url=redact_url(url, query))
 
     def _body_text(self, raw: bytes) -> str:
-        return self.credentials.scrub(raw[: C.ERROR_BODY_PREVIEW * 8].decode("utf-8", "replace"))
+        return self.credentials.preview(raw, C.ERROR_BODY_PREVIEW * 8)
 
     def _parse_answer(
         self,
@@ -624,10 +530,11 @@ class Transport:
         ):
             error = data.get("error")
             if error:
-                self._raise_api(op, url, query, status, raw, headers, str(error))
+                raise self._api_error(op, url, query, status, raw, headers, str(error))
             if not op.bare_fail_is_state:
-                self._raise_api(op, url, query, status, raw, headers, None,
-                                fallback="the service answered fail without an error text")
+                raise self._api_error(
+                    op, url, query, status, raw, headers, None,
+                    fallback="the service answered fail without an error text")
         if not ok:
             self._raise_status(op, url, query, status, raw, headers)
         if not blank and not parsed:
@@ -646,9 +553,9 @@ class Transport:
         raw: bytes,
         headers: Mapping[str, str],
     ) -> NoReturn:
-        self._raise_api(op, url, query, status, raw, headers, _message_from_body(raw))
+        raise self._api_error(op, url, query, status, raw, headers, _message_from_body(raw))
 
-    def _raise_api(
+    def _api_error(
         self,
         op: Operation,
         url: str,
@@ -659,7 +566,7 @@ class Transport:
         text: str | None,
         *,
         fallback: str | None = None,
-    ) -> NoReturn:
+    ) -> APIError:
         cls = error_class_for_text(text)
         if cls is APIError and not 200 <= status < 300:
             cls = error_class_for_status(status)
@@ -674,9 +581,9 @@ class Transport:
             "request_id": headers.get("X-Request-Id"),
         }
         if cls is RateLimitError:
-            raise RateLimitError(
+            return RateLimitError(
                 message, retry_after=parse_retry_after(headers.get("Retry-After")), **kwargs)
-        raise cls(message, **kwargs)
+        return cls(message, **kwargs)
 
     def _connection_error(
         self, op: Operation, url: str, query: dict[str, Any], failure: _Failure

@@ -13,7 +13,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -149,6 +149,77 @@ class Target:
 
 
 @dataclass
+class Paired:
+    """One target of issue 12: asyncsdk and its floor measured in the same run, one pair
+    per repeat (run alternately), the ratio ``sdk / floor`` taken per repeat.
+
+    With ``floor`` None the target is on the value itself (a count, a stall in ms, a
+    memory growth in MiB). ``op`` is ``">="`` or ``"<="``; ``limit`` bounds the median
+    ratio (paired) or the worst value (absolute)."""
+
+    target: str
+    unit: str
+    sdk: list[float]
+    floor: list[float] | None
+    floor_text: str
+    op: str
+    limit: float
+    note: str = ""
+
+    @property
+    def ratios(self) -> list[float]:
+        return [ratio(s, f) for s, f in zip(self.sdk, self.floor or [], strict=True)]
+
+    @property
+    def value(self) -> float:
+        """The median ratio (paired), else the worst value against the limit."""
+        if self.floor is not None:
+            return median(self.ratios)
+        if not self.sdk:
+            return float("nan")
+        return max(self.sdk) if self.op == "<=" else min(self.sdk)
+
+    @property
+    def met(self) -> bool | None:
+        v = self.value
+        if v != v:  # nan: not measured
+            return None
+        return v >= self.limit if self.op == ">=" else v <= self.limit
+
+    def row(self) -> list[str]:
+        fmt = _fmt(self.unit)
+        paired = self.floor is not None
+        mark = {True: "met", False: "**NOT met**", None: "not measured"}[self.met]
+        return [
+            self.target,
+            self.floor_text if paired else "(absolute)",
+            f"{fmt(median(self.sdk))} {self.unit}",
+            f"{fmt(median(self.floor or []))} {self.unit}" if paired else "",
+            " / ".join(f"{r:.2f}" for r in self.ratios) if paired else _values(self.sdk, fmt),
+            f"**{self.value:.2f}x**" if paired else f"**{fmt(self.value)}** (worst)",
+            f"{self.op} {self.limit:.2f}x" if paired else f"{self.op} {self.limit:g} {self.unit}",
+            mark + (f" ({self.note})" if self.note else ""),
+        ]
+
+
+PAIRED_HEADERS = ["target", "floor (same run)", "asyncsdk median", "floor median",
+                  "ratio per repeat (or values)", "median ratio", "target", "result"]
+
+
+def _values(values: Sequence[float], fmt: Callable[[float], str]) -> str:
+    """Every value, or their range where there are many (e.g. 100 jitter sequences)."""
+    if len(values) <= 10:
+        return " / ".join(fmt(v) for v in values)
+    return f"{fmt(min(values))}-{fmt(max(values))} over {len(values)}"
+
+
+def _fmt(unit: str) -> Callable[[float], str]:
+    if unit in ("ms", "MiB", "us/req", "ms/call"):
+        return lambda v: f"{v:,.1f}"
+    return lambda v: f"{v:,.0f}"
+
+
+@dataclass
 class Section:
     key: str
     title: str
@@ -158,6 +229,8 @@ class Section:
     targets: list[Target] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    pairs: list[Paired] = field(default_factory=list)
+    """Optional: targets as paired ratios; the harness gathers them into one table."""
 
     def markdown(self) -> str:
         out = [f"### {self.title}", "", self.measured, ""]
@@ -184,6 +257,10 @@ class Section:
                     c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip())
         for t in self.targets:
             out.append(f"   target: {t.text}: {t.mark}" + (f" ({t.detail})" if t.detail else ""))
+        for p in self.pairs:
+            _, floor, sdk, base, per, value, limit, mark = p.row()
+            against = f" vs {base} ({floor}), per repeat {per}" if p.floor is not None else ""
+            out.append(f"   paired: {p.target}: {sdk}{against} -> {value} [{limit}] {mark}")
         for n in self.notes:
             out.append(f"   note: {n}")
         return "\n".join(out)

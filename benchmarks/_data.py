@@ -3,6 +3,8 @@ fields of the interface document (``Contact record (response)``)."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from typing import Any
 
@@ -79,3 +81,25 @@ def check_body(email: str) -> bytes:
     """The answer of a successful single check."""
     return b'{"email": %s, "status": "success", "result": "Valid", "role": false}' % (
         json.dumps(email).encode())
+
+
+#: The header of a job's result (the interface document's ``emaillist.csv``).
+RESULT_HEADER = ("Email", "Name", "Status", "Role Based Emails")
+VERDICTS = ("Valid", "CatchAll", "Unknown", "Disposable", "Bounce")
+
+
+def result_csv(rows: int) -> bytes:
+    """A job's result CSV of ``rows`` rows (CRLF; every tenth name quoted, with a comma)."""
+    out = io.StringIO(newline="")
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(RESULT_HEADER)
+    writer.writerows(
+        (f"user{i}@example{i % 97}.com", f"Doe, J{i}" if i % 10 == 0 else f"Person {i}",
+         VERDICTS[i % 5], "True" if i % 7 == 0 else "False")
+        for i in range(rows))
+    return out.getvalue().encode()
+
+
+def result_json(csv_body: bytes) -> bytes:
+    """The JSON wire shape of a result: ``{"status": "success", "result": "<csv>"}``."""
+    return json.dumps({"status": "success", "result": csv_body.decode()}).encode()

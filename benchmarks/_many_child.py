@@ -1,15 +1,21 @@
 """One measurement of scenario 2 in a fresh process: ``python -m benchmarks._many_child``
 reads ``{"url", "contender", "count", "concurrency"}`` (JSON) on stdin and prints
 ``{"wall", "cpu", "maxrss_kib", "outcomes"}``. The addresses come from a generator, so
-the input itself takes no memory; peak RSS (``ru_maxrss``) is this process's own."""
+the input itself takes no memory; peak RSS (``ru_maxrss``) is this process's own.
+
+Contenders: ``workers`` (the floor of issue 12: raw aiohttp driven by ``concurrency``
+workers, each ``session.get(url, params=...)`` + ``json.loads(await resp.read())`` in a
+loop over one shared iterator), ``asyncsdk`` (``check_many`` parsing with ``json.loads``
+like the floor) and ``asyncsdk-orjson`` (``check_many`` with its orjson speedup)."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import resource
 import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from ._common import API_KEY, CLIENT_CPU, USERNAME, Clock, pin
@@ -22,11 +28,17 @@ def addresses(count: int, start: int = 0) -> Iterator[str]:
     return (f"user{i}@example.com" for i in range(start, start + count))
 
 
-async def with_asyncsdk(url: str, count: int, concurrency: int) -> tuple[Clock, int]:
+async def with_asyncsdk(url: str, count: int, concurrency: int, *, orjson: bool = False
+                        ) -> tuple[Clock, int]:
     import asyncsdk
     from asyncsdk import _transport
 
-    _transport._json_loads = json.loads  # like-for-like with the baseline's json.loads
+    if orjson:
+        import orjson as _orjson
+
+        _transport._json_loads = _orjson.loads
+    elif hasattr(_transport, "_json_loads"):
+        _transport._json_loads = json.loads  # like-for-like with the floor's json.loads
 
     async with asyncsdk.Client(api_key=API_KEY, username=USERNAME, base_url=url) as client:
         async for _ in client.validation.check_many(addresses(WARMUP, 10**9),
@@ -40,8 +52,8 @@ async def with_asyncsdk(url: str, count: int, concurrency: int) -> tuple[Clock, 
     return clock, done
 
 
-async def with_semaphore(url: str, count: int, concurrency: int) -> tuple[Clock, int]:
-    """The hand-written loop: a semaphore bounds the tasks in flight."""
+async def with_workers(url: str, count: int, concurrency: int) -> tuple[Clock, int]:
+    """The floor: ``concurrency`` workers, each looping over one shared iterator."""
     import aiohttp
 
     target = url + PATH
@@ -49,28 +61,16 @@ async def with_semaphore(url: str, count: int, concurrency: int) -> tuple[Clock,
     async with aiohttp.ClientSession(connector=connector) as session:
         done = 0
 
-        async def run(emails: Iterator[str]) -> None:
+        async def worker(emails: Iterator[str]) -> None:
             nonlocal done
-            semaphore = asyncio.Semaphore(concurrency)
-            tasks: set[asyncio.Task[None]] = set()
-
-            async def one(email: str) -> None:
-                nonlocal done
-                try:
-                    params = {"email": email, "timeout": 30, "api": API_KEY,
-                              "username": USERNAME}
-                    async with session.get(target, params=params) as r:
-                        data: Any = json.loads(await r.read())
-                        done += data.get("status") == "success"
-                finally:
-                    semaphore.release()
-
             for email in emails:
-                await semaphore.acquire()
-                task = asyncio.ensure_future(one(email))
-                tasks.add(task)
-                task.add_done_callback(tasks.discard)
-            await asyncio.gather(*tasks)
+                params = {"email": email, "timeout": 30, "api": API_KEY, "username": USERNAME}
+                async with session.get(target, params=params) as r:
+                    data: Any = json.loads(await r.read())
+                    done += data.get("status") == "success"
+
+        async def run(emails: Iterator[str]) -> None:
+            await asyncio.gather(*(worker(emails) for _ in range(concurrency)))
 
         await run(addresses(WARMUP, 10**9))
         done = 0
@@ -82,7 +82,10 @@ async def with_semaphore(url: str, count: int, concurrency: int) -> tuple[Clock,
 def main() -> None:
     args = json.loads(sys.stdin.read())
     pin(CLIENT_CPU)
-    runner = {"asyncsdk": with_asyncsdk, "semaphore": with_semaphore}[args["contender"]]
+    runners: dict[str, Callable[[str, int, int], Awaitable[tuple[Clock, int]]]] = {
+        "asyncsdk": with_asyncsdk, "workers": with_workers,
+        "asyncsdk-orjson": functools.partial(with_asyncsdk, orjson=True)}
+    runner = runners[args["contender"]]
     clock, done = asyncio.run(runner(args["url"], args["count"], args["concurrency"]))
     maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     print(json.dumps({"wall": clock.wall, "cpu": clock.cpu, "maxrss_kib": maxrss,

@@ -12,7 +12,19 @@ Contenders whose library is not installed (the ``bench`` and ``speedups`` extras
 requests, pydantic, orjson) are skipped, and the output says so. Everything is bounded in
 count and time and talks to 127.0.0.1 only.
 
-Scenarios: check, check_many, decode, rows, wait, import (``--only`` picks some).
+Scenarios: targets, check, check_many, decode, rows, wait, import, looplag (``--only``
+picks some). ``targets`` measures every target of issue 12 as a paired ratio against its
+floor (``benchmarks/floors.py``); every scenario may add such pairs to its section
+(``Section.pairs``), and the harness puts them all in one table, "Paired targets", at the
+top of the report. ``--out FILE`` also writes the whole report to FILE, to paste into
+``benchmarks/RESULTS.md``.
+
+The interface of a scenario: a module ``scen_<name>.py`` whose ``run(...)`` returns a
+``_common.Section`` (rows, targets, notes). To put a target in the paired table, append
+``Paired(target, unit, sdk, floor, floor_text, op, limit)`` to ``section.pairs``: ``sdk``
+and ``floor`` hold one value per repeat, measured alternately in the same run (the ratio
+``sdk / floor`` is taken per repeat, ``op`` ``">="``/``"<="`` bounds its median);
+``floor=None`` bounds the worst value itself. The floors live in ``benchmarks/floors.py``.
 """
 
 from __future__ import annotations
@@ -26,12 +38,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._common import CLIENT_CPU, ROOT, Section, Target, machine_facts, pin, server_process
+from ._common import (
+    CLIENT_CPU,
+    PAIRED_HEADERS,
+    ROOT,
+    Section,
+    Target,
+    machine_facts,
+    pin,
+    server_process,
+)
+from .scen_targets import TargetSizes
 
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
 START = "<!-- harness:start -->"
 END = "<!-- harness:end -->"
-SCENARIOS = ("check", "check_many", "decode", "rows", "wait", "import")
+SCENARIOS = ("targets", "check", "check_many", "decode", "rows", "wait", "import", "looplag")
 
 
 @dataclass(frozen=True)
@@ -47,20 +69,41 @@ class Sizes:
     rows: int
     wait_seeds: int
     import_repeats: int
+    targets: TargetSizes
+    lag_records: tuple[int, ...]
+    lag_repeats: int
 
 
 FULL = Sizes(check_requests=3_000, check_repeats=5, many_count=20_000, many_big=200_000,
              many_repeats=3, many_big_for_baseline=True, decode_records=10_000,
-             decode_repeats=7, rows=1_000_000, wait_seeds=100, import_repeats=10)
+             decode_repeats=7, rows=1_000_000, wait_seeds=100, import_repeats=10,
+             targets=TargetSizes(check_requests=1_000, many_count=3_000,
+                                 many_mem=(5_000, 50_000), rows=1_000_000,
+                                 list_records=10_000, repeats=5, rows_repeats=3),
+             lag_records=(10_000, 50_000), lag_repeats=3)
 QUICK = Sizes(check_requests=150, check_repeats=3, many_count=2_000, many_big=20_000,
               many_repeats=3, many_big_for_baseline=False, decode_records=2_000,
-              decode_repeats=3, rows=20_000, wait_seeds=5, import_repeats=3)
+              decode_repeats=3, rows=20_000, wait_seeds=5, import_repeats=3,
+              targets=TargetSizes(check_requests=100, many_count=500, many_mem=(500, 2_000),
+                                  rows=20_000, list_records=2_000, repeats=2,
+                                  rows_repeats=1),
+              lag_records=(2_000, 10_000), lag_repeats=1)
 
 
 def _scenarios(sizes: Sizes, url: str) -> dict[str, Callable[[], Section]]:
-    from . import scen_check, scen_check_many, scen_decode, scen_import, scen_rows, scen_wait
+    from . import (
+        scen_check,
+        scen_check_many,
+        scen_decode,
+        scen_import,
+        scen_looplag,
+        scen_rows,
+        scen_targets,
+        scen_wait,
+    )
 
     return {
+        "targets": lambda: scen_targets.run(url, sizes=sizes.targets),
         "check": lambda: scen_check.run(url, requests_per_run=sizes.check_requests,
                                         repeats=sizes.check_repeats),
         "check_many": lambda: scen_check_many.run(
@@ -71,6 +114,8 @@ def _scenarios(sizes: Sizes, url: str) -> dict[str, Callable[[], Section]]:
         "rows": lambda: scen_rows.run(rows=sizes.rows),
         "wait": lambda: scen_wait.run(url, seeds=sizes.wait_seeds),
         "import": lambda: scen_import.run(repeats=sizes.import_repeats),
+        "looplag": lambda: scen_looplag.run(url, sizes=sizes.lag_records,
+                                            repeats=sizes.lag_repeats),
     }
 
 
@@ -99,10 +144,11 @@ def render(sections: list[Section], facts: dict[str, str], mode: str, total: flo
         f"pydantic {facts['pydantic']}",
         "- Method: the server (`benchmarks/server.py`, aiohttp.web, 127.0.0.1) runs in its own "
         "process pinned to one core, the client to the other; contenders alternate; every "
-        "figure is a median of >= 3 runs with min-max; ratios are to the baseline of the "
+        "figure is a median of the repeats (with min-max); ratios are to the baseline of the "
         "same run. The machine may be shared: req/s moves with other load, CPU per request "
         "much less.",
         "",
+        *paired_table(sections),
         "### Targets",
         "",
         "| scenario | target | result |",
@@ -116,6 +162,27 @@ def render(sections: list[Section], facts: dict[str, str], mode: str, total: flo
     lines.extend(s.markdown() for s in sections)
     lines.append(END)
     return "\n".join(lines)
+
+
+def paired_table(sections: list[Section]) -> list[str]:
+    """The "Paired targets" table: every ``Section.pairs`` of the run, in order."""
+    pairs = [p for s in sections for p in s.pairs]
+    if not pairs:
+        return []
+    met = sum(p.met is True for p in pairs)
+    lines = [
+        "### Paired targets (issue 12)",
+        "",
+        f"{met} of {len(pairs)} met. Ratio = asyncsdk / floor, taken per repeat (the two "
+        "run alternately in the same process, with the same JSON library), median shown; "
+        "for req/s, checks/s, rows/s and records/s higher is better, for CPU per request "
+        "lower is better. Rows marked (absolute) bound the worst value itself.",
+        "",
+        "| " + " | ".join(PAIRED_HEADERS) + " |",
+        "|" + "|".join("---" for _ in PAIRED_HEADERS) + "|",
+    ]
+    lines += ["| " + " | ".join(p.row()) + " |" for p in pairs]
+    return [*lines, ""]
 
 
 def write_results(block: str, path: Path = RESULTS) -> None:
@@ -139,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="smoke run: tiny sizes, still >= 3 repeats (< 60 s)")
     parser.add_argument("--no-write", action="store_true",
                         help="print only; leave benchmarks/RESULTS.md as it is")
+    parser.add_argument("--out", type=Path, metavar="FILE",
+                        help="also write the report (markdown) to FILE")
     parser.add_argument("--only", nargs="+", choices=SCENARIOS, metavar="NAME",
                         help=f"run only these scenarios ({', '.join(SCENARIOS)})")
     args = parser.parse_args(argv)
@@ -153,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     sections: list[Section] = []
     crashed = False
     started = time.perf_counter()
-    with server_process(contacts=sizes.decode_records) as server:
+    with server_process(contacts=sizes.decode_records, rows=sizes.targets.rows) as server:
         scenarios = _scenarios(sizes, server.url)
         for key in args.only or SCENARIOS:
             t0 = time.perf_counter()
@@ -166,11 +235,15 @@ def main(argv: list[str] | None = None) -> int:
             sections.append(section)
             print(section.text(), flush=True)
     total = time.perf_counter() - started
-    met = sum(t.met is True for s in sections for t in s.targets)
-    missed = sum(t.met is False for s in sections for t in s.targets)
+    marks = [t.met for s in sections for t in (*s.targets, *s.pairs)]
+    met, missed = marks.count(True), marks.count(False)
     print(f"== summary: {met} targets met, {missed} not met, in {total:.1f} s")
+    report = render(sections, facts, mode, total)
+    if args.out is not None:
+        args.out.write_text(report + "\n", encoding="utf-8")
+        print(f"written: {args.out}")
     if not args.no_write:
-        write_results(render(sections, facts, mode, total))
+        write_results(report)
         print(f"written: {RESULTS.relative_to(ROOT)} (between the harness markers)")
     return 1 if crashed else 0
 

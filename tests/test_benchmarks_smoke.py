@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIOS = ("check", "check_many", "decode", "rows", "wait", "import")
+SCENARIOS = ("targets", "check", "check_many", "decode", "rows", "wait", "import", "looplag")
 
 
 @pytest.mark.skipif(not (ROOT / "benchmarks" / "__main__.py").exists(),

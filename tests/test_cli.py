@@ -54,8 +54,10 @@ def test_validate_end_to_end_in_the_sandbox(tmp_path: Path) -> None:
         rows = list(csv.DictReader(handle))
     with (EXAMPLES / "emails.csv").open(newline="") as handle:
         inputs = [r["email"] for r in csv.DictReader(handle)]
-    assert [r["Email"] for r in rows] == inputs
-    verdicts = {r["Status"] for r in rows}
+    # The result schema of check-many (issue 14), in the input's order.
+    assert [r["email"] for r in rows] == inputs
+    assert [r["row"] for r in rows] == [str(i) for i in range(1, len(inputs) + 1)]
+    verdicts = {r["verdict"] for r in rows}
     assert verdicts == {"Valid", "CatchAll", "Unknown", "Disposable", "Bounce"}
     assert f"{len(inputs)} addresses validated" in out
     for verdict in verdicts:

@@ -168,10 +168,10 @@ async def test_rate_limit_error_carries_retry_after(
 
 @pytest.mark.parametrize(
     ("header", "expected"),
-    [(None, None), ("", None), ("3", 3.0), ("0.25", 0.25), ("-5", 0.0), ("soon", None),
+    [(None, None), ("", None), ("3", 3.0), ("0.25", 0.25), ("-5", None), ("soon", None),
      ("nan", None), ("99999", _constants.MAX_RETRY_AFTER),
      ("Wed, 21 Oct 2015 07:28:10 GMT", 10.0),   # 10 s after "now" below
-     ("Wed, 21 Oct 2015 07:27:00 GMT", 0.0)],   # in the past
+     ("Wed, 21 Oct 2015 07:27:00 GMT", None)],  # past: normal backoff (issue 13)
 )
 def test_parse_retry_after(header: str | None, expected: float | None) -> None:
     now = 1445412480.0  # Wed, 21 Oct 2015 07:28:00 GMT

@@ -2,38 +2,24 @@
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterable, Iterable
 from typing import Any
 
 from .._constants import DEFAULT_CHECK_CONCURRENCY, DEFAULT_VALIDITY_TIMEOUT
 from .._convert import _decode_int, check_email, check_seconds, is_http_url
-from .._errors import (
-    APIError,
-    APITimeoutError,
-    AuthenticationError,
-    InsufficientCreditError,
-    InvalidInputError,
-    RateLimitError,
-    SDKError,
-)
+from .._errors import InvalidInputError
 from .._transport import Area, Operation
 from ..jobs import ValidationJob, check_job_id
 from ..models.validation import CheckOutcome, CheckResult
 from ._base import Resource
+from ._check_many import check_many
 
 CHECK = Operation("validation.check", "GET", Area.VALIDATION, "/api/v1/single/check",
                   safe_to_repeat=True)
 #: jobs/create spends credit and starts a job: never repeated once it may have arrived.
 CREATE_JOB = Operation("validation.create_job", "GET", Area.VALIDATION, "/api/v1/jobs/create",
                        safe_to_repeat=False)
-
-#: Failures after which ``check_many`` stops sending: every later check would fail too.
-_STOPPING = (AuthenticationError, InsufficientCreditError)
-#: Failures that mean "too fast" to ``check_many(adaptive=True)``.
-_THROTTLED = (RateLimitError, APITimeoutError)
-_END = object()
 
 
 class Validation(Resource):
@@ -81,10 +67,13 @@ class Validation(Resource):
         """Check many addresses concurrently; one ``CheckOutcome`` per input.
 
         ``emails`` (a sync or async iterable, of any length) is read lazily: at most
-        ``concurrency`` checks exist at a time, each started as another ends, so memory
-        does not grow with the input. Outcomes come in completion order. An input that is
-        not an address gets an outcome with ``InvalidInputError`` and is not sent; any
-        other failure of one check is that input's outcome and the run goes on.
+        ``concurrency`` checks are in flight, and an input is read only while fewer than
+        ``concurrency`` inputs are read and their outcomes not yet received, so memory
+        does not grow with the input. Each outcome is yielded as soon as its check ends,
+        in completion order, whatever the source is doing (a slow async source holds
+        back no finished outcome). An input that is not an address gets an outcome with
+        ``InvalidInputError`` and is not sent; any other failure of one check is that
+        input's outcome and the run goes on.
 
         After an ``AuthenticationError`` or ``InsufficientCreditError`` no further check
         is sent: those in flight finish and get their outcomes, then the rest of
@@ -92,13 +81,21 @@ class Validation(Resource):
         outcome with ``attempted=False`` and an error of the same class saying it was not
         attempted (its ``__cause__`` is the failure that stopped the run).
 
+        An exception from the source ends the iteration after every input already sent
+        has yielded its outcome: nothing is sent after it, the checks in flight finish,
+        their outcomes are yielded, then the source's exception is raised. (An
+        unexpected, non-SDK exception from a check is treated the same way.)
+
         With ``adaptive=True`` the number in flight halves (down to 1) on a
         ``RateLimitError`` or ``APITimeoutError`` and grows back by one after as many
         consecutive answers as the current limit, never above ``concurrency``.
 
         Leaving the ``async for`` early and closing the generator (``aclose()``, or
         ``contextlib.aclosing``), or cancelling the consumer, cancels the checks in
-        flight; no task is left behind.
+        flight (and a read of an async source in progress); no task is left behind.
+        Every outcome yielded before the close stays delivered; what the consumer has
+        not received is what was in flight, plus any check that ended after the last
+        outcome it took (a closed generator cannot yield those).
 
         Args:
             emails: the addresses.
@@ -113,113 +110,11 @@ class Validation(Resource):
         Raises:
             InvalidInputError: at once, for a bad ``concurrency`` or ``validity_timeout``
                 or for ``emails`` being a single string.
-            Whatever iterating ``emails`` raises, after the checks in flight are
-            cancelled.
+            Whatever iterating ``emails`` raises, once the outcomes of every input
+            already sent have been yielded.
         """
-        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-            raise InvalidInputError(
-                f"concurrency: expected an integer >= 1, got {concurrency!r}",
-                field="concurrency")
-        check_seconds(validity_timeout, "validity_timeout")
-        if request_timeout is not None:
-            check_seconds(request_timeout, "request_timeout")
-        if isinstance(emails, (str, bytes)):
-            raise InvalidInputError("emails: expected an iterable of addresses, got a single "
-                                    "string", field="emails")
-        if not isinstance(emails, (Iterable, AsyncIterable)):
-            raise InvalidInputError(
-                f"emails: expected an iterable, got {type(emails).__name__}", field="emails")
-        return self._check_many(emails, concurrency, adaptive, validity_timeout,
-                                request_timeout)
-
-    async def _check_many(
-        self,
-        emails: Iterable[str] | AsyncIterable[str],
-        concurrency: int,
-        adaptive: bool,
-        validity_timeout: float,
-        request_timeout: float | None,
-    ) -> AsyncGenerator[CheckOutcome, None]:
-        source: Iterator[Any] | None = None
-        async_source: AsyncIterator[Any] | None = None
-        if isinstance(emails, AsyncIterable):
-            async_source = aiter(emails)
-        else:
-            source = iter(emails)
-
-        async def next_input() -> Any:
-            if async_source is not None:
-                return await anext(async_source, _END)
-            assert source is not None
-            return next(source, _END)
-
-        running: dict[asyncio.Task[CheckResult], tuple[str, int]] = {}
-        # Each check puts itself here when it ends: waiting is O(1) per completion, where
-        # asyncio.wait(FIRST_COMPLETED) would walk every running task each time.
-        finished: asyncio.Queue[asyncio.Task[CheckResult]] = asyncio.Queue()
-        limit = concurrency
-        generation = 0  # bumped on each decrease: throttles of older requests are ignored
-        streak = 0
-        stopped: APIError | None = None
-        exhausted = False
-        try:
-            while True:
-                while not exhausted and stopped is None and len(running) < limit:
-                    value = await next_input()
-                    if value is _END:
-                        exhausted = True
-                        break
-                    try:
-                        email = check_email(value, "email")
-                    except InvalidInputError as exc:
-                        yield CheckOutcome(email=_shown(value), error=exc)
-                        continue
-                    task = asyncio.ensure_future(self.check(
-                        email, validity_timeout=validity_timeout,
-                        request_timeout=request_timeout))
-                    task.add_done_callback(finished.put_nowait)
-                    running[task] = (email, generation)
-                if not running:
-                    break
-                task = await finished.get()
-                email, started_in = running.pop(task)
-                failure = task.exception()
-                if failure is None:
-                    outcome = CheckOutcome(email=email, result=task.result())
-                elif isinstance(failure, SDKError):
-                    outcome = CheckOutcome(email=email, error=failure)
-                    if isinstance(failure, _STOPPING) and stopped is None:
-                        stopped = failure
-                else:
-                    raise failure
-                if adaptive:
-                    if isinstance(failure, _THROTTLED):
-                        streak = 0
-                        if started_in == generation and limit > 1:
-                            limit = max(1, limit // 2)
-                            generation += 1
-                    else:
-                        streak += 1
-                        if streak >= limit and limit < concurrency:
-                            limit += 1
-                            streak = 0
-                yield outcome
-            if stopped is not None:
-                while True:
-                    value = await next_input()
-                    if value is _END:
-                        break
-                    yield CheckOutcome(email=_shown(value), error=_not_attempted(stopped),
-                                       attempted=False)
-        finally:
-            pending = [task for task in running if not task.done()]
-            for task in running:
-                if task.done() and not task.cancelled():
-                    task.exception()  # retrieved: no "exception never retrieved" noise
-            for task in pending:
-                task.cancel()
-            if pending:
-                await asyncio.gather(*pending, return_exceptions=True)
+        return check_many(self.check, emails, concurrency=concurrency, adaptive=adaptive,
+                          validity_timeout=validity_timeout, request_timeout=request_timeout)
 
     async def create_job(
         self,
@@ -297,16 +192,3 @@ def check_file_url(value: object) -> str:
             f"file_url: expected an absolute http(s) URL of the file, got {shown!r:.80}",
             field="file_url")
     return value
-
-
-def _shown(value: object) -> str:
-    return value if isinstance(value, str) else repr(value)
-
-
-def _not_attempted(cause: APIError) -> APIError:
-    error = type(cause)(
-        f"not attempted: the run stopped after {cause.error_text or cause.message}",
-        operation=cause.operation, status_code=cause.status_code,
-        error_text=cause.error_text)
-    error.__cause__ = cause
-    return error

@@ -85,11 +85,36 @@ Observation
     ``sb.state`` (all stored data). ``record=False`` turns recording off.
 """
 
-from ._faults import Fault, FaultKind, Faults
-from ._records import RecordedRequest, SentMail
-from ._rules import ValidationRules
-from ._server import DEFAULT_API_KEY, DEFAULT_USERNAME, Sandbox, run_standalone
-from ._state import Account, Settings
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_attributes
+
+if TYPE_CHECKING:  # at run time these load on first use: the pytest plugin, loaded in
+    # every pytest run, must not pull in aiohttp unless a fixture is used
+    from ._faults import Fault, FaultKind, Faults
+    from ._records import RecordedRequest, SentMail
+    from ._rules import ValidationRules
+    from ._server import DEFAULT_API_KEY, DEFAULT_USERNAME, Sandbox, run_standalone
+    from ._state import Account, Settings
+
+_LAZY = {
+    "Fault": "._faults",
+    "FaultKind": "._faults",
+    "Faults": "._faults",
+    "RecordedRequest": "._records",
+    "SentMail": "._records",
+    "ValidationRules": "._rules",
+    "DEFAULT_API_KEY": "._server",
+    "DEFAULT_USERNAME": "._server",
+    "Sandbox": "._server",
+    "run_standalone": "._server",
+    "Account": "._state",
+    "Settings": "._state",
+}
+
+
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY)
+
 
 __all__ = [
     "DEFAULT_API_KEY",

@@ -16,7 +16,7 @@ from ._records import SentMail
 from ._resources import Reject
 from ._state import STATE_KEY
 
-__all__ = ["add_routes"]
+__all__ = ["ROUTES"]
 
 FIELDS = ("api", "username", "from", "to", "subject", "message")
 
@@ -63,6 +63,6 @@ async def mail_send(request: web.Request) -> web.Response:
     return web.json_response({"status": "success", "message": mail_state, "id": mail_id})
 
 
-def add_routes(app: web.Application) -> None:
-    """Register the mail route (every method, so a GET gets the service's own error)."""
-    app.router.add_route("*", "/api/v1/mail/send/", mail_send)
+# Every method, so that a GET gets the service's own error.
+ROUTES = [web.route("*", "/api/v1/mail/send/", mail_send)]
+"""The mail route."""

@@ -20,7 +20,7 @@ from . import _texts
 from ._fields import Errors, FieldSpec, check_fields
 from ._state import STATE_KEY, SandboxState
 
-__all__ = ["CONTACT_RECORD_DEFAULTS", "Reject", "add_routes", "new_contact_record"]
+__all__ = ["CONTACT_RECORD_DEFAULTS", "ROUTES", "Reject", "new_contact_record"]
 
 
 class Reject(Exception):
@@ -445,18 +445,22 @@ AREAS: dict[str, _Area] = {
 }
 
 
-def add_routes(app: web.Application) -> None:
-    """Register every resource route on ``app``."""
-    r = app.router
-    r.add_get("/api/v1/contact/", contacts_list)
-    r.add_post("/api/v1/contact/", contacts_create)
-    r.add_get("/api/v1/contact/{id}/", contacts_get)
-    r.add_put("/api/v1/contact/{id}/", contacts_update)
-    r.add_delete("/api/v1/contact/{id}/", contacts_delete)
+def _routes() -> list[web.RouteDef]:
+    contact = "/api/v1/contact/"
+    routes = [
+        web.get(contact, contacts_list),
+        web.post(contact, contacts_create),
+        web.get(contact + "{id}/", contacts_get),
+        web.put(contact + "{id}/", contacts_update),
+        web.delete(contact + "{id}/", contacts_delete),
+    ]
     for prefix, area in AREAS.items():
-        r.add_get(prefix, area.list)
-        r.add_put(prefix + "{id}/", area.put)
-        r.add_delete(prefix + "{id}/", area.delete)
+        routes += [web.get(prefix, area.list), web.put(prefix + "{id}/", area.put),
+                   web.delete(prefix + "{id}/", area.delete)]  # fmt: skip
         if area.create is not None:  # invoices: the interface has no create and no get
-            r.add_post(prefix, area.post)
-            r.add_get(prefix + "{id}/", area.get)
+            routes += [web.post(prefix, area.post), web.get(prefix + "{id}/", area.get)]
+    return routes
+
+
+ROUTES = _routes()
+"""Every resource route (contacts, leads, customers, products, invoices)."""

@@ -6,7 +6,7 @@ import itertools
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar, overload
 
 import aiohttp
 from aiohttp import web
@@ -14,7 +14,7 @@ from aiohttp import web
 from ._records import RecordedRequest, SentMail
 from ._rules import ValidationRules
 
-__all__ = ["Account", "HostedFile", "Job", "Row", "SandboxState", "Settings"]
+__all__ = ["Account", "HostedFile", "Job", "Row", "SandboxState", "Settings", "StateView"]
 
 DownloadShape = Literal["csv", "json", "url"]
 RoleFormat = Literal["bool", "str", "int"]
@@ -182,3 +182,31 @@ class SandboxState:
 
 
 STATE_KEY = web.AppKey("asyncsdk_sandbox_state", SandboxState)
+
+
+T = TypeVar("T")
+
+
+class StateView(Generic[T]):
+    """A read-only attribute of a sandbox that reads the same name on its ``state``
+    (``sb.requests`` is ``sb.state.requests``): one rule for every observation."""
+
+    def __init__(self, doc: str) -> None:
+        self.__doc__ = doc
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> StateView[T]: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> T: ...
+    def __get__(self, obj: object, owner: type | None = None) -> T | StateView[T]:
+        if obj is None:
+            return self
+        value: T = getattr(obj.state, self.name)  # type: ignore[attr-defined]
+        return value
+
+    def __set__(self, obj: object, value: T) -> None:
+        raise AttributeError(f"{self.name} is read-only; change sb.state.{self.name}")

@@ -26,7 +26,7 @@ from ._faults import FAULT_KEY, INVALID_JSON_BODY, Fault, FaultKind
 from ._resources import Reject
 from ._state import STATE_KEY, Account, Job, Row, SandboxState
 
-__all__ = ["RESULT_HEADER", "add_routes", "csv_chunks", "parse_address_file"]
+__all__ = ["RESULT_HEADER", "ROUTES", "csv_chunks", "parse_address_file"]
 
 RESULT_HEADER = ("Email", "Name", "Status", "Role Based Emails")
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -286,11 +286,11 @@ async def hosted_file(request: web.Request) -> web.StreamResponse:
     return web.Response(body=hosted.data, content_type=hosted.content_type)
 
 
-def add_routes(app: web.Application) -> None:
-    """Register the validation routes and the hosted-file route on ``app``."""
-    r = app.router
-    r.add_get("/api/v1/single/check", single_check)
-    r.add_get("/api/v1/jobs/create", jobs_create)
-    r.add_get("/api/v1/jobs/status", jobs_status)
-    r.add_get("/api/v1/jobs/download", jobs_download)
-    r.add_get("/files/{token}/{name}", hosted_file)
+ROUTES = [
+    web.get("/api/v1/single/check", single_check),
+    web.get("/api/v1/jobs/create", jobs_create),
+    web.get("/api/v1/jobs/status", jobs_status),
+    web.get("/api/v1/jobs/download", jobs_download),
+    web.get("/files/{token}/{name}", hosted_file),
+]
+"""The validation routes and the hosted-file route."""

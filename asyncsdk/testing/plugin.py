@@ -1,22 +1,35 @@
 """pytest plugin of asyncsdk: the ``sandbox`` and ``sandbox_client`` fixtures.
 
-Registered through the ``pytest11`` entry point. Options reach the ``Sandbox`` through
-the ``asyncsdk_sandbox`` marker (``@pytest.mark.asyncsdk_sandbox(download_shape="json")``)
-or by overriding the ``sandbox_options`` fixture. The async fixtures need pytest-asyncio;
-they are declared with ``pytest_asyncio.fixture`` so they work in its strict mode too.
+Registered through the ``pytest11`` entry point, so it is loaded in every pytest run
+wherever asyncsdk is installed: it imports nothing heavy (no aiohttp, no server) until
+a fixture is used.
+
+Options reach the ``Sandbox`` through the ``asyncsdk_sandbox`` marker
+(``@pytest.mark.asyncsdk_sandbox(download_shape="json")``) or by overriding the
+``sandbox_options`` fixture. The async fixtures need pytest-asyncio; they are declared
+with ``pytest_asyncio.fixture`` so they work in its strict mode too.
+
+One sandbox for a whole module or session: ``sandbox = shared_sandbox(scope="module")``
+in the test module (or a ``conftest.py``). Such a sandbox is served by its own event loop
+in a background thread, so it answers whatever loop each test runs in; an ``async``
+fixture of wider scope would instead be served by a loop that sits idle while the tests
+run, and every call would hang until the client's timeout.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+import asyncio
+import contextlib
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from ._server import Sandbox
-
 if TYPE_CHECKING:
     from asyncsdk import Client
+
+    from ._server import Sandbox
 
 try:
     import pytest_asyncio
@@ -26,12 +39,60 @@ except ImportError:  # pragma: no cover - without pytest-asyncio the fixtures ex
     HAVE_PYTEST_ASYNCIO = False
 
 MARKER = "asyncsdk_sandbox"
+Scope = Literal["function", "class", "module", "package", "session"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", f"{MARKER}(**options): keyword options for the sandbox fixture's Sandbox"
     )
+
+
+@contextlib.contextmanager
+def threaded_sandbox(**options: Any) -> Iterator[Sandbox]:
+    """A started ``Sandbox`` served by its own event loop in a background thread.
+
+    It answers clients of any event loop (and of other processes, e.g. a command line
+    under test), for as long as the ``with`` block lasts; then it is closed and the
+    thread ends. Its synchronous methods and attributes (``faults``, ``host_file``,
+    ``requests``, ``settings``) may be used from the calling thread.
+
+    Args:
+        **options: ``Sandbox`` keywords.
+    """
+    from . import Sandbox
+
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="asyncsdk-sandbox", daemon=True)
+    thread.start()
+    try:
+        sb = asyncio.run_coroutine_threadsafe(Sandbox(**options).start(), loop).result()
+        try:
+            yield sb
+        finally:
+            asyncio.run_coroutine_threadsafe(sb.close(), loop).result()
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+        loop.close()
+
+
+def shared_sandbox(scope: Scope = "module", **options: Any) -> Callable[..., Iterator[Sandbox]]:
+    """A ``sandbox`` fixture shared by every test of a ``scope``; assign it by name.
+
+        sandbox = shared_sandbox(scope="module", credit=1000)   # in a test module
+
+    ``sandbox_client`` then gives each test its own client of that one sandbox. State
+    (stored data, credit, ``requests``) carries over from test to test. Markers do not
+    apply to a shared sandbox: pass its options here.
+    """
+
+    def sandbox() -> Iterator[Sandbox]:
+        with threaded_sandbox(**options) as sb:
+            yield sb
+
+    sandbox.__doc__ = f"One Sandbox for the whole {scope}, served from its own thread."
+    return pytest.fixture(scope=scope, name="sandbox")(sandbox)
 
 
 @pytest.fixture
@@ -49,6 +110,8 @@ if HAVE_PYTEST_ASYNCIO:
     @pytest_asyncio.fixture
     async def sandbox(sandbox_options: dict[str, Any]) -> AsyncIterator[Sandbox]:
         """A started ``Sandbox``, closed after the test."""
+        from . import Sandbox
+
         async with Sandbox(**sandbox_options) as sb:
             yield sb
 

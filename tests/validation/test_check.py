@@ -12,7 +12,7 @@ import pytest
 from aiohttp import web
 from aioresponses import aioresponses
 from helpers import API_KEY, USERNAME
-from validation_tools import LocalServer, url_of
+from validation_tools import LocalServer, other_tasks, url_of
 
 import asyncsdk
 
@@ -228,15 +228,6 @@ def test_a_single_string_is_not_an_iterable_of_addresses(client: asyncsdk.Client
         client.validation.check_many("a@b.com")
 
 
-def other_tasks() -> set[asyncio.Task[Any]]:
-    """The tasks of this test's client side (the local server's own tasks left out)."""
-    def server_side(task: asyncio.Task[Any]) -> bool:
-        code = getattr(task.get_coro(), "cr_code", None)
-        return code is not None and "aiohttp/web_" in code.co_filename
-    return {t for t in asyncio.all_tasks()
-            if t is not asyncio.current_task() and not server_side(t)}
-
-
 async def test_breaking_out_cancels_in_flight_work_and_leaves_no_task(
     local: LocalServer, local_client: asyncsdk.Client
 ) -> None:
@@ -292,7 +283,7 @@ async def test_cancelling_the_consumer_leaves_no_task(
     assert other_tasks() - before == set()
 
 
-async def test_an_error_from_the_input_iterable_cancels_the_checks(
+async def test_an_error_from_the_input_iterable_leaves_no_task_behind(
     local: LocalServer, local_client: asyncsdk.Client
 ) -> None:
     checking_server(local)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from aiohttp import web
 
@@ -33,3 +35,12 @@ class LocalServer:
 def url_of(path: str) -> re.Pattern[str]:
     """A pattern matching ``https://api.test<path>`` with any query."""
     return re.compile(r"^https://api\.test" + re.escape(path) + r"(\?.*)?$")
+
+
+def other_tasks() -> set[asyncio.Task[Any]]:
+    """The tasks of this test's client side (the local server's own tasks left out)."""
+    def server_side(task: asyncio.Task[Any]) -> bool:
+        code = getattr(task.get_coro(), "cr_code", None)
+        return code is not None and "aiohttp/web_" in code.co_filename
+    return {t for t in asyncio.all_tasks()
+            if t is not asyncio.current_task() and not server_side(t)}

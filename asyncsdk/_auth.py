@@ -1,0 +1,383 @@
+"""Credentials: where each area puts them, and how they are kept out of every text.
+
+One table decides everything about credentials: ``Area`` names, per part of the
+interface, its URL argument (and so its environment variable), its ``Placement`` (which
+part of the request carries which ``Secret`` under which field name) and whether it
+answers ``status: fail`` in the body. ``place_credentials`` puts them where the table
+says, ``SECRET_KEYS`` (the fields ``redact_url`` hides) is derived from it, and so are
+the environment variables. A new credential placement is one new ``Placement`` row.
+
+Secrets stay out of sight in three ways:
+
+* On the request path a credential is a ``SecretValue`` (repr and str ``REDACTED``) and
+  becomes text only where the request is encoded (``reveal``), so a traceback rendered
+  with its local variables (Sentry, rich, loguru) shows no credential.
+* ``Credentials.scrub`` replaces a credential in any text, in every form it can come
+  back in: raw, percent-encoded (either case, twice, ``+`` for a space), form-encoded,
+  JSON-escaped (``\\u00f6``, ``\\/``), Python-escaped (``\\xf6``) and HTML character
+  references. It replaces a credential only where it stands as a whole token (not
+  inside a longer word), so a one-letter user name never garbles a message.
+* ``Credentials.clean`` is applied to every ``SDKError`` leaving the transport
+  (``clean_errors``): its texts are scrubbed once more and the local variables of the
+  library's frames it passed through are cleared (the frames themselves stay, so the
+  traceback still shows where it came from).
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import re
+import traceback
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, Concatenate, Final, ParamSpec, Protocol, TypeVar
+from urllib.parse import urlencode
+
+import attrs
+
+from . import _constants as C
+from ._errors import ConfigurationError, SDKError
+
+__all__ = [
+    "REDACTED",
+    "SECRET_KEYS",
+    "Area",
+    "Credentials",
+    "Part",
+    "Placement",
+    "Secret",
+    "SecretValue",
+    "clean_errors",
+    "place_credentials",
+    "redact_url",
+    "reveal",
+    "scrub",
+]
+
+#: What a credential is replaced with wherever it would be shown.
+REDACTED: Final = "REDACTED"
+
+
+class Secret(enum.Enum):
+    """A credential of the account: its ``Client`` argument and environment variable."""
+
+    API_KEY = ("api_key", C.ENV_API_KEY)
+    USERNAME = ("username", C.ENV_USERNAME)
+
+    def __init__(self, argument: str, env_var: str) -> None:
+        #: The ``Client`` argument that sets it.
+        self.argument = argument
+        #: The environment variable read when the argument is left unset.
+        self.env_var = env_var
+
+
+class Part(enum.Enum):
+    """The part of a request that carries the credentials."""
+
+    QUERY = "query"
+    FORM = "form"
+
+
+@attrs.frozen
+class Placement:
+    """Where an area's requests carry the credentials: ``part``, and per field name the
+    credential it holds."""
+
+    part: Part
+    fields: tuple[tuple[str, Secret], ...]
+    #: ``part is Part.FORM``, precomputed: read on every request.
+    in_form: bool = attrs.field(init=False, repr=False)
+
+    @in_form.default
+    def _in_form(self) -> bool:
+        return self.part is Part.FORM
+
+
+KEY_IN_QUERY = Placement(Part.QUERY, (("api_key", Secret.API_KEY),))
+KEY_AND_USER_IN_QUERY = Placement(
+    Part.QUERY, (("api", Secret.API_KEY), ("username", Secret.USERNAME)))
+KEY_AND_USER_IN_FORM = Placement(
+    Part.FORM, (("api", Secret.API_KEY), ("username", Secret.USERNAME)))
+
+
+class Area(enum.Enum):
+    """A part of the interface: its URL argument, credential placement, and whether it
+    says ``status: fail`` in the body (validation, mail) rather than by HTTP status."""
+
+    #            URL argument       credentials             fail in the body
+    CONTACTS = ("contacts_url", KEY_IN_QUERY, False)
+    CRM = ("crm_url", KEY_IN_QUERY, False)
+    INVOICING = ("invoicing_url", KEY_IN_QUERY, False)
+    VALIDATION = ("validation_url", KEY_AND_USER_IN_QUERY, True)
+    MAIL = ("mail_url", KEY_AND_USER_IN_FORM, True)
+
+    # Plain attributes, not properties: the request path reads them on every call.
+    def __init__(self, argument: str, placement: Placement, answers_in_body: bool) -> None:
+        #: The ``Client`` argument that sets this area's URL.
+        self.argument = argument
+        #: The environment variable that sets it (``ASYNCSDK_<ARGUMENT>``).
+        self.env_var = C.ENV_PREFIX + argument.upper()
+        #: Where this area's requests carry the credentials.
+        self.placement = placement
+        #: Validation and mail say fail in the body (``status: fail``), not by HTTP.
+        self.answers_in_body = answers_in_body
+
+
+#: Query and form field names that hold a credential (derived from the table).
+SECRET_KEYS: Final = frozenset(name for area in Area for name, _ in area.placement.fields)
+_SECRET_KEYS = tuple(SECRET_KEYS)
+
+
+class SecretValue:
+    """A credential on its way to the wire: ``repr`` and ``str`` say ``REDACTED``;
+    ``reveal()`` gives the text, which only the request encoding should call."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        """The credential itself."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return REDACTED
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SecretValue) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+
+def reveal(fields: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """``fields`` with each ``SecretValue`` turned into its text: call it only inline
+    where the request is handed to aiohttp, so that no local variable holds the result."""
+    if fields is None:
+        return None
+    out = dict(fields)
+    for key in _SECRET_KEYS:
+        value = out.get(key)
+        if value.__class__ is SecretValue:
+            out[key] = value._value
+    return out
+
+
+# --- scrubbing -------------------------------------------------------------------------
+def _hex(value: int, width: int) -> str:
+    """Hex digits of ``value`` as a regex matching either case."""
+    return "".join(f"[{d}{d.upper()}]" if d.isalpha() else d for d in f"{value:0{width}x}")
+
+
+#: Escapes with a short form in JSON, Python and HTML text.
+_SHORT_ESCAPES: dict[str, tuple[str, ...]] = {
+    '"': ('\\"', "&quot;"), "\\": ("\\\\",), "/": ("\\/",), "'": ("\\'", "&#39;", "&apos;"),
+    "&": ("&amp;",), "<": ("&lt;",), ">": ("&gt;",),
+}
+
+
+def _char_pattern(char: str) -> str:
+    """A regex for one character of a credential in any of the encodings scrubbed."""
+    code = ord(char)
+    utf8 = char.encode("utf-8", "surrogatepass")
+    forms = [
+        re.escape(char),
+        "".join("%" + _hex(b, 2) for b in utf8),  # percent-encoded
+        "".join("%25" + _hex(b, 2) for b in utf8),  # percent-encoded twice
+        "".join(r"\\x" + _hex(b, 2) for b in utf8),  # repr of the UTF-8 bytes
+        f"&#0*{code};",
+        f"&#[xX]0*{_hex(code, 1)};",
+        *(re.escape(e) for e in _SHORT_ESCAPES.get(char, ())),
+    ]
+    if code < 0x100:
+        forms.append(r"\\x" + _hex(code, 2))
+    if code < 0x10000:
+        forms.append(r"\\u" + _hex(code, 4))
+    else:  # JSON writes a surrogate pair, Python \U
+        high, low = divmod(code - 0x10000, 0x400)
+        forms.append(r"\\u" + _hex(0xD800 + high, 4) + r"\\u" + _hex(0xDC00 + low, 4))
+        forms.append(r"\\U" + _hex(code, 8))
+    if char == " ":
+        forms.append(r"\+")  # form encoding
+    elif char == "+":
+        forms.append(" ")  # a raw plus read back as a space by the server
+    return "(?:" + "|".join(dict.fromkeys(forms)) + ")"
+
+
+#: A match must not continue a word: not preceded by a word character (unless that
+#: character ends an escape such as ``%20`` or ``\n``) nor followed by one.
+_BEFORE = (r"(?:(?<!\w)|(?<=%[0-9A-Fa-f]{2})|(?<=\\[nrtbf])|(?<=\\u[0-9A-Fa-f]{4})"
+           r"|(?<=\\x[0-9A-Fa-f]{2}))")
+_AFTER = r"(?!\w)"
+
+
+@functools.lru_cache(maxsize=32)
+def _pattern(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
+    # Longest first: a credential that contains the other is replaced whole.
+    alternatives = [
+        "".join(_char_pattern(c) for c in secret)
+        for secret in sorted(set(secrets), key=len, reverse=True) if secret
+    ]
+    if not alternatives:
+        return None
+    return re.compile(_BEFORE + "(?:" + "|".join(alternatives) + ")" + _AFTER)
+
+
+def _margin(secrets: tuple[str, ...]) -> int:
+    """Characters the longest encoded form of a credential may take."""
+    return 20 * max((len(s) for s in secrets), default=0)
+
+
+def scrub(text: str, secrets: Iterable[str | None]) -> str:
+    """``text`` with each of ``secrets``, in any encoding, replaced by ``REDACTED`` where
+    it stands as a whole token (a value, a word), never inside a longer word."""
+    pattern = _pattern(tuple(s for s in secrets if s))
+    return text if pattern is None else pattern.sub(REDACTED, text)
+
+
+# --- the credentials --------------------------------------------------------------------
+@attrs.frozen(slots=True)
+class Credentials:
+    """The secrets of the account. Never shown in a repr."""
+
+    api_key: str | None = attrs.field(repr=False)
+    username: str | None = attrs.field(repr=False)
+    #: Each configured credential by its argument name, wrapped once (the request path
+    #: reuses them).
+    values: Mapping[str, SecretValue] = attrs.field(init=False, repr=False, eq=False)
+
+    @values.default
+    def _wrap(self) -> Mapping[str, SecretValue]:
+        return {s.argument: SecretValue(v) for s in Secret if (v := self.get(s))}
+
+    def get(self, secret: Secret) -> str | None:
+        """The value of ``secret`` (None when not configured)."""
+        return self.api_key if secret is Secret.API_KEY else self.username
+
+    def need(self, secret: Secret, operation: str) -> SecretValue:
+        """``secret`` for ``operation``, wrapped; ``ConfigurationError`` naming the
+        argument and the variable when it is not configured."""
+        value = self.get(secret)
+        if not value:
+            raise ConfigurationError(
+                f"{operation}: no {secret.argument}: pass {secret.argument}= to Client or "
+                f"set {secret.env_var}",
+                field=secret.argument,
+            )
+        return SecretValue(value)
+
+    @property
+    def _secrets(self) -> tuple[str, ...]:
+        return tuple(s for s in (self.api_key, self.username) if s)
+
+    def scrub(self, text: str) -> str:
+        """``text`` with every credential, in any encoding, replaced by ``REDACTED``
+        where it stands as a whole token (see ``scrub``)."""
+        return scrub(text, self._secrets)
+
+    def preview(self, raw: bytes | str, limit: int) -> str:
+        """At most ``limit`` characters of ``raw`` (bytes read as UTF-8), scrubbed.
+
+        Cut *after* scrubbing and never inside a credential, so that a credential
+        straddling the cut is not shown in part."""
+        secrets = self._secrets
+        head = raw[: limit + _margin(secrets)]
+        text = head.decode("utf-8", "replace") if isinstance(head, bytes) else head
+        pattern = _pattern(secrets)
+        if pattern is None:
+            return text[:limit]
+        cut = limit
+        for match in pattern.finditer(text):
+            if match.start() >= limit:
+                break
+            cut = max(cut, match.end())
+        return pattern.sub(REDACTED, text[:cut])
+
+    def clean(self, exc: BaseException) -> None:
+        """Scrub the texts of ``exc`` (message, args, ``error_text``, ``body``, ``url``)
+        and clear the local variables of the frames it has passed through (which may
+        hold bodies and URLs): the safety net at the transport's edge."""
+        exc.args = tuple(self.scrub(a) if isinstance(a, str) else a for a in exc.args)
+        for name in ("message", "error_text", "body", "url"):
+            value = getattr(exc, name, None)
+            if isinstance(value, str):
+                setattr(exc, name, self.scrub(value))
+        traceback.clear_frames(exc.__traceback__)  # frames still running are skipped
+
+
+def place_credentials(
+    area: Area,
+    credentials: Credentials,
+    operation: str,
+    params: Mapping[str, Any] | None,
+    form: Mapping[str, Any] | None,
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """``(query, form)`` of a request of ``area`` with the credentials put where the
+    table says, as ``SecretValue``s (pass both through ``reveal`` to aiohttp).
+
+    Raises:
+        ConfigurationError: a credential the area needs is not configured.
+    """
+    placement = area.placement
+    query = dict(params) if params else {}
+    body = dict(form) if form is not None else None
+    if placement.in_form:
+        if body is None:
+            body = {}
+        target = body
+    else:
+        target = query
+    values = credentials.values
+    for name, secret in placement.fields:
+        value = values.get(secret.argument)
+        target[name] = value if value is not None else credentials.need(secret, operation)
+    return query, body
+
+
+def redact_url(url: str, params: Mapping[str, Any] | None = None) -> str:
+    """The URL (plus ``params``) as it may be shown: the value of every credential field
+    and the password of a ``user:password@`` part replaced by ``REDACTED``."""
+    if "@" in url:
+        url = _redact_userinfo(url)
+    if not params:
+        return url
+    shown = {k: (REDACTED if k in SECRET_KEYS else v) for k, v in params.items()}
+    return f"{url}?{urlencode(shown)}"
+
+
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^/?#@:]*):[^/?#]*@")
+
+
+def _redact_userinfo(url: str) -> str:
+    return _USERINFO.sub(rf"\1:{REDACTED}@", url, count=1)
+
+
+# --- the transport's edge -----------------------------------------------------------------
+class _HasCredentials(Protocol):
+    credentials: Credentials
+
+
+P = ParamSpec("P")
+T = TypeVar("T")
+S = TypeVar("S", bound=_HasCredentials)
+
+
+def clean_errors(
+    method: Callable[Concatenate[S, P], Awaitable[T]],
+) -> Callable[Concatenate[S, P], Awaitable[T]]:
+    """Decorate a coroutine method of an object with ``credentials``: an ``SDKError``
+    leaving it goes through ``Credentials.clean``. The wrapper's own locals are its
+    arguments (no credential reaches a transport method as an argument)."""
+
+    @functools.wraps(method)
+    async def wrapper(self: S, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return await method(self, *args, **kwargs)
+        except SDKError as exc:
+            self.credentials.clean(exc)
+            raise
+
+    return wrapper

@@ -1,0 +1,76 @@
+"""What every command of the command line shares: exit codes, streams, JSON output."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import enum
+import json
+import shlex
+from typing import Any, TextIO
+
+import attrs
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a reader that went away
+
+
+class UsageProblem(Exception):
+    """A command line that cannot work (exit code 2)."""
+
+
+@attrs.define
+class Environment:
+    """What a command may touch besides the client: streams, the sandbox if any, and the
+    global flags that a printed follow-up command must repeat (never a credential)."""
+
+    stdout: TextIO
+    stderr: TextIO
+    sandbox: Any = None  # asyncsdk.testing.Sandbox in --sandbox mode
+    follow_up_flags: list[str] = attrs.Factory(list)
+    credentials_on_command_line: bool = False
+
+    def command(self, *words: str) -> str:
+        """A command line of ``asyncsdk`` with this run's global flags, quoted for a shell
+        (a note asks for the credentials where they came from the command line)."""
+        note = (" (with your --api-key/--username/--base-url, or the ASYNCSDK_* variables)"
+                if self.credentials_on_command_line else "")
+        return shlex.join(["asyncsdk", *self.follow_up_flags, *words]) + note
+
+    def say(self, text: str) -> None:
+        """One line to stderr, where messages for the person go."""
+        print(f"asyncsdk: {text}", file=self.stderr, flush=True)
+
+
+def to_jsonable(value: Any) -> Any:
+    """A model (or anything in one) as plain JSON types: dates ISO, decimals as text."""
+    if attrs.has(type(value)):
+        return {a.name: to_jsonable(getattr(value, a.name)) for a in attrs.fields(type(value))}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, BaseException):
+        return f"{type(value).__name__}: {value}"
+    return value
+
+
+def print_json(value: Any, out: TextIO) -> None:
+    """One JSON document on ``out``."""
+    json.dump(to_jsonable(value), out, ensure_ascii=False)
+    out.write("\n")
+
+
+def plain(value: object) -> str:
+    """A value as a CSV cell: an enum by its wire value, None as empty."""
+    if value is None:
+        return ""
+    if isinstance(value, enum.Enum):
+        return str(value.value)
+    return str(value)

@@ -1,0 +1,102 @@
+"""Progress on stderr for the command line: tqdm when installed, else a plain bar.
+
+Drawn only when stderr is a terminal, so logs and pipes never receive control
+characters. The plain bar needs nothing installed: the README's first command shows
+progress on a bare install.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, TextIO
+
+WIDTH = 30
+REDRAW_EVERY = 0.1  # seconds: a terminal redrawn 10 times a second looks live, costs nothing
+
+
+class PlainBar:
+    """``[#########.........]  1204/5000  24%  310/s  0:12 left`` redrawn in place with
+    ``\\r``; without a total: ``1204 addr  310/s``."""
+
+    def __init__(self, total: int | None, unit: str, stream: TextIO) -> None:
+        self.total, self.unit, self.stream = total, unit, stream
+        self.count = 0
+        self.note = ""
+        self.started = self.drawn_at = time.monotonic()
+        self.width = 0
+
+    def update(self, count: int) -> None:
+        self.count += count
+        now = time.monotonic()
+        if now - self.drawn_at >= REDRAW_EVERY or self.count == self.total:
+            self.draw(now)
+
+    def set_postfix_str(self, text: str) -> None:
+        self.note = text
+        self.draw(time.monotonic())
+
+    def draw(self, now: float) -> None:
+        self.drawn_at = now
+        elapsed = max(now - self.started, 1e-9)
+        rate = self.count / elapsed
+        if self.total:
+            done = min(self.count / self.total, 1.0)
+            filled = round(WIDTH * done)
+            left = (self.total - self.count) / rate if rate > 0 else 0.0
+            text = (f"[{'#' * filled}{'.' * (WIDTH - filled)}] {self.count}/{self.total} "
+                    f"{done:4.0%}  {rate:.0f}/s  {_clock(left)} left")
+        else:
+            text = f"{self.count} {self.unit}  {rate:.1f}/s  {_clock(elapsed)}"
+        if self.note:
+            text = f"{text}  {self.note}"
+        padding = " " * max(self.width - len(text), 0)  # wipe the rest of a longer line
+        self.width = len(text)
+        self.stream.write(f"\r{text}{padding}")
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.draw(time.monotonic())
+        self.stream.write("\n")
+        self.stream.flush()
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+class Progress:
+    """A progress display on ``stream`` when it is a terminal, else nothing at all."""
+
+    def __init__(self, total: int | None, unit: str, stream: TextIO) -> None:
+        self._bar: Any = None
+        if not stream.isatty():
+            return
+        try:
+            from tqdm import tqdm  # type: ignore[import-untyped,import-not-found,unused-ignore]
+        except ImportError:
+            self._bar = PlainBar(total, unit, stream)
+            return
+        self._bar = tqdm(total=total, unit=unit, file=stream, dynamic_ncols=True)
+
+    @property
+    def shown(self) -> bool:
+        """True when something is drawn."""
+        return self._bar is not None
+
+    def advance(self, count: int = 1) -> None:
+        """Count ``count`` more items done."""
+        if self._bar is not None:
+            self._bar.update(count)
+
+    def status(self, text: str) -> None:
+        """Show ``text`` beside the bar."""
+        if self._bar is not None:
+            self._bar.set_postfix_str(text)
+
+    def close(self) -> None:
+        """End the display (its last state stays on screen); safe to call twice."""
+        bar, self._bar = self._bar, None
+        if bar is not None:
+            bar.close()

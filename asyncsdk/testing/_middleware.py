@@ -1,0 +1,88 @@
+"""The sandbox's middlewares: request tracking, fault injection, and JSON answers to
+handler refusals and router misses (outermost first, in that order)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
+
+from . import _texts
+from ._faults import Faults, apply_fault, request_key
+from ._records import RecordedRequest
+from ._resources import Reject
+from ._state import SandboxState
+
+__all__ = ["answer_errors", "inject_faults", "track"]
+
+RECORD_KEY: Any = request_key("asyncsdk_sandbox_record", RecordedRequest)
+
+
+def track(state: SandboxState) -> Middleware:
+    """Count requests in flight and (unless ``record=False``) record them."""
+
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        state.in_flight += 1
+        state.max_in_flight = max(state.max_in_flight, state.in_flight)
+        try:
+            record: RecordedRequest | None = None
+            if state.settings.record:
+                record = RecordedRequest(
+                    method=request.method,
+                    path=request.path,
+                    query=dict(request.query),
+                    headers=dict(request.headers),
+                    body=await request.read() if request.body_exists else b"",
+                    time=asyncio.get_running_loop().time(),
+                )
+                state.requests.append(record)
+                request[RECORD_KEY] = record
+            response = await handler(request)
+            if record is not None and not _closing(request):  # dropped: nothing answered
+                record.status = response.status
+            return response
+        finally:
+            state.in_flight -= 1
+
+    return middleware
+
+
+def inject_faults(faults: Faults) -> Middleware:
+    """Spoil the requests ``faults`` holds a fault for (and note it on their record)."""
+
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        fault = faults.take(request.method, request.path)
+        if fault is None:
+            return await handler(request)
+        faults.applied.append((request.method, request.path, fault.kind))
+        record: RecordedRequest | None = request.get(RECORD_KEY)
+        if record is not None:
+            record.fault = fault.kind.value
+        return await apply_fault(fault, request, handler)
+
+    return middleware
+
+
+@web.middleware
+async def answer_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Turn handler refusals and router misses into JSON answers."""
+    try:
+        return await handler(request)
+    except Reject as reject:
+        return reject.response
+    except web.HTTPNotFound:
+        return web.json_response({"detail": _texts.NOT_FOUND_DETAIL}, status=404)
+    except web.HTTPMethodNotAllowed as exc:
+        detail = f'Method "{request.method}" not allowed.'
+        return web.json_response(
+            {"detail": detail}, status=405, headers={"Allow": ",".join(sorted(exc.allowed_methods))}
+        )
+
+
+def _closing(request: web.Request) -> bool:
+    transport = request.transport
+    return transport is None or transport.is_closing()

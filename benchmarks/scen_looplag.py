@@ -1,0 +1,91 @@
+"""Loop-lag probe: the longest stretch the event loop is blocked while ``contacts.list()``
+of 10,000 and of 50,000 records is fetched and decoded (issues 11 and 12: no stretch over
+about 20 ms, so an async web backend keeps answering while a big listing is decoded).
+
+A probe task on the same loop sleeps 1 ms at a time and records the largest gap between
+its wake-ups, less the 1 ms it asked for: that is the longest time any other task would
+have waited for the loop. The listing comes from the benchmark server (its own process,
+the other core) at ``/n<records>/api/v1/contact/``; one warm-up call per size first (it
+opens the connection and lets the server build the body). For reference, the same probe
+around raw aiohttp + ``json.loads`` (dicts, no models: what a naive client stalls).
+The probe measures wall time: on a loaded machine a gap also holds the time the process
+waited for its core, so read the stall against the naive client's of the same run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ._common import API_KEY, USERNAME, Paired, Section, median
+
+TICK = 0.001
+STALL_LIMIT_MS = 20.0
+
+
+async def stalled_ms(work: Callable[[], Awaitable[Any]]) -> float:
+    """Run ``work`` while a probe ticks every ``TICK`` s; the longest block in ms."""
+    done = asyncio.Event()
+    worst = 0.0
+
+    async def probe() -> None:
+        nonlocal worst
+        last = time.perf_counter()
+        while not done.is_set():
+            await asyncio.sleep(TICK)
+            now = time.perf_counter()
+            worst = max(worst, now - last - TICK)
+            last = now
+
+    ticker = asyncio.create_task(probe())
+    await asyncio.sleep(0)  # let the probe start its clock
+    try:
+        await work()
+    finally:
+        done.set()
+        await ticker
+    return max(0.0, worst) * 1000
+
+
+async def _measure(url: str, records: int, repeats: int) -> dict[str, list[float]]:
+    import aiohttp
+
+    import asyncsdk
+
+    base = f"{url}/n{records}"
+    out: dict[str, list[float]] = {"sdk": [], "naive": []}
+    async with aiohttp.ClientSession() as session, asyncsdk.Client(
+            api_key=API_KEY, username=USERNAME, base_url=base) as client:
+        async def naive() -> Any:
+            async with session.get(base + "/api/v1/contact/",
+                                   params={"api_key": API_KEY}) as response:
+                return json.loads(await response.read())
+
+        await naive()
+        await client.contacts.list()  # warm-up: connections, the server's body
+        for _ in range(repeats):
+            out["sdk"].append(await stalled_ms(client.contacts.list))
+            out["naive"].append(await stalled_ms(naive))
+    return out
+
+
+def run(url: str, *, sizes: tuple[int, ...], repeats: int) -> Section:
+    section = Section(
+        "looplag", "Loop lag while contacts.list() decodes a big listing",
+        f"Longest block of the event loop (a 1 ms ticker's largest gap, less 1 ms) during "
+        f"`await client.contacts.list()`, {repeats} run(s) per size; for reference the "
+        "same around raw aiohttp + `json.loads` (dicts, no models).",
+        ["records", "asyncsdk max stall ms (median / worst)",
+         "raw aiohttp + json.loads ms (median / worst)"])
+    for records in sizes:
+        got = asyncio.run(_measure(url, records, repeats))
+        section.rows.append([f"{records:,}", f"{median(got['sdk']):.1f} / {max(got['sdk']):.1f}",
+                             f"{median(got['naive']):.1f} / {max(got['naive']):.1f}"])
+        section.pairs.append(Paired(
+            f"contacts.list {records:,} records: longest event-loop stall", "ms", got["sdk"],
+            None, "", "<=", STALL_LIMIT_MS,
+            f"raw aiohttp + json.loads stalls {max(got['naive']):.0f} ms"))
+    return section

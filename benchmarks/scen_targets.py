@@ -1,0 +1,141 @@
+"""The targets of issue 12 as paired ratios: asyncsdk's public API against the floor a
+user could write instead (``benchmarks.floors``), in the same run, with the same JSON
+library, run alternately (floor, sdk, sdk, floor, ...) and the ratio taken per repeat.
+
+Each measurement runs in a fresh process pinned to the client core
+(``benchmarks._target_child``); the server is the harness's own process on the other core.
+With ``json`` the child makes orjson unimportable before importing asyncsdk (as without the
+``speedups`` extra) and the floor uses ``json.loads``; with ``orjson`` both use orjson.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ._common import Paired, Section, has_module, run_child
+
+FLOOR_CHECK = "raw aiohttp `session.get(params=)` + {lib}"
+FLOOR_MANY = "raw aiohttp, c workers on one iterator, + {lib}"
+FLOOR_ROWS = "`iter_chunked(64 KiB)` + `csv.reader` yielding lists (CSV body)"
+FLOOR_LIST = "aiohttp read + pydantic v2 `validate_json`"
+
+
+@dataclass(frozen=True)
+class TargetSizes:
+    check_requests: int
+    many_count: int
+    many_mem: tuple[int, int]
+    rows: int
+    list_records: int
+    repeats: int
+    rows_repeats: int  # each is five fresh processes: fewer in a smoke run
+
+
+def _child(kind: str, url: str, **args: Any) -> dict[str, Any]:
+    return run_child("benchmarks._target_child", {"kind": kind, "url": url, **args})
+
+
+def _libs() -> list[str]:
+    return ["json", "orjson"] if has_module("orjson") else ["json"]
+
+
+def _loads_name(lib: str) -> str:
+    return "`orjson.loads`" if lib == "orjson" else "`json.loads`"
+
+
+def check_pairs(url: str, s: TargetSizes, levels: tuple[int, ...]) -> list[Paired]:
+    pairs: list[Paired] = []
+    for lib in _libs():
+        got = _child("check", url, json=lib, levels=list(levels), requests=s.check_requests,
+                     repeats=s.repeats)
+        floor = FLOOR_CHECK.format(lib=_loads_name(lib))
+        for level in levels:
+            r = got[str(level)]
+            pairs.append(Paired(f"check c={level}, {lib}: req/s", "req/s", r["sdk_rps"],
+                                r["floor_rps"], floor, ">=", 0.95))
+            pairs.append(Paired(f"check c={level}, {lib}: client CPU per request", "us/req",
+                                r["sdk_cpu"], r["floor_cpu"], floor, "<=", 1.05))
+            if "std_rps" in r:  # the issue's own wording: speedups against plain json.loads
+                pairs.append(Paired(f"check c={level}, asyncsdk + orjson vs json.loads floor: "
+                                    "req/s", "req/s", r["sdk_rps"], r["std_rps"],
+                                    FLOOR_CHECK.format(lib="`json.loads`"), ">=", 1.00))
+    return pairs
+
+
+def many_pairs(url: str, s: TargetSizes, levels: tuple[int, ...]) -> list[Paired]:
+    pairs: list[Paired] = []
+    for lib in _libs():
+        got = _child("many", url, json=lib, levels=list(levels), count=s.many_count,
+                     repeats=s.repeats)
+        for level in levels:
+            r = got[str(level)]
+            pairs.append(Paired(f"check_many c={level}, {lib}: checks/s", "checks/s",
+                                r["sdk"], r["floor"], FLOOR_MANY.format(lib=_loads_name(lib)),
+                                ">=", 0.95))
+    small, big = s.many_mem
+    rss = [_child("many_mem", url, json=_libs()[-1], count=n, level=64)["maxrss_kib"] / 1024
+           for n in (small, big)]
+    pairs.append(Paired(f"check_many c=64 flat memory: peak RSS at {big:,} minus at {small:,}",
+                        "MiB", [rss[1] - rss[0]], None, "", "<=", 5.0,
+                        f"{rss[0]:.1f} -> {rss[1]:.1f} MiB"))
+    return pairs
+
+
+def rows_pairs(url: str, s: TargetSizes) -> list[Paired]:
+    """rows() and download() in both shapes against the CSV floor, one fresh process per
+    measurement; each repeat measures the floor once and the four SDK reads beside it."""
+    sides = [("floor", 1), ("rows", 1), ("rows", 2), ("download", 1), ("download", 2)]
+    rates: dict[tuple[str, int], list[float]] = {side: [] for side in sides}
+    growth: list[float] = []
+    for repeat in range(s.rows_repeats):
+        order = sides if repeat % 2 == 0 else sides[::-1]
+        for method, job in order:
+            r = _child("rows", url, json=_libs()[-1], method=method, job_id=job)
+            if r["rows"] != s.rows:
+                raise RuntimeError(f"{method} job {job}: {r['rows']} rows of {s.rows}")
+            rates[(method, job)].append(s.rows / r["wall"])
+            if method != "floor":
+                growth.append(r["growth_kib"] / 1024)
+    shape = {1: "CSV shape", 2: "JSON shape"}
+    pairs = [Paired(f"{'job.rows()' if m == 'rows' else 'job.download()'} {s.rows:,} rows, "
+                    f"{shape[j]}: rows/s", "rows/s", rates[(m, j)], rates[("floor", 1)],
+                    FLOOR_ROWS, ">=", 0.60 if m == "rows" else 0.80)
+             for m, j in sides[1:]]
+    pairs.append(Paired(f"rows()/download() peak RSS growth, {s.rows:,} rows, both shapes",
+                        "MiB", growth, None, "", "<=", 16.0))
+    return pairs
+
+
+def list_pairs(url: str, s: TargetSizes) -> list[Paired]:
+    lib = _libs()[-1]
+    got = _child("list", url, json=lib, records=s.list_records, repeats=s.repeats)
+    per_cpu_s = [[s.list_records / (ms / 1000) for ms in got[side]] for side in ("sdk", "floor")]
+    note = "" if lib == "orjson" else "orjson not installed: asyncsdk parses with json"
+    return [Paired(f"contacts.list {s.list_records:,} records, bytes -> models ({lib}), "
+                   "end to end over loopback: records per client CPU second", "records/s",
+                   per_cpu_s[0], per_cpu_s[1], FLOOR_LIST, ">=", 0.80, note)]
+
+
+def run(url: str, *, sizes: TargetSizes, check_levels: tuple[int, ...] = (1, 16, 64),
+        many_levels: tuple[int, ...] = (16, 64)) -> Section:
+    section = Section(
+        "targets", "Issue 12 targets: asyncsdk against its floor, paired",
+        f"Each pair: asyncsdk's public API and its floor in one fresh client process, "
+        f"alternated, {sizes.repeats} repeats; ratio = asyncsdk / floor per repeat, "
+        "median reported. JSON library the same on both sides. check: "
+        f"{sizes.check_requests:,} requests per run; check_many: {sizes.many_count:,} "
+        f"addresses per run; rows: {sizes.rows:,} rows; list: {sizes.list_records:,} "
+        "records.")
+    section.pairs += check_pairs(url, sizes, check_levels)
+    section.pairs += many_pairs(url, sizes, many_levels)
+    section.pairs += rows_pairs(url, sizes)
+    if has_module("pydantic"):
+        section.pairs += list_pairs(url, sizes)
+    else:
+        section.notes.append("pydantic not installed (extra `bench`): the list pair is "
+                             "skipped")
+    if not has_module("orjson"):
+        section.notes.append("orjson not installed: the orjson pairs are skipped "
+                             "(install the `speedups` extra)")
+    return section

@@ -1,0 +1,175 @@
+"""Every snippet of the README works as written: the Python blocks run against a sandbox
+(their printed lines checked against the ``# -> ...`` comments), the pytest examples run
+in a user's project, the shell commands parse, and the first command prints what the
+README shows."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import contextlib
+import inspect
+import io
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+import asyncsdk
+from asyncsdk.cli import build_parser
+from asyncsdk.testing import Sandbox
+from asyncsdk.testing.plugin import threaded_sandbox
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
+
+
+def blocks(language: str, text: str = README) -> list[str]:
+    return [body for lang, body in FENCE.findall(text) if lang == language]
+
+
+def section(title: str) -> str:
+    start = README.index(f"\n## {title}")
+    end = README.find("\n## ", start + 1)
+    return README[start:end if end != -1 else None]
+
+
+PYTHON = blocks("python")
+SNIPPETS = [b for b in PYTHON if "def test_" not in b]
+PYTEST_EXAMPLES = [b for b in PYTHON if "def test_" in b]
+
+
+def expected_output(code: str) -> list[str]:
+    """The ``# -> text`` comments of the snippet's print lines, in order."""
+    return [m.group(1).rstrip() for m in re.finditer(r"print\(.*# -> (.*)$", code, re.M)]
+
+
+def fill_placeholders(code: str, sb: Sandbox) -> str:
+    return (code.replace('api_key="..."', f'api_key="{sb.api_key}"')
+                .replace('username="..."', f'username="{sb.username}"')
+                .replace('"https://api.example.com"', f'"{sb.base_url}"'))
+
+
+async def close_leftovers(namespace: dict[str, Any], keep: object) -> None:
+    for value in list(namespace.values()):
+        if value is keep:
+            continue
+        if isinstance(value, (asyncsdk.Client, aiohttp.ClientSession)) and not value.closed:
+            await value.close()
+
+
+@pytest.fixture(scope="module")
+def server() -> Any:
+    with threaded_sandbox(demo_data=True, job_polls=0) as sb:
+        yield sb
+
+
+def test_the_readme_has_python_snippets() -> None:
+    assert len(SNIPPETS) >= 8 and len(PYTEST_EXAMPLES) >= 2
+
+
+@pytest.mark.parametrize("code", SNIPPETS, ids=[f"snippet{i}" for i in range(len(SNIPPETS))])
+def test_python_snippet_runs_and_prints_what_it_says(
+    code: str, server: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name, value in (("API_KEY", server.api_key), ("USERNAME", server.username),
+                        ("BASE_URL", server.base_url)):
+        monkeypatch.setenv(f"ASYNCSDK_{name}", value)
+    if "my-ca.pem" in code:
+        trustme = pytest.importorskip("trustme")
+        trustme.CA().cert_pem.write_to_path(str(tmp_path / "my-ca.pem"))
+    saved: dict[str, Any] = {}
+    namespace: dict[str, Any] = {
+        "__name__": "readme", "asyncsdk": asyncsdk,
+        "url": server.host_file("email,name\nann@example.com,Ann\nx@mailinator.com,X\n"),
+        "load_state": lambda: saved.get("job"),
+        "save_state": lambda data: saved.update(job=data),
+        "clear_state": lambda: saved.clear(),
+    }
+    source = fill_placeholders(code, server)
+    compiled = compile(source, "README.md", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    printed = io.StringIO()
+
+    async def in_a_loop() -> None:
+        async with server.client() as client:
+            namespace["client"] = client
+            result = eval(compiled, namespace)  # noqa: S307 - the README's own code
+            if inspect.iscoroutine(result):
+                await result
+            await close_leftovers(namespace, client)
+
+    with contextlib.redirect_stdout(printed):
+        if "asyncio.run(" in source:  # a whole program: it runs its own loop
+            exec(compiled, namespace)  # noqa: S102 - the README's own code
+        else:
+            asyncio.run(in_a_loop())
+    commented = [line for line in code.splitlines() if re.match(r"\s*print\(.*#", line)]
+    assert all("# -> " in line for line in commented), "a print's comment shows its output"
+    expected = expected_output(code)
+    if expected:
+        assert printed.getvalue().splitlines() == expected
+
+
+@pytest.mark.parametrize("code", PYTEST_EXAMPLES,
+                         ids=[f"pytest{i}" for i in range(len(PYTEST_EXAMPLES))])
+def test_pytest_example_passes_in_a_users_project(code: str, tmp_path: Path) -> None:
+    (tmp_path / "test_readme_example.py").write_text(code)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         "-o", "asyncio_mode=auto", "-W", "error::ResourceWarning"],
+        capture_output=True, text=True, cwd=tmp_path, check=False, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{code.count('def test_')} passed" in done.stdout
+
+
+def shell_commands() -> list[str]:
+    return [line.strip() for block in blocks("sh") for line in block.splitlines()
+            if line.strip() and not line.lstrip().startswith("#")]
+
+
+def asyncsdk_arguments(command: str) -> list[str]:
+    """The arguments of the ``asyncsdk`` part of a shell line."""
+    part = command.split("&&")[-1].split("#")[0]
+    words = shlex.split(part)
+    assert words[0] == "asyncsdk", command
+    return words[1:]
+
+
+def test_try_it_is_two_commands_one_for_the_job_one_for_the_tests() -> None:
+    commands = blocks("sh", section("Try it"))
+    assert len(commands) == 2
+    job, tests = (c.strip() for c in commands)
+    assert "\n" not in job and "\n" not in tests
+    assert "pip install -e . &&" in job  # the default install: progress needs no extra
+    assert asyncsdk_arguments(job)[:2] == ["--sandbox", "validate"]
+    assert "pip install -e '.[test]'" in tests and tests.endswith("python -m pytest")
+
+
+def test_every_asyncsdk_command_of_the_readme_parses() -> None:
+    lines = [c for c in shell_commands() if re.search(r"(^|&& )asyncsdk ", c)]
+    assert len(lines) >= 4
+    parser = build_parser()
+    for line in lines:
+        parser.parse_args(asyncsdk_arguments(line))  # exits (fails the test) if malformed
+
+
+def test_the_first_command_prints_what_the_readme_shows(tmp_path: Path) -> None:
+    try_it = section("Try it")
+    job = blocks("sh", try_it)[0].strip()
+    shown = blocks("", try_it)[0].splitlines()
+    (tmp_path / "examples").mkdir()
+    shutil.copy(ROOT / "examples" / "emails.csv", tmp_path / "examples" / "emails.csv")
+    done = subprocess.run([sys.executable, "-m", "asyncsdk", *asyncsdk_arguments(job)],
+                          capture_output=True, text=True, cwd=tmp_path, check=False,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert [*done.stderr.splitlines(), *done.stdout.splitlines()] == shown
+    assert (tmp_path / "results.csv").is_file()
