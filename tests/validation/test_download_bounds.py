@@ -9,27 +9,14 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from aiohttp import web
 from helpers import API_KEY, USERNAME
-from validation_tools import LocalServer
+from validation_tools import LocalServer, stalling, streaming
 
 import asyncsdk
 from asyncsdk.jobs import temporary_name
 
 DOWNLOAD_PATH = "/api/v1/jobs/download"
 CSV_TEXT = "Email,Name,Status,Role Based Emails\r\na@b.com,A,Valid,True\r\n"
-
-
-def serve(body: bytes, content_type: str, piece: int = 65536) -> object:
-    async def handle(request: web.Request) -> web.StreamResponse:
-        response = web.StreamResponse()
-        response.content_type = content_type
-        await response.prepare(request)
-        for i in range(0, len(body), piece):
-            await response.write(body[i:i + piece])
-        await response.write_eof()
-        return response
-    return handle
 
 
 def name_max(folder: Path) -> int:
@@ -45,7 +32,7 @@ async def test_download_to_the_longest_valid_file_name(
     limit = name_max(tmp_path)
     name = char * (limit // len(char.encode()))
     assert len(os.fsencode(name)) <= limit
-    local.routes[DOWNLOAD_PATH] = serve(CSV_TEXT.encode(), "text/csv")
+    local.routes[DOWNLOAD_PATH] = streaming(CSV_TEXT.encode(), "text/csv")
     target = tmp_path / name
     assert await local_client.validation.job(4).download(target) == 1
     assert target.read_bytes() == CSV_TEXT.encode()
@@ -75,7 +62,7 @@ async def test_leading_blank_lines_are_not_buffered(
     if content_type == "application/json":
         rest = b'{"status": "success", "result": "' + CSV_TEXT.replace(
             "\r\n", "\\r\\n").encode() + b'"}'
-    local.routes[DOWNLOAD_PATH] = serve(blank + rest, content_type)
+    local.routes[DOWNLOAD_PATH] = streaming(blank + rest, content_type, 65536)
     tracemalloc.start()
     try:
         rows = [r async for r in local_client.validation.job(4).rows()]
@@ -93,17 +80,7 @@ async def test_close_while_streaming_ends_the_stream_with_an_sdk_error(
     """Regression: close() while rows()/download() streamed ended them with a bare
     RuntimeError (or left them waiting forever) and left the .part file behind."""
     started = asyncio.Event()
-
-    async def stall(request: web.Request) -> web.StreamResponse:
-        response = web.StreamResponse()
-        response.content_type = "text/csv"
-        await response.prepare(request)
-        await response.write(CSV_TEXT.encode())
-        started.set()
-        await asyncio.Event().wait()
-        raise AssertionError("unreachable")
-
-    local.routes[DOWNLOAD_PATH] = stall
+    local.routes[DOWNLOAD_PATH] = stalling(CSV_TEXT.encode(), started)
     client = asyncsdk.Client(API_KEY, USERNAME, base_url=local.url)
     job = client.validation.job(4)
 

@@ -3,7 +3,6 @@ through a real local server (each a regression: it failed before)."""
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import io
 import json
@@ -12,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
 from aioresponses import aioresponses
-from validation_tools import LocalServer, url_of
+from validation_tools import LocalServer, streaming, url_of
 
 import asyncsdk
 from asyncsdk import EmailRow, Verdict
@@ -22,21 +20,6 @@ from asyncsdk import EmailRow, Verdict
 DOWNLOAD_PATH = "/api/v1/jobs/download"
 HEADER = "Email,Name,Status,Role Based Emails"
 CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "peer-corpora"
-
-
-def serve(body: bytes, content_type: str, piece: int, disposition: str | None = None) -> Any:
-    async def handle(request: web.Request) -> web.StreamResponse:
-        response = web.StreamResponse()
-        response.content_type = content_type
-        if disposition is not None:
-            response.headers["Content-Disposition"] = disposition
-        await response.prepare(request)
-        for i in range(0, len(body), piece):
-            await response.write(body[i:i + piece])
-            await asyncio.sleep(0)
-        await response.write_eof()
-        return response
-    return handle
 
 
 def shapes(text: str) -> list[tuple[bytes, str]]:
@@ -74,7 +57,7 @@ async def test_rows_and_download_read_what_csv_reads(
     text = CASES[case]
     expected = expected_rows(text)
     for body, content_type in shapes(text):
-        local.routes[DOWNLOAD_PATH] = serve(body, content_type, piece)
+        local.routes[DOWNLOAD_PATH] = streaming(body, content_type, piece)
         job = local_client.validation.job(4)
         assert [r async for r in job.rows()] == expected, content_type
         target = tmp_path / "out.csv"
@@ -89,7 +72,7 @@ async def test_download_of_a_json_result_with_a_bom_writes_no_bom(
     text = f"{HEADER}\r\na@b.com,A,Valid,True\r\n"
     target = tmp_path / "out.csv"
     for body, content_type in shapes("\ufeff" + text):
-        local.routes[DOWNLOAD_PATH] = serve(body, content_type, 5)
+        local.routes[DOWNLOAD_PATH] = streaming(body, content_type, 5)
         assert await local_client.validation.job(4).download(target) == 1
         assert target.read_bytes() == text.encode(), content_type
 
@@ -102,14 +85,14 @@ async def test_raw_control_characters_in_the_json_result_are_refused(
     reader took it as text. The escaped form is read."""
     good = json.dumps({"status": "success", "result": f'{HEADER}\nx@y.z,"{inside}",Valid,1\n'})
     raw = good.replace(json.dumps(inside)[1:-1], inside)
-    local.routes[DOWNLOAD_PATH] = serve(raw.encode(), "application/json", 3)
+    local.routes[DOWNLOAD_PATH] = streaming(raw.encode(), "application/json", 3)
     with pytest.raises(asyncsdk.ResponseDecodeError):
         async for _ in local_client.validation.job(4).rows():
             pass
     with pytest.raises(asyncsdk.ResponseDecodeError):
         await local_client.validation.job(4).download(tmp_path / "o.csv")
     assert os.listdir(tmp_path) == []
-    local.routes[DOWNLOAD_PATH] = serve(good.encode(), "application/json", 3)
+    local.routes[DOWNLOAD_PATH] = streaming(good.encode(), "application/json", 3)
     rows = [r async for r in local_client.validation.job(4).rows()]
     assert [r.name for r in rows] == [inside]
 
@@ -118,7 +101,7 @@ async def test_a_json_refusal_is_the_mapped_error_in_any_member_order(
     local: LocalServer, local_client: asyncsdk.Client
 ) -> None:
     body = b'{"error": "This Job Id not associated to your users.", "status": "fail"}'
-    local.routes[DOWNLOAD_PATH] = serve(body, "application/json", 4)
+    local.routes[DOWNLOAD_PATH] = streaming(body, "application/json", 4)
     with pytest.raises(asyncsdk.JobNotFoundError):
         async for _ in local_client.validation.job(4).rows():
             pass
@@ -163,7 +146,7 @@ async def test_a_long_cr_only_result_is_read_through_rows(
     with "a CSV record is too long"."""
     text = f"{HEADER}\r" + "a@b.com,N,Valid,True\r" * 75_000
     for body, content_type in shapes(text):
-        local.routes[DOWNLOAD_PATH] = serve(body, content_type, 65536)
+        local.routes[DOWNLOAD_PATH] = streaming(body, content_type, 65536)
         count = 0
         async for row in local_client.validation.job(4).rows():
             assert row.email == "a@b.com"

@@ -15,7 +15,7 @@ import pytest
 from aiohttp import web
 from aioresponses import CallbackResult, aioresponses
 from helpers import API_KEY, USERNAME
-from validation_tools import LocalServer, url_of
+from validation_tools import LocalServer, stalling, streaming, url_of
 
 import asyncsdk
 from asyncsdk import JobStatus, Verdict
@@ -430,22 +430,6 @@ async def test_rows_refuses_a_bad_result(
 
 
 # --- rows and download through a real local server --------------------------------------
-def streaming(body: bytes, content_type: str, piece: int = 7,
-              disposition: str | None = None) -> Any:
-    async def handle(request: web.Request) -> web.StreamResponse:
-        response = web.StreamResponse()
-        response.content_type = content_type
-        if disposition:
-            response.headers["Content-Disposition"] = disposition
-        await response.prepare(request)
-        for i in range(0, len(body), piece):
-            await response.write(body[i:i + piece])
-            await asyncio.sleep(0)
-        await response.write_eof()
-        return response
-    return handle
-
-
 JSON_BODY = json.dumps({"status": "success", "result": CSV_TEXT}).encode()
 
 
@@ -547,17 +531,7 @@ async def test_a_cancelled_download_leaves_no_file(
     local: LocalServer, local_client: asyncsdk.Client, tmp_path: Path
 ) -> None:
     started = asyncio.Event()
-
-    async def stall(request: web.Request) -> web.StreamResponse:
-        response = web.StreamResponse()
-        response.content_type = "text/csv"
-        await response.prepare(request)
-        await response.write(CSV_TEXT.encode())
-        started.set()
-        await asyncio.Event().wait()
-        raise AssertionError("unreachable")
-
-    local.routes[DOWNLOAD_PATH] = stall
+    local.routes[DOWNLOAD_PATH] = stalling(CSV_TEXT.encode(), started)
     task = asyncio.ensure_future(local_client.validation.job(4).download(tmp_path / "o.csv"))
     await started.wait()
     await asyncio.sleep(0.01)
