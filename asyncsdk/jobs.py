@@ -302,8 +302,6 @@ class ValidationJob:
             builder.finish()
         except StreamDecodeError as exc:
             raise self._decode_error(exc) from None
-        except _FOREIGN as exc:
-            raise _sdk_error(exc) from None
 
     async def download(
         self, path: str | os.PathLike[str], *, request_timeout: float | None = None
@@ -353,8 +351,6 @@ class ValidationJob:
                 os.unlink(temp)
             if isinstance(exc, StreamDecodeError):
                 raise self._decode_error(exc) from None
-            if isinstance(exc, _FOREIGN):
-                raise _sdk_error(exc) from None
             raise
         return count
 
@@ -362,32 +358,37 @@ class ValidationJob:
     async def _csv_text(self, request_timeout: float | None) -> AsyncGenerator[str, None]:
         """The result CSV as decoded text pieces, whichever shape it came in: the job's
         answer, then the hosted result file it may point to (without credentials)."""
-        hosted: str | None = None
-        while True:
-            if hosted is None:
-                stream = self._transport.stream(
-                    DOWNLOAD, params={"job_id": self.job_id}, timeout=request_timeout)
-            else:
-                stream = self._transport.stream(
-                    DOWNLOAD, absolute_url=hosted, timeout=request_timeout)
-            async with stream as response:
-                result = ResultText(response, hosted=hosted is not None)
-                chunks = response.iter_chunks()
-                try:
-                    async for chunk in chunks:
-                        text = result.feed(chunk)
-                        if text:
-                            yield text
-                finally:  # an async generator left suspended: closed now, not at GC
-                    aclose = getattr(chunks, "aclose", None)
-                    if aclose is not None:
-                        await aclose()
-                text = result.finish()
-                if text:
-                    yield text
-            hosted = result.hosted_url
-            if hosted is None:
-                return
+        try:
+            hosted: str | None = None
+            while True:
+                if hosted is None:
+                    stream = self._transport.stream(
+                        DOWNLOAD, params={"job_id": self.job_id}, timeout=request_timeout)
+                else:
+                    stream = self._transport.stream(
+                        DOWNLOAD, absolute_url=hosted, timeout=request_timeout)
+                async with stream as response:
+                    result = ResultText(response, hosted=hosted is not None)
+                    chunks = response.iter_chunks()
+                    try:
+                        async for chunk in chunks:
+                            text = result.feed(chunk)
+                            if text:
+                                yield text
+                    finally:  # an async generator left suspended: closed now, not at GC
+                        aclose = getattr(chunks, "aclose", None)
+                        if aclose is not None:
+                            await aclose()
+                    text = result.finish()
+                    if text:
+                        yield text
+                hosted = result.hosted_url
+                if hosted is None:
+                    return
+        except _FOREIGN as exc:  # the stream's own failure (the client closed under it)
+            if isinstance(exc, SDKError):
+                raise
+            raise _sdk_error(exc) from None
 
     def _decode_error(self, exc: StreamDecodeError) -> ResponseDecodeError:
         # the reason may quote the answer (a header, a JSON member): credentials scrubbed
@@ -401,8 +402,6 @@ _FOREIGN = (RuntimeError, OSError, asyncio.TimeoutError, aiohttp.ClientError)
 
 def _sdk_error(exc: BaseException) -> SDKError:
     """The SDK error for a failure of the stream that is not already one."""
-    if isinstance(exc, SDKError):
-        return exc
     if isinstance(exc, RuntimeError) and not isinstance(exc, OSError):
         return UsageError(f"{DOWNLOAD.name}: the download could not go on "
                           f"({type(exc).__name__}: the client was closed?)")

@@ -103,3 +103,13 @@ async def test_close_while_streaming_ends_the_stream_with_an_sdk_error(
     with pytest.raises((asyncsdk.UsageError, asyncsdk.APIConnectionError)):
         await task
     assert os.listdir(tmp_path) == []
+
+
+async def test_a_file_that_cannot_be_written_is_an_os_error(
+    local: LocalServer, local_client: asyncsdk.Client, tmp_path: Path
+) -> None:
+    """The stream's failures become SDK errors; the file's own stay OSError."""
+    local.routes[DOWNLOAD_PATH] = streaming(CSV_TEXT.encode(), "text/csv")
+    with pytest.raises(FileNotFoundError):
+        await local_client.validation.job(4).download(tmp_path / "missing" / "o.csv")
+    assert os.listdir(tmp_path) == []
