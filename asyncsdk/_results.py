@@ -320,6 +320,8 @@ class EmailRows:
         need = self._need
         base = self._seen
         self._seen += len(records)
+        if not records or min(map(len, records)) >= need:  # the usual case, in C
+            return len(records)
         blank = 0
         for record in records:
             if len(record) < need and self._skip(record, records, base):

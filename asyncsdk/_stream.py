@@ -90,18 +90,6 @@ def _unfinished_escape(text: str, start: int) -> int:
     return inner if inner >= 0 else end
 
 
-def _decode(inside: str) -> str:
-    """The decoded text of a complete run of a JSON string's inside (no quote)."""
-    try:
-        text: str = _scanstring(inside + '"', 0, True)[0]
-    except ValueError as exc:
-        why = getattr(exc, "msg", "invalid")
-        raise StreamDecodeError(f"invalid JSON string ({why})") from None
-    if "\\u" in inside and _SURROGATE.search(text):  # lone: not writable as UTF-8
-        text = _SURROGATE.sub("\ufffd", text)
-    return text
-
-
 class _StringDecoder:
     """Decodes the inside of one JSON string (after its opening quote), incrementally:
     each piece is decoded by the json module's C scanner, cut before an escape the next
@@ -120,46 +108,25 @@ class _StringDecoder:
         if carried:
             text, pos = self._carry + text[pos:], 0
             self._carry = ""
-        # Inside a long string most pieces hold no closing quote: with few quotes, look
-        # for it; with many (quoted CSV fields), let the scanner find it or fail.
-        if text.count('"', pos) <= _FEW_QUOTES and _closing_quote(text, pos) < 0:
-            return self._partial(text, pos, carried, out)
+        # One scan: the text up to an escape the next piece may complete, with a quote
+        # put after it. The scanner stops at the string's own closing quote if the piece
+        # holds it, else at the added one (the string goes on).
+        cut = _unfinished_escape(text, pos)
+        inside = text[pos:cut]
         try:
-            decoded, end = _scanstring(text, pos, True)
-        except ValueError:  # unterminated here (or an error): decode what is complete
-            return self._partial(text, pos, carried, out)
-        if "\\u" in text and _SURROGATE.search(decoded):  # lone: not writable as UTF-8
+            decoded, end = _scanstring(inside + '"', 0, True)
+        except ValueError as exc:
+            why = getattr(exc, "msg", "invalid")
+            raise StreamDecodeError(f"invalid JSON string ({why})") from None
+        if "\\u" in inside and _SURROGATE.search(decoded):  # lone: not writable as UTF-8
             decoded = _SURROGATE.sub("\ufffd", decoded)
         if decoded:
             out.append(decoded)
-        self.done = True
-        return end - carried
-
-    def _partial(self, text: str, pos: int, carried: int, out: list[str]) -> int:
-        """Decode the complete part of a string that goes on in the next piece (an
-        error in it is raised by ``_decode``); keep the unfinished escape."""
-        cut = _unfinished_escape(text, pos)
-        if cut > pos:
-            out.append(_decode(text[pos:cut]))
+        if end <= len(inside):  # closed by its own quote
+            self.done = True
+            return pos + end - carried
         self._carry = text[cut:]
         return len(text) - carried
-
-
-_FEW_QUOTES = 256
-
-
-def _closing_quote(text: str, pos: int) -> int:
-    """The index of the quote that closes a JSON string whose inside starts at ``pos``
-    (one not escaped by an odd run of backslashes); -1 when ``text`` has none."""
-    at = text.find('"', pos)
-    while at >= 0:
-        run = at
-        while run > pos and text[run - 1] == "\\":
-            run -= 1
-        if not (at - run) & 1:
-            return at
-        at = text.find('"', at + 1)
-    return -1
 
 
 # --- JSON objects -----------------------------------------------------------------------
