@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Iterator
+from operator import itemgetter
 from typing import Any, Protocol
 
 import attrs
@@ -283,32 +284,27 @@ class EmailRows:
         need = self._need
         base = self._seen
         self._seen += len(records)
-        verdicts = _VERDICTS
-        roles = _ROLES
+        if records and min(map(len, records)) < need:  # blank records (a short one raises)
+            records = [r for r in records if len(r) >= need or not self._skip(r, records, base)]
+        no_name = at_name < 0
+        fields = itemgetter(at_email, at_email if no_name else at_name, at_status, at_role)
         setters = _SETTERS
         if setters is None:
-            for record in records:
-                if len(record) < need and self._skip(record, records, base):
-                    continue
-                yield EmailRow(
-                    email=record[at_email].strip(),
-                    name=record[at_name] if at_name >= 0 else "",
-                    status=read_verdict(record[at_status]),
-                    role_based=read_role(record[at_role]))
+            for email, name, status, role in map(fields, records):
+                yield EmailRow(email=email.strip(), name="" if no_name else name,
+                               status=read_verdict(status), role_based=read_role(role))
             return
         set_email, set_name, set_status, set_role = setters
         new = object.__new__
-        for record in records:
-            if len(record) < need and self._skip(record, records, base):
-                continue
+        verdicts = _VERDICTS
+        roles = _ROLES
+        for email, name, status, role in map(fields, records):
             row = new(EmailRow)
-            set_email(row, record[at_email].strip())
-            set_name(row, record[at_name] if at_name >= 0 else "")
-            text = record[at_status]
-            set_status(row, verdicts.get(text) or read_verdict(text))
-            text = record[at_role]
-            role = roles.get(text)
-            set_role(row, role if role is not None else read_role(text))
+            set_email(row, email.strip())
+            set_name(row, "" if no_name else name)
+            set_status(row, verdicts.get(status) or read_verdict(status))
+            flag = roles.get(role)
+            set_role(row, flag if flag is not None else read_role(role))
             yield row
 
     def count(self, records: list[list[str]]) -> int:
