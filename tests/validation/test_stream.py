@@ -245,3 +245,18 @@ def test_rows_round_trip_in_random_chunks(
         for e, n, s, r in rows
     ]
     assert got == expected
+
+
+def test_rows_are_the_same_without_the_slot_setters(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows built through EmailRow's slots equal rows built through its __init__ (used
+    when the model stops being a plain slotted class)."""
+    from asyncsdk import _results
+
+    body = (b"Status,Email,Role Based Emails\r\nvalid,a@b.com,yes\r\nOdd, c@d.com ,x\r\n"
+            b"\r\n")
+    fast = parse_rows([body])
+    monkeypatch.setattr(_results, "_SETTERS", None)
+    assert parse_rows([body]) == fast == [
+        EmailRow(email="a@b.com", name="", status=Verdict.VALID, role_based=True),
+        EmailRow(email="c@d.com", name="", status="Odd", role_based=None)]
+    assert _results._row_setters() is not None  # EmailRow is plain today: the fast path
