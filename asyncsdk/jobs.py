@@ -183,7 +183,7 @@ class ValidationJob:
                 ``JobTimeoutError`` if the job has not; it bounds every poll too (each
                 poll's timeout is at most the time left). No pause runs past it: the
                 last pause is cut short so that one last poll starts
-                ``WAIT_FINAL_POLL_RESERVE`` (1 s; a tenth of a shorter deadline) before
+                ``WAIT_FINAL_POLL_RESERVE`` (1 s, or a tenth of a deadline under 10 s) before
                 it. ``deadline=0`` polls nothing. None waits as long as it takes.
             on_status: called as ``on_status(status, elapsed_seconds)`` after each
                 answered poll; may return an awaitable, which is awaited.
