@@ -350,7 +350,7 @@ class EmailRows:
                     index[key] = column
             missing = [_COLUMNS[k] for k in _REQUIRED if k not in index]
             if missing:
-                shown = ", ".join(repr(n[:40]) for n in record[:8])
+                shown = ", ".join(map(repr, record[:8]))  # cut by jobs, once scrubbed
                 raise StreamDecodeError(f"the result CSV lacks the column(s) "
                                         f"{', '.join(missing)} (header: {shown})")
             self._index = (index["email"], index.get("name", -1), index["status"],

@@ -392,7 +392,8 @@ class ValidationJob:
 
     def _decode_error(self, exc: StreamDecodeError) -> ResponseDecodeError:
         # the reason may quote the answer (a header, a JSON member): credentials scrubbed
-        why = self._transport.credentials.scrub(str(exc))
+        # first, then shortened (a cut through a credential would leave its prefix)
+        why = self._transport.credentials.scrub(str(exc))[: C.ERROR_BODY_PREVIEW]
         return ResponseDecodeError(f"job result unreadable: {why}", operation=DOWNLOAD.name)
 
 

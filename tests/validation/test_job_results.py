@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from aioresponses import aioresponses
+from helpers import API_KEY, USERNAME
 from validation_tools import LocalServer, streaming, url_of
 
 import asyncsdk
@@ -152,3 +153,18 @@ async def test_a_long_cr_only_result_is_read_through_rows(
             assert row.email == "a@b.com"
             count += 1
         assert count == 75_000
+
+
+async def test_a_decode_error_quoting_the_answer_shows_no_credential(
+    local: LocalServer, local_client: asyncsdk.Client
+) -> None:
+    """Regression: a 200 answer that is not the result CSV was quoted unscrubbed."""
+    body = f"<html><p>{'x' * 30} {API_KEY} {USERNAME}</html>,x\r\nmore\r\n".encode()
+    local.routes[DOWNLOAD_PATH] = streaming(body, "text/csv", 7)
+    with pytest.raises(asyncsdk.ResponseDecodeError) as info:
+        async for _ in local_client.validation.job(4).rows():
+            pass
+    shown = f"{info.value} {info.value!r}"
+    assert "html" in shown
+    for secret in (API_KEY, USERNAME):
+        assert secret[:6] not in shown  # not even cut short
