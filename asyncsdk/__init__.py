@@ -3,166 +3,223 @@ transactional-mail HTTP interface.
 
 Start with ``asyncsdk.Client`` (README.md has a tour). Everything public is importable
 from here; modules with a leading underscore are private.
+
+The public names are listed once, in the ``TYPE_CHECKING`` block below (type checkers
+read it; ``X as X`` marks each as exported). At run time that block is not executed: the
+same imports are read from this file's source and every name is imported on first use
+(PEP 562), so ``import asyncsdk`` costs little and ``__all__``, ``dir()`` and the lazy
+imports cannot drift from what type checkers see.
 """
 
+from __future__ import annotations
+
+import re
 from typing import TYPE_CHECKING
 
-from ._convert import UNSET, UnsetType
-from ._errors import (
-    APIConnectionError,
-    APIError,
-    APITimeoutError,
-    AuthenticationError,
-    ConfigurationError,
-    FileFormatError,
-    FileNotDownloadableError,
-    InsufficientCreditError,
-    InvalidEmailError,
-    InvalidInputError,
-    InvalidRequestError,
-    JobFailedError,
-    JobNotFoundError,
-    JobNotReadyError,
-    JobTimeoutError,
-    NotFoundError,
-    RateLimitError,
-    ResponseDecodeError,
-    SDKError,
-    ServerError,
-    UnverifiedSenderError,
-    UsageError,
-)
 from ._lazy import lazy_attributes
-
-if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first use
-    from ._client import Client
-    from .jobs import ValidationJob
-    from .models.codes import (
-        Currency,
-        CustomerType,
-        Industry,
-        JobStatus,
-        LeadSource,
-        MailState,
-        PaymentTerms,
-        ProductType,
-        Rating,
-        Unit,
-        Verdict,
-    )
-    from .models.contacts import (
-        Contact,
-        ContactInput,
-        ContactList,
-        ContactListCreate,
-        ContactUpdate,
-    )
-    from .models.customers import Customer, CustomerCreate, CustomerUpdate
-    from .models.invoices import Invoice, InvoiceLine, InvoiceUpdate
-    from .models.leads import Lead, LeadInput
-    from .models.mail import MailResult
-    from .models.products import Product, ProductInput
-    from .models.validation import CheckOutcome, CheckResult, EmailRow
-
-# Models, code lists and the job helper are imported on first use (PEP 562), so that
-# ``import asyncsdk`` costs little more than importing aiohttp.
-_LAZY = {
-    "CheckOutcome": ".models.validation",
-    "CheckResult": ".models.validation",
-    "Contact": ".models.contacts",
-    "ContactInput": ".models.contacts",
-    "ContactList": ".models.contacts",
-    "ContactListCreate": ".models.contacts",
-    "ContactUpdate": ".models.contacts",
-    "Currency": ".models.codes",
-    "Customer": ".models.customers",
-    "CustomerCreate": ".models.customers",
-    "CustomerType": ".models.codes",
-    "CustomerUpdate": ".models.customers",
-    "EmailRow": ".models.validation",
-    "Industry": ".models.codes",
-    "Invoice": ".models.invoices",
-    "InvoiceLine": ".models.invoices",
-    "InvoiceUpdate": ".models.invoices",
-    "JobStatus": ".models.codes",
-    "Lead": ".models.leads",
-    "LeadInput": ".models.leads",
-    "LeadSource": ".models.codes",
-    "MailResult": ".models.mail",
-    "MailState": ".models.codes",
-    "PaymentTerms": ".models.codes",
-    "Product": ".models.products",
-    "ProductInput": ".models.products",
-    "ProductType": ".models.codes",
-    "Rating": ".models.codes",
-    "Unit": ".models.codes",
-    "ValidationJob": ".jobs",
-    "Client": "._client",
-    "Verdict": ".models.codes",
-}
-
-
-__getattr__, __dir__ = lazy_attributes(__name__, _LAZY)
-
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "UNSET",
-    "APIConnectionError",
-    "APIError",
-    "APITimeoutError",
-    "AuthenticationError",
-    "CheckOutcome",
-    "CheckResult",
-    "Client",
-    "ConfigurationError",
-    "Contact",
-    "ContactInput",
-    "ContactList",
-    "ContactListCreate",
-    "ContactUpdate",
-    "Currency",
-    "Customer",
-    "CustomerCreate",
-    "CustomerType",
-    "CustomerUpdate",
-    "EmailRow",
-    "FileFormatError",
-    "FileNotDownloadableError",
-    "Industry",
-    "InsufficientCreditError",
-    "InvalidEmailError",
-    "InvalidInputError",
-    "InvalidRequestError",
-    "Invoice",
-    "InvoiceLine",
-    "InvoiceUpdate",
-    "JobFailedError",
-    "JobNotFoundError",
-    "JobNotReadyError",
-    "JobStatus",
-    "JobTimeoutError",
-    "Lead",
-    "LeadInput",
-    "LeadSource",
-    "MailResult",
-    "MailState",
-    "NotFoundError",
-    "PaymentTerms",
-    "Product",
-    "ProductInput",
-    "ProductType",
-    "RateLimitError",
-    "Rating",
-    "ResponseDecodeError",
-    "SDKError",
-    "ServerError",
-    "Unit",
-    "UnsetType",
-    "UnverifiedSenderError",
-    "UsageError",
-    "ValidationJob",
-    "Verdict",
-    "__version__",
-]
+if TYPE_CHECKING:  # THE list of public names (see the module docstring)
+    from ._client import (
+        Client as Client,
+    )
+    from ._errors import (
+        APIConnectionError as APIConnectionError,
+    )
+    from ._errors import (
+        APIError as APIError,
+    )
+    from ._errors import (
+        APITimeoutError as APITimeoutError,
+    )
+    from ._errors import (
+        AuthenticationError as AuthenticationError,
+    )
+    from ._errors import (
+        ConfigurationError as ConfigurationError,
+    )
+    from ._errors import (
+        FileFormatError as FileFormatError,
+    )
+    from ._errors import (
+        FileNotDownloadableError as FileNotDownloadableError,
+    )
+    from ._errors import (
+        InsufficientCreditError as InsufficientCreditError,
+    )
+    from ._errors import (
+        InvalidEmailError as InvalidEmailError,
+    )
+    from ._errors import (
+        InvalidInputError as InvalidInputError,
+    )
+    from ._errors import (
+        InvalidRequestError as InvalidRequestError,
+    )
+    from ._errors import (
+        JobFailedError as JobFailedError,
+    )
+    from ._errors import (
+        JobNotFoundError as JobNotFoundError,
+    )
+    from ._errors import (
+        JobNotReadyError as JobNotReadyError,
+    )
+    from ._errors import (
+        JobTimeoutError as JobTimeoutError,
+    )
+    from ._errors import (
+        NotFoundError as NotFoundError,
+    )
+    from ._errors import (
+        RateLimitError as RateLimitError,
+    )
+    from ._errors import (
+        ResponseDecodeError as ResponseDecodeError,
+    )
+    from ._errors import (
+        SDKError as SDKError,
+    )
+    from ._errors import (
+        ServerError as ServerError,
+    )
+    from ._errors import (
+        UnverifiedSenderError as UnverifiedSenderError,
+    )
+    from ._errors import (
+        UsageError as UsageError,
+    )
+    from .jobs import (
+        ValidationJob as ValidationJob,
+    )
+    from .models._base import (
+        UNSET as UNSET,
+    )
+    from .models._base import (
+        UnsetType as UnsetType,
+    )
+    from .models.codes import (
+        Currency as Currency,
+    )
+    from .models.codes import (
+        CustomerType as CustomerType,
+    )
+    from .models.codes import (
+        Industry as Industry,
+    )
+    from .models.codes import (
+        JobStatus as JobStatus,
+    )
+    from .models.codes import (
+        LeadSource as LeadSource,
+    )
+    from .models.codes import (
+        MailState as MailState,
+    )
+    from .models.codes import (
+        PaymentTerms as PaymentTerms,
+    )
+    from .models.codes import (
+        ProductType as ProductType,
+    )
+    from .models.codes import (
+        Rating as Rating,
+    )
+    from .models.codes import (
+        Unit as Unit,
+    )
+    from .models.codes import (
+        Verdict as Verdict,
+    )
+    from .models.contacts import (
+        Contact as Contact,
+    )
+    from .models.contacts import (
+        ContactGroup as ContactGroup,
+    )
+    from .models.contacts import (
+        ContactInput as ContactInput,
+    )
+    from .models.contacts import (
+        ContactList as ContactList,
+    )
+    from .models.contacts import (
+        ContactListCreate as ContactListCreate,
+    )
+    from .models.contacts import (
+        ContactUpdate as ContactUpdate,
+    )
+    from .models.customers import (
+        Customer as Customer,
+    )
+    from .models.customers import (
+        CustomerCreate as CustomerCreate,
+    )
+    from .models.customers import (
+        CustomerUpdate as CustomerUpdate,
+    )
+    from .models.invoices import (
+        Invoice as Invoice,
+    )
+    from .models.invoices import (
+        InvoiceLine as InvoiceLine,
+    )
+    from .models.invoices import (
+        InvoiceLineItem as InvoiceLineItem,
+    )
+    from .models.invoices import (
+        InvoiceUpdate as InvoiceUpdate,
+    )
+    from .models.leads import (
+        Lead as Lead,
+    )
+    from .models.leads import (
+        LeadInput as LeadInput,
+    )
+    from .models.mail import (
+        MailResult as MailResult,
+    )
+    from .models.products import (
+        Product as Product,
+    )
+    from .models.products import (
+        ProductInput as ProductInput,
+    )
+    from .models.validation import (
+        CheckFailure as CheckFailure,
+    )
+    from .models.validation import (
+        CheckOutcome as CheckOutcome,
+    )
+    from .models.validation import (
+        CheckResult as CheckResult,
+    )
+    from .models.validation import (
+        CheckSuccess as CheckSuccess,
+    )
+    from .models.validation import (
+        EmailRow as EmailRow,
+    )
+
+
+def _public_names() -> dict[str, str]:
+    """{name: module} from the ``TYPE_CHECKING`` block of this file's source (read with
+    a regular expression: ``ast`` would cost more than the rest of the import)."""
+    loader = __spec__.loader if __spec__ is not None else None
+    get_source = getattr(loader, "get_source", None)
+    source = get_source(__name__) if get_source is not None else None
+    if source is None:  # no source through the loader: read the file itself
+        with open(__file__, encoding="utf-8") as handle:
+            source = handle.read()
+    block = source.split("\nif TYPE_CHECKING:", 1)[1].split("\n\n", 1)[0]
+    return {name: module
+            for module, names in re.findall(r"from (\S+) import \(([^)]*)\)", block)
+            for name in re.findall(r"(\w+) as \1\b", names)}
+
+
+_LAZY = _public_names()
+__all__ = sorted([*_LAZY, "__version__"])
+
+
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 import enum
 import json
 import shlex
@@ -44,21 +42,9 @@ class Environment:
 
 def to_jsonable(value: Any) -> Any:
     """A model (or anything in one) as plain JSON types: dates ISO, decimals as text."""
-    if attrs.has(type(value)):
-        return {a.name: to_jsonable(getattr(value, a.name)) for a in attrs.fields(type(value))}
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, (dt.date, dt.datetime)):
-        return value.isoformat()
-    if isinstance(value, decimal.Decimal):
-        return str(value)
-    if isinstance(value, (list, tuple)):
-        return [to_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, BaseException):
-        return f"{type(value).__name__}: {value}"
-    return value
+    from ._convert import to_jsonable as converted
+
+    return converted(value)
 
 
 def print_json(value: Any, out: TextIO) -> None:

@@ -14,7 +14,7 @@ import aiohttp
 
 from . import _constants as C
 from ._auth import Area, Credentials
-from ._convert import check_seconds
+from ._checks import check_count, check_http_url, check_seconds
 from ._errors import ConfigurationError, InvalidInputError, UsageError
 from ._logging import setup_logging_from_env
 from ._transport import Transport
@@ -50,23 +50,9 @@ def _resolve_urls(
 
 
 def _check_url(value: str, source: str) -> str:
-    if not isinstance(value, str) or not value.startswith(("http://", "https://")):
-        raise ConfigurationError(
-            f"{source}: expected an absolute http(s) URL such as https://api.example.com, "
-            f"got {value!r:.80}",
-            field=source,
-        )
-    rest = value.split("://", 1)[1]
-    if not rest or rest.startswith("/") or any(c.isspace() for c in value):
-        raise ConfigurationError(f"{source}: the URL has no host: {value!r:.80}", field=source)
-    return value.rstrip("/")
-
-
-def _count(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise InvalidInputError(f"{name}: expected an integer >= {minimum}, got {value!r}",
-                                field=name)
-    return value
+    return check_http_url(value, source, error=ConfigurationError,
+                          what="an absolute http(s) URL such as https://api.example.com"
+                          ).rstrip("/")
 
 
 class Client:
@@ -141,7 +127,7 @@ class Client:
         )
         if session is not None and not isinstance(session, aiohttp.ClientSession):
             raise InvalidInputError("session: expected an aiohttp.ClientSession", field="session")
-        self._max_connections = _count("max_connections", max_connections, 1)
+        self._max_connections = check_count(max_connections, "max_connections", 1)
         self._trust_env = bool(trust_env)
         self._session: aiohttp.ClientSession | None = session
         self._owns_session = session is None
@@ -153,7 +139,7 @@ class Client:
             base_urls=urls,
             session=self._get_session,
             timeout=float(check_seconds(timeout, "timeout")),
-            max_retries=_count("max_retries", max_retries, 0),
+            max_retries=check_count(max_retries, "max_retries", 0),
             proxy=proxy,
             ssl=ssl,
         )

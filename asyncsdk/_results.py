@@ -31,7 +31,7 @@ from typing import Any, Protocol
 import attrs
 
 from . import _constants as C
-from ._convert import is_http_url
+from ._checks import is_http_url
 from ._stream import JsonMemberReader, StreamDecodeError, Utf8Decoder
 from .models.codes import Verdict
 from .models.validation import EmailRow
@@ -228,14 +228,12 @@ def read_role(text: str) -> bool | None:
     return value
 
 
-def read_verdict(text: str) -> Verdict | str:
-    """``Status`` as a ``Verdict`` (any case, white space around ignored); the text
-    itself (stripped) for a verdict this library does not know."""
+def read_verdict(text: str) -> Verdict:
+    """``Status`` as a ``Verdict`` (any case, white space around ignored); a verdict this
+    library does not know is an unknown ``Verdict`` of the text (stripped), which
+    compares equal to it."""
     verdict = _VERDICTS.get(text)
-    if verdict is None:
-        text = text.strip()
-        verdict = _VERDICTS.get(text) or _VERDICTS.get(text.casefold())
-    return verdict if verdict is not None else text
+    return verdict if verdict is not None else Verdict(text.strip())
 
 
 def _row_setters() -> tuple[Any, ...] | None:

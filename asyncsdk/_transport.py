@@ -46,7 +46,8 @@ from ._auth import (
     redact_url,
     reveal,
 )
-from ._convert import DecodeFailure, check_seconds, decode, decode_list
+from ._checks import check_seconds
+from ._convert import DecodeFailure, decode, decode_list
 from ._errors import (
     APIConnectionError,
     APIError,

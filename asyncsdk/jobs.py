@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import inspect
-import math
 import os
 import secrets
 from collections.abc import AsyncGenerator, Awaitable, Callable
@@ -20,6 +19,7 @@ from typing import Any
 import aiohttp
 
 from . import _constants as C
+from ._checks import check_job_id, check_number, check_seconds
 from ._errors import (
     APIConnectionError,
     InvalidInputError,
@@ -49,16 +49,6 @@ StatusCallback = Callable[[JobStatus | str, float], "Awaitable[Any] | Any"]
 
 _TRANSIENT = (APIConnectionError, ServerError, RateLimitError)
 _STATUSES = {s.value: s for s in JobStatus}
-
-
-def _positive(name: str, value: object, *, minimum: float = 0.0, strict: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InvalidInputError(f"{name}: expected a finite number, got {value!r}", field=name)
-    if value < minimum or (strict and value == minimum):
-        relation = ">" if strict else ">="
-        raise InvalidInputError(f"{name}: expected a number {relation} {minimum}, got {value!r}",
-                                field=name)
-    return float(value)
 
 
 class ValidationJob:
@@ -199,13 +189,13 @@ class ValidationJob:
             InvalidInputError: a bad argument, before any request.
             JobNotFoundError, AuthenticationError, APIError: a poll was refused.
         """
-        interval = _positive("interval", interval)
-        max_interval = _positive("max_interval", max_interval, minimum=interval, strict=False)
-        factor = _positive("factor", factor, minimum=1.0, strict=False)
+        interval = check_number(interval, "interval")
+        max_interval = check_number(max_interval, "max_interval", minimum=interval, strict=False)
+        factor = check_number(factor, "factor", minimum=1.0, strict=False)
         if deadline is not None:
-            deadline = _positive("deadline", deadline, strict=False)
+            deadline = check_number(deadline, "deadline", strict=False)
         if request_timeout is not None:
-            request_timeout = _positive("request_timeout", request_timeout)
+            request_timeout = check_seconds(request_timeout, "request_timeout")
         transport = self._transport
         started = transport.clock()
         ends_at = reserve = None
@@ -279,9 +269,10 @@ class ValidationJob:
             request_timeout: bounds connecting and each read (not the whole download).
 
         Yields:
-            ``EmailRow``: ``status`` a ``Verdict`` (or the text of a verdict this library
-            does not know); ``role_based`` read from true/false, yes/no, y/n, 1/0 in any
-            case, and None for any other value (never a failed download).
+            ``EmailRow``: ``status`` a ``Verdict`` (an unknown one, equal to its text, for
+            a verdict this library does not know); ``role_based`` read from true/false,
+            yes/no, y/n, 1/0 in any case, and None for any other value (never a failed
+            download).
 
         Raises:
             JobNotReadyError: the job is still processing; JobNotFoundError,
@@ -425,11 +416,3 @@ def temporary_name(target: str) -> str:
     return os.path.join(folder, f".{name}{suffix}")
 
 
-def check_job_id(value: object) -> int:
-    """A job id: a positive integer (digits in a string are accepted)."""
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidInputError(f"job_id: expected a non-negative integer, got {value!r}",
-                                field="job_id")
-    return value

@@ -25,7 +25,8 @@ EXPECTED = {
     "CheckResult", "CheckOutcome", "EmailRow", "MailResult", "ValidationJob",
     "ContactList", "Contact", "ContactListCreate", "ContactInput", "ContactUpdate", "Lead",
     "LeadInput", "Customer", "CustomerCreate", "CustomerUpdate", "Product", "ProductInput",
-    "Invoice", "InvoiceUpdate", "InvoiceLine",
+    "Invoice", "InvoiceUpdate", "InvoiceLine", "InvoiceLineItem", "CheckSuccess",
+    "CheckFailure", "ContactGroup",
 }
 
 

@@ -1,14 +1,22 @@
 """The service's code lists and verdicts.
 
-Code lists are ``IntEnum``s with the documented numbers. Decoding keeps a number the
-list does not know as a plain ``int`` (the service may add codes); encoding refuses it
-with ``InvalidInputError`` naming the valid codes. Text verdicts are ``str`` enums,
-likewise open on decoding.
+Code lists are ``IntEnum``s with the documented numbers; text verdicts are ``str``
+enums. All are **open**: the service may add values, so ``Industry(99)`` or
+``Verdict("Risky")`` does not fail but returns an *unknown value*, an instance of the
+enum that is not one of its members (``Industry(99) == 99``, ``Verdict("Risky") ==
+"Risky"``, ``.name`` is the value as text, ``.value`` the plain value; it is not in
+``list(Industry)``). Decoding an answer keeps an unknown code that way, so a field typed
+``Industry | None`` is exactly that for type checkers and at run time. Text verdicts are
+matched ignoring case and surrounding spaces (``Verdict("valid ")`` is ``VALID``).
+
+Sending refuses an unknown value, and a member of another list, with
+``InvalidInputError`` naming the valid codes (``is_known(value)`` tells them apart).
 """
 
 from __future__ import annotations
 
 import enum
+from typing import Any
 
 __all__ = [
     "Currency",
@@ -22,10 +30,50 @@ __all__ = [
     "Rating",
     "Unit",
     "Verdict",
+    "is_known",
 ]
 
 
-class Industry(enum.IntEnum):
+def is_known(value: object) -> bool:
+    """True for a documented member of its enum, False for an unknown value."""
+    return isinstance(value, enum.Enum) and type(value)._member_map_.get(value.name) is value
+
+
+class OpenIntEnum(enum.IntEnum):
+    """An ``IntEnum`` whose unknown codes are unknown values, not errors."""
+
+    @classmethod
+    def _missing_(cls, value: object) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool):
+            unknown = int.__new__(cls, value)
+            unknown._name_ = str(value)
+            unknown._value_ = int(value)
+            return unknown  # not cached: a hostile answer must not grow the enum
+        return None
+
+
+class OpenStrEnum(str, enum.Enum):
+    """A ``str`` enum matched ignoring case and spaces, whose unknown texts are unknown
+    values, not errors."""
+
+    @classmethod
+    def _missing_(cls, value: object) -> Any:
+        if not isinstance(value, str):
+            return None
+        key = value.strip().casefold()
+        for member in cls:
+            if member.value.casefold() == key:
+                return member
+        unknown = str.__new__(cls, value)
+        unknown._name_ = value
+        unknown._value_ = value
+        return unknown
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class Industry(OpenIntEnum):
     """Lead industry (code 61 is not part of the list)."""
 
     APPLICATION_SERVICE_PROVIDER = 2
@@ -92,7 +140,7 @@ class Industry(enum.IntEnum):
     OTHER = 64
 
 
-class LeadSource(enum.IntEnum):
+class LeadSource(OpenIntEnum):
     """Where a lead came from."""
 
     ADVERTISEMENT = 2
@@ -115,7 +163,7 @@ class LeadSource(enum.IntEnum):
     OTHER = 19
 
 
-class Rating(enum.IntEnum):
+class Rating(OpenIntEnum):
     """A lead's rating."""
 
     ACQUIRED = 2
@@ -125,14 +173,14 @@ class Rating(enum.IntEnum):
     SHUT_DOWN = 6
 
 
-class CustomerType(enum.IntEnum):
+class CustomerType(OpenIntEnum):
     """Kind of customer."""
 
     BUSINESS = 1
     INDIVIDUAL = 2
 
 
-class Currency(enum.IntEnum):
+class Currency(OpenIntEnum):
     """A customer's currency."""
 
     AUD = 0
@@ -143,7 +191,7 @@ class Currency(enum.IntEnum):
     SAD = 5
 
 
-class PaymentTerms(enum.IntEnum):
+class PaymentTerms(OpenIntEnum):
     """A customer's payment terms."""
 
     NET15 = 0
@@ -154,14 +202,14 @@ class PaymentTerms(enum.IntEnum):
     DUE_END_OF_NEXT_MONTH = 5
 
 
-class ProductType(enum.IntEnum):
+class ProductType(OpenIntEnum):
     """Goods or services."""
 
     GOODS = 0
     SERVICES = 1
 
 
-class Unit(enum.IntEnum):
+class Unit(OpenIntEnum):
     """A product's unit."""
 
     M = 0
@@ -173,7 +221,7 @@ class Unit(enum.IntEnum):
     UNITS = 6
 
 
-class Verdict(str, enum.Enum):
+class Verdict(OpenStrEnum):
     """The verdict on one address."""
 
     VALID = "Valid"
@@ -182,26 +230,17 @@ class Verdict(str, enum.Enum):
     DISPOSABLE = "Disposable"
     BOUNCE = "Bounce"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class JobStatus(str, enum.Enum):
+class JobStatus(OpenStrEnum):
     """State of a validation job."""
 
     PROCESSING = "processing"
     SUCCESS = "success"
     FAIL = "fail"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class MailState(str, enum.Enum):
+class MailState(OpenStrEnum):
     """What the service did with a sent mail."""
 
     SEND = "Send"
     QUEUED = "Queued"
-
-    def __str__(self) -> str:
-        return self.value

@@ -20,15 +20,8 @@ from typing import Annotated, Any, ClassVar
 
 import attrs
 
-from .._convert import (
-    DATE_DMY,
-    DATETIME_ISO,
-    UNSET,
-    InputModel,
-    OneOf,
-    ResponseModel,
-    UnsetType,
-)
+from .._checks import OneOf
+from ._base import DATE_DMY, DATETIME_ISO, UNSET, InputModel, ResponseModel, UnsetType
 
 __all__ = [
     "Contact",

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import attrs
 
-from .._convert import UNSET, CountryCode, Email, InputModel, ResponseModel, UnsetType
+from .._checks import CountryCode, Email
+from ._base import UNSET, InputModel, ResponseModel, UnsetType
 from .codes import Currency, CustomerType, PaymentTerms
 
 __all__ = ["Customer", "CustomerCreate", "CustomerUpdate"]
@@ -73,7 +74,7 @@ class Customer(ResponseModel):
     """A customer as the service sends it (every field may be None)."""
 
     id: int | None = None
-    customer_type: CustomerType | int | None = None
+    customer_type: CustomerType | None = None
     first_name: str | None = None
     last_name: str | None = None
     crn_number: str | None = None
@@ -86,8 +87,8 @@ class Customer(ResponseModel):
     billing_address: str | None = None
     billing_zipcode: str | None = None
     billing_country: int | None = None
-    currency: Currency | int | None = None
-    payment_terms: PaymentTerms | int | None = None
+    currency: Currency | None = None
+    payment_terms: PaymentTerms | None = None
     enable_portal: bool | None = None
     portal_language: int | None = None
     shipping_state: str | None = None

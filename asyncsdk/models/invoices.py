@@ -24,7 +24,7 @@ from typing import ClassVar
 
 import attrs
 
-from .._convert import DATE_ISO, UNSET, InputModel, ResponseModel, UnsetType
+from ._base import DATE_ISO, UNSET, InputModel, ResponseModel, UnsetType
 
 __all__ = ["Invoice", "InvoiceLine", "InvoiceLineItem", "InvoiceUpdate"]
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import attrs
 
-from .._convert import UNSET, CountryCode, Email, InputModel, ResponseModel, UnsetType
+from .._checks import CountryCode, Email
+from ._base import UNSET, InputModel, ResponseModel, UnsetType
 from .codes import Industry, LeadSource, Rating
 
 __all__ = ["Lead", "LeadInput"]
@@ -63,11 +64,11 @@ class Lead(ResponseModel):
     name: str | None = None
     email: str | None = None
     company: str | None = None
-    industry: Industry | int | None = None
-    source: LeadSource | int | None = None
+    industry: Industry | None = None
+    source: LeadSource | None = None
     funnel: str | None = None
     status: int | None = None
-    rating: Rating | int | None = None
+    rating: Rating | None = None
     mobile: str | None = None
     phone: str | None = None
     title: str | None = None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from .._convert import ResponseModel
+from ._base import ResponseModel
 from .codes import MailState
 
 __all__ = ["MailResult"]
@@ -15,11 +15,12 @@ class MailResult(ResponseModel):
     """What the service did with one mail (``mail.send``).
 
     ``status`` is ``"success"``; ``message`` is ``MailState.SEND`` or
-    ``MailState.QUEUED`` (the plain text for a state this library does not know);
+    ``MailState.QUEUED`` (an unknown ``MailState`` for a state this library does not
+    know);
     ``id`` is the service's message id (text; None if the answer had none).
     """
 
     status: str
-    message: MailState | str | None = None
+    message: MailState | None = None
     id: str | None = None
     error: str | None = None

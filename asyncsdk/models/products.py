@@ -17,7 +17,7 @@ from decimal import Decimal
 
 import attrs
 
-from .._convert import UNSET, InputModel, ResponseModel, UnsetType
+from ._base import UNSET, InputModel, ResponseModel, UnsetType
 from .codes import ProductType, Unit
 
 __all__ = ["Product", "ProductInput"]
@@ -42,7 +42,7 @@ class Product(ResponseModel):
     id: int | None = None
     name: str | None = None
     selling_price: Decimal | None = None
-    product_type: ProductType | int | None = None
-    unit: Unit | int | None = None
+    product_type: ProductType | None = None
+    unit: Unit | None = None
     sku: str | None = None
     description: str | None = None

@@ -2,55 +2,80 @@
 
 from __future__ import annotations
 
+from typing import Literal, TypeAlias
+
 import attrs
 
-from .._convert import ResponseModel
 from .._errors import SDKError
+from ._base import ResponseModel
 from .codes import Verdict
 
-__all__ = ["CheckOutcome", "CheckResult", "EmailRow"]
+__all__ = ["CheckFailure", "CheckOutcome", "CheckResult", "CheckSuccess", "EmailRow"]
 
 
 @attrs.frozen(kw_only=True)
 class CheckResult(ResponseModel):
     """The verdict on one address (``validation.check``).
 
-    ``result`` is a ``Verdict`` (a plain str for a verdict this library does not know);
+    ``result`` is a ``Verdict`` (an unknown value of it for a verdict this library does
+    not know: ``Verdict("Risky") == "Risky"``, see ``asyncsdk.models.codes``);
     ``role`` is True when the address belongs to a role (sales@, support@) not a person.
     """
 
     email: str
     status: str
-    result: Verdict | str | None = None
+    result: Verdict | None = None
     role: bool | None = None
     error: str | None = None
 
 
 @attrs.frozen(kw_only=True)
-class CheckOutcome:
-    """What became of one input of ``check_many``: a ``result`` or an ``error``.
+class CheckSuccess:
+    """An input of ``check_many`` that got a ``result`` (``ok`` is True)."""
+
+    email: str
+    result: CheckResult
+    error: None = None
+    attempted: bool = True
+
+    @property
+    def ok(self) -> Literal[True]:
+        """True: the check produced a result."""
+        return True
+
+
+@attrs.frozen(kw_only=True)
+class CheckFailure:
+    """An input of ``check_many`` that got an ``error`` instead (``ok`` is False).
 
     ``attempted`` is False for inputs not sent because the run stopped early (failed
     authentication or credit); their ``error`` (of the same class as the failure that
     stopped the run, which is its ``__cause__``) says why. An input that is not an
     address has an ``InvalidInputError`` and ``attempted`` True: it was dealt with, and
-    never sent. ``email`` is the input as given (its ``repr`` if it was not a string).
+    never sent.
     """
 
     email: str
-    result: CheckResult | None = None
-    error: SDKError | None = None
+    error: SDKError
+    result: None = None
     attempted: bool = True
 
     @property
-    def ok(self) -> bool:
-        """True when the check produced a result."""
-        return self.result is not None
+    def ok(self) -> Literal[False]:
+        """False: the check ended in ``error``."""
+        return False
+
+
+#: What became of one input of ``check_many``: a ``CheckSuccess`` (``result``) or a
+#: ``CheckFailure`` (``error``). ``email`` is the input as given (its ``repr`` if it was
+#: not a string). ``if outcome.ok:`` narrows it for type checkers, so
+#: ``outcome.result.result`` type-checks inside; ``isinstance(x, CheckOutcome)`` works.
+CheckOutcome: TypeAlias = CheckSuccess | CheckFailure
 
 
 @attrs.frozen(kw_only=True)
 class EmailRow:
-    """One row of a job's ``emaillist.csv``.
+    """One row of a job's ``emaillist.csv`` (``status`` may be an unknown ``Verdict``).
 
     ``role_based`` is None when the file's ``Role Based Emails`` value is none of
     true/false, yes/no, y/n, 1/0 (any case): one odd flag never fails a whole result.
@@ -58,5 +83,5 @@ class EmailRow:
 
     email: str
     name: str
-    status: Verdict | str
+    status: Verdict
     role_based: bool | None

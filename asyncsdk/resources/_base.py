@@ -13,26 +13,16 @@ from typing import Any, ClassVar, TypeVar
 
 import attrs
 
-from .._convert import InputModel, encode
+from .._checks import check_id
+from .._convert import encode
 from .._errors import InvalidInputError, ResponseDecodeError
 from .._transport import Area, Operation, Transport
+from ..models._base import InputModel
 
 M = TypeVar("M")
 
 #: An id as a path segment: an int >= 0 or a non-empty text without ``/``.
 ResourceId = int | str
-
-
-def check_id(value: object, name: str = "id") -> int | str:
-    """``value`` if it is usable as an id path segment, else ``InvalidInputError``."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        if value >= 0:
-            return value
-    elif isinstance(value, str) and value and "/" not in value and value not in (".", ".."):
-        return value
-    raise InvalidInputError(
-        f"{name}: expected an int >= 0 or a non-empty text without '/', got {value!r:.60}",
-        field=name)
 
 
 def check_model(value: object, model: type[M], name: str) -> M:

@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any, Protocol
 
-from .._convert import check_seconds
+from .._checks import check_count, check_seconds
 from .._errors import (
     APIError,
     APITimeoutError,
@@ -30,7 +30,7 @@ from .._errors import (
     RateLimitError,
     SDKError,
 )
-from ..models.validation import CheckOutcome, CheckResult
+from ..models.validation import CheckFailure, CheckOutcome, CheckResult, CheckSuccess
 
 __all__ = ["CheckFunction", "check_many"]
 
@@ -59,10 +59,7 @@ def check_many(
 ) -> AsyncGenerator[CheckOutcome, None]:
     """The generator of ``Validation.check_many`` (documented there), each input checked
     with ``check``; the arguments are checked here, at the call."""
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise InvalidInputError(
-            f"concurrency: expected an integer >= 1, got {concurrency!r}",
-            field="concurrency")
+    check_count(concurrency, "concurrency")
     check_seconds(validity_timeout, "validity_timeout")
     if request_timeout is not None:
         check_seconds(request_timeout, "request_timeout")
@@ -78,11 +75,11 @@ def check_many(
 
 # --- outcomes: built in one place each (the model may be split by kind) ---------------
 def _succeeded(email: str, result: CheckResult) -> CheckOutcome:
-    return CheckOutcome(email=email, result=result)
+    return CheckSuccess(email=email, result=result)
 
 
 def _failed(email: str, error: SDKError) -> CheckOutcome:
-    return CheckOutcome(email=email, error=error)
+    return CheckFailure(email=email, error=error)
 
 
 def _skipped(value: object, cause: APIError) -> CheckOutcome:
@@ -92,7 +89,7 @@ def _skipped(value: object, cause: APIError) -> CheckOutcome:
         operation=cause.operation, status_code=cause.status_code,
         error_text=cause.error_text)
     error.__cause__ = cause
-    return CheckOutcome(email=_shown(value), error=error, attempted=False)
+    return CheckFailure(email=_shown(value), error=error, attempted=False)
 
 
 def _shown(value: object) -> str:

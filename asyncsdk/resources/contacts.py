@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .._checks import check_id
 from .._convert import encode
 from .._errors import InvalidInputError
 from .._transport import Area
 from ..models.contacts import ContactList, ContactListCreate, ContactUpdate
-from ._base import CrudResource, ResourceId, check_id, check_model, crud_operations
+from ._base import CrudResource, ResourceId, check_model, crud_operations
 
 
 class Contacts(CrudResource):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._convert import _check_single_line, _check_str, check_email
+from .._checks import check_email, check_single_line, check_text
 from .._errors import InvalidInputError
 from .._transport import Area, Operation
 from ..models.mail import MailResult
@@ -51,11 +51,11 @@ class Mail(Resource):
         """
         check_email(sender, "sender")
         check_email(to, "to")
-        _check_single_line(subject, "subject")
+        check_single_line(subject, "subject")
         if not subject.strip():
             raise InvalidInputError("subject: expected a non-empty line of text",
                                     field="subject")
-        _check_str(html, "html")
+        check_text(html, "html")
         if not html.strip():
             raise InvalidInputError("html: expected non-empty HTML text", field="html")
         form = {"from": sender, "to": to, "subject": subject, "message": html}

@@ -6,11 +6,11 @@ import datetime as dt
 from collections.abc import AsyncGenerator, AsyncIterable, Iterable
 from typing import Any
 
+from .._checks import check_email, check_http_url, check_job_id, check_seconds
 from .._constants import DEFAULT_CHECK_CONCURRENCY, DEFAULT_VALIDITY_TIMEOUT
-from .._convert import _decode_int, check_email, check_seconds, is_http_url
-from .._errors import InvalidInputError
+from .._convert import parse_int
 from .._transport import Area, Operation
-from ..jobs import ValidationJob, check_job_id
+from ..jobs import ValidationJob
 from ..models.validation import CheckOutcome, CheckResult
 from ._base import Resource
 from ._check_many import check_many
@@ -143,12 +143,12 @@ class Validation(Resource):
                 AuthenticationError, InvalidRequestError, APIError: the service refused;
             APIConnectionError: no answer; ResponseDecodeError: no job id in the answer.
         """
-        url = check_file_url(file_url)
+        url = check_http_url(file_url, "file_url", what="an absolute http(s) URL of the file")
         params = {"file_name": url, "timeout": check_seconds(validity_timeout, "validity_timeout")}
         data = await self._transport.request(CREATE_JOB, params=params, timeout=request_timeout)
         raw = data.get("job_id") if isinstance(data, dict) else None
         try:
-            job_id = _decode_int(raw)
+            job_id = parse_int(raw)
         except ValueError:
             raise self._transport.decode_error(
                 CREATE_JOB, data, "jobs/create gave no job id") from None
@@ -182,13 +182,3 @@ class Validation(Resource):
             InvalidInputError: ``data`` is not such a dict.
         """
         return ValidationJob.from_dict(self._transport, data)
-
-
-def check_file_url(value: object) -> str:
-    """``value`` if it is an absolute http(s) URL with a host, else InvalidInputError."""
-    if not isinstance(value, str) or not is_http_url(value):
-        shown = value if isinstance(value, str) else type(value).__name__
-        raise InvalidInputError(
-            f"file_url: expected an absolute http(s) URL of the file, got {shown!r:.80}",
-            field="file_url")
-    return value

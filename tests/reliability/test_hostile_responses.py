@@ -30,8 +30,9 @@ from reliability_helpers import FIGURES, assert_no_secrets, exception_text, inst
 
 import asyncsdk
 from asyncsdk import _constants, _results, _stream
-from asyncsdk._convert import DecodeFailure, ResponseModel, decode
+from asyncsdk._convert import DecodeFailure, decode
 from asyncsdk._transport import Area, Operation
+from asyncsdk.models._base import ResponseModel
 from asyncsdk.models.contacts import Contact, ContactGroup, ContactList
 from asyncsdk.models.customers import Customer
 from asyncsdk.models.invoices import Invoice, InvoiceLineItem

@@ -34,6 +34,7 @@ from asyncsdk import (
     Rating,
     Unit,
 )
+from asyncsdk.models.codes import is_known
 
 
 def url(path: str) -> str:
@@ -138,7 +139,8 @@ def check_lead(got: Any) -> None:
     assert (got.id, got.name, got.company, got.funnel, got.status) == (
         7, "Ann Lee", "Acme", "Default", 1)
     assert got.industry is Industry.BANKS and got.rating is Rating.ACTIVE
-    assert got.source == 99 and type(got.source) is int  # unknown code kept as int
+    assert got.source == 99 and int(got.source) == 99  # unknown code kept
+    assert isinstance(got.source, asyncsdk.LeadSource) and not is_known(got.source)
     assert got.annual_revenue == 1_000_000 and got.zipcode == "411001"
     assert got.phone is None and got.website is None  # null and missing
     assert got.extra == {"created_at": "2024-01-02T10:00:00Z"}
@@ -173,7 +175,8 @@ def check_customer(got: Any) -> None:
         3, "Ann", None, "ann@example.com")
     assert got.customer_type is CustomerType.BUSINESS
     assert got.payment_terms is PaymentTerms.NET30
-    assert got.currency == 9 and type(got.currency) is int
+    assert got.currency == 9 and int(got.currency) == 9  # unknown code kept
+    assert isinstance(got.currency, asyncsdk.Currency) and not is_known(got.currency)
     assert got.billing_zipcode == "411001" and got.shipping_zipcode == "411002"
     assert got.shipping_country == 99 and got.billing_country == 99
     assert got.enable_portal is True and got.portal_language == 0
@@ -194,7 +197,8 @@ def check_product(got: Any) -> None:
     assert (got.id, got.name, got.sku, got.description) == (4, "Widget", "W-1", None)
     assert got.selling_price == Decimal("12.50")
     assert got.product_type is ProductType.GOODS
-    assert got.unit == 42 and type(got.unit) is int
+    assert got.unit == 42 and int(got.unit) == 42  # unknown code kept
+    assert isinstance(got.unit, asyncsdk.Unit) and not is_known(got.unit)
     assert got.extra == {"tax": "18"}
 
 

@@ -70,7 +70,7 @@ async def test_every_error_text_of_single_check(
     assert info.value.error_text == text  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("bad", ["", "nobody", "a@b", "a b@c.com", None, 5])
+@pytest.mark.parametrize("bad", ["", "nobody", "a b@c.com", "a@b.com\n", None, 5])
 async def test_check_refuses_a_non_address_without_sending(
     client: asyncsdk.Client, mocked: aioresponses, bad: Any
 ) -> None:

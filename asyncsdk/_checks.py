@@ -1,0 +1,349 @@
+"""Argument checks and ``Annotated`` markers: every rule a caller's value must meet before
+anything is sent, each in exactly one function here.
+
+Two layers:
+
+* **Value checks** (``text_value``, ``int_value``, ``email_value``, ...) take the value
+  alone and raise ``Refused(allowed)``; the converter's input checker (``_convert``)
+  registers them as cattrs hooks, so model fields are checked by annotation.
+* **Argument checks** (``check_email(value, field)``, ``check_seconds``, ``check_count``,
+  ``check_id``, ``check_job_id``, ``check_http_url``, ...) are what a method calls for
+  its plain arguments: the same rule, raising ``InvalidInputError`` naming the field and
+  what is allowed.
+
+Decisions:
+
+* **Email addresses** sent to be judged (``validation.check``, ``check_many``, mail
+  ``sender``/``to``) are refused only when they cannot be an address at all: no ``@``,
+  control characters, white space outside a quoted part, or over 254 characters (the
+  rule of issue 13, applied literally: even ``a@`` is sent, and the service answers).
+  Quoted local parts (``"a b"@example.com``), address literals (``me@[IPv6:::1]``) and
+  dotless domains (``test@io``) pass: judging addresses is the service's job.
+  Lead and customer emails (the ``Email`` marker) are checked more strictly, since the
+  interface says they must be valid: a dot-free local part of printable characters, one
+  ``@``, and a dotted domain.
+* **Ids** are ints from 0 to 2**63-1, or (resource ids) a short text path segment; job
+  ids are such ints or their ASCII digits. Huge numbers, other scripts' digits (``"²"``)
+  and texts of thousands of digits are refused, never a bare ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from collections.abc import Callable, Mapping
+from decimal import Decimal, InvalidOperation
+from typing import Annotated, Any, Final
+from urllib.parse import urlsplit
+
+from ._errors import InvalidInputError
+
+__all__ = [
+    "MAX_ID",
+    "CountryCode",
+    "Email",
+    "Marker",
+    "OneOf",
+    "Refused",
+    "SingleLine",
+    "check_count",
+    "check_email",
+    "check_http_url",
+    "check_id",
+    "check_job_id",
+    "check_number",
+    "check_seconds",
+    "check_single_line",
+    "check_text",
+    "checked",
+    "is_http_url",
+    "refuse",
+]
+
+#: The largest id accepted (a signed 64-bit integer, as databases hold them).
+MAX_ID: Final = 2**63 - 1
+#: Longest text id accepted as a path segment.
+MAX_TEXT_ID: Final = 64
+
+CONTROL_RE: Final = re.compile(r"[\x00-\x1f\x7f]")
+_CENT = Decimal("0.01")
+_COUNTRY_CODES = frozenset({1, *range(26, 248)})
+
+
+class Refused(ValueError):
+    """A value check said no: ``allowed`` says what would do; ``path`` is where inside
+    the value (``[2]`` for the third item of a list), filled in on the way out."""
+
+    def __init__(self, allowed: str, value: Any, path: str = "") -> None:
+        super().__init__(allowed)
+        self.allowed = allowed
+        self.value = value
+        self.path = path
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, (bytes, bytearray)):
+        return type(value).__name__
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**40:
+        return f"an int of {len(str(abs(value))) if value.bit_length() < 10_000 else 'many'} digits"
+    if isinstance(value, str) and len(value) > 60:
+        value = value[:57] + "..."
+    shown = repr(value)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
+def refuse(field: str, allowed: str, value: Any) -> InvalidInputError:
+    """The ``InvalidInputError`` for ``value`` of ``field``, saying what is allowed."""
+    return InvalidInputError(f"{field}: expected {allowed}, got {_shown(value)}", field=field)
+
+
+def checked(check: Callable[[Any], Any], value: Any, field: str) -> Any:
+    """``check(value)``, with a ``Refused`` turned into ``InvalidInputError`` for ``field``."""
+    try:
+        return check(value)
+    except Refused as no:
+        where = field + no.path
+        raise refuse(where, no.allowed, no.value) from None
+
+
+# --- Value checks (value -> value, or Refused) -----------------------------------------
+def text_value(value: Any) -> str:
+    """A string without NUL characters."""
+    if not isinstance(value, str):
+        raise Refused("a string", value)
+    if "\x00" in value:
+        raise Refused("text without NUL characters", value)
+    return value
+
+
+def single_line_value(value: Any) -> str:
+    """Text that ends up in a form field or header: no CR, LF or other control character."""
+    text = text_value(value)
+    if CONTROL_RE.search(text):
+        raise Refused("a single line without control characters (no CR/LF)", value)
+    return text
+
+
+def _outside_quotes_has_space(text: str) -> bool:
+    """True if white space occurs outside a quoted part (``"..."`` with ``\\`` escapes)."""
+    quoted = escaped = False
+    for ch in text:
+        if escaped:
+            escaped = False
+        elif quoted and ch == "\\":
+            escaped = True
+        elif ch == '"':
+            quoted = not quoted
+        elif not quoted and ch.isspace():
+            return True
+    return False
+
+
+def email_value(value: Any) -> str:
+    """Something that can be an address: an ``@``, no control characters, no white space
+    outside quotes, at most 254 characters (the rest, ``a@`` included, is the service's
+    to judge)."""
+    text = text_value(value)
+    if (len(text) > 254 or "@" not in text or CONTROL_RE.search(text)
+            or _outside_quotes_has_space(text)):
+        raise Refused("an email address like name@example.com", value)
+    return text
+
+
+_STRICT_EMAIL_RE = re.compile(r"[^@\s\"]+@[^@\s.\[\]]+(\.[^@\s.\[\]]+)+")
+
+
+def strict_email_value(value: Any) -> str:
+    """A plain address: one ``@``, no quotes or spaces, and a dotted domain (leads and
+    customers, whose emails the interface requires to be valid)."""
+    text = email_value(value)
+    if not _STRICT_EMAIL_RE.fullmatch(text):
+        raise Refused("an email address like name@example.com", value)
+    return text
+
+
+def int_value(value: Any) -> int:
+    """An ``int`` (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise Refused("an integer", value)
+    return value
+
+
+def bool_value(value: Any) -> bool:
+    """``True`` or ``False``."""
+    if not isinstance(value, bool):
+        raise Refused("True or False", value)
+    return value
+
+
+def country_value(value: Any) -> int:
+    """A country code of the service: 1, or 26 to 247."""
+    code = int_value(value)
+    if code not in _COUNTRY_CODES:
+        raise Refused("a country code: 1 or 26 to 247", value)
+    return code
+
+
+def decimal_value(value: Any) -> Decimal:
+    """A finite ``Decimal`` (or int, or numeric text) with at most two places."""
+    if isinstance(value, bool) or not isinstance(value, (Decimal, int, str)):
+        raise Refused("a Decimal (or int, or numeric text) with at most two places", value)
+    try:
+        number = Decimal(value.strip() if isinstance(value, str) else value)
+    except InvalidOperation:
+        raise Refused("a number such as Decimal('12.50')", value) from None
+    if not number.is_finite():
+        raise Refused("a finite number", value)
+    try:
+        exact = number == number.quantize(_CENT)
+    except InvalidOperation:  # more digits than the decimal context holds
+        exact = False
+    if not exact:
+        raise Refused("a number with at most two decimal places", value)
+    return number
+
+
+def date_value(value: Any) -> dt.date:
+    """A ``datetime.date`` (a ``datetime`` is one too)."""
+    if not isinstance(value, dt.date):
+        raise Refused("a datetime.date", value)
+    return value
+
+
+def dict_value(value: Any) -> dict[str, Any]:
+    """A mapping with string keys (copied to a dict)."""
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise Refused("a dict with string keys", value)
+    return dict(value)
+
+
+# --- Annotated markers -------------------------------------------------------------------
+class Marker:
+    """An ``Annotated`` marker: a rule beyond the Python type, as a value check."""
+
+    __slots__ = ("check", "name")
+
+    def __init__(self, name: str, check: Callable[[Any], Any]) -> None:
+        self.name = name
+        self.check = check
+
+
+class OneOf(Marker):
+    """The value (checked against the base type first) must be one of ``values``, e.g.
+    ``Annotated[int, OneOf(0, 1)]``."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, *values: Any) -> None:
+        super().__init__("one of " + ", ".join(map(repr, values)), self._one_of)
+        self.values = values
+
+    def _one_of(self, value: Any) -> Any:
+        if value not in self.values:
+            raise Refused(self.name, value)
+        return value
+
+
+#: An email address of a lead or customer: a plain address with a dotted domain.
+Email = Annotated[str, Marker("email", strict_email_value)]
+#: A country code of the service: 1, or 26 to 247.
+CountryCode = Annotated[int, Marker("country", country_value)]
+#: Text that ends up in a form field or header: no CR, LF or other control characters.
+SingleLine = Annotated[str, Marker("single line", single_line_value)]
+
+
+# --- Argument checks (value, field) -> value, or InvalidInputError ----------------------
+def check_text(value: Any, field: str) -> str:
+    """``value`` if it is a string without NUL characters."""
+    text: str = checked(text_value, value, field)
+    return text
+
+
+def check_single_line(value: Any, field: str) -> str:
+    """``value`` if it is text without CR, LF or other control characters."""
+    text: str = checked(single_line_value, value, field)
+    return text
+
+
+def check_email(value: Any, field: str) -> str:
+    """``value`` if it can be an email address (see the module's decision), else
+    ``InvalidInputError``."""
+    text: str = checked(email_value, value, field)
+    return text
+
+
+def check_number(value: Any, field: str, *, minimum: float = 0.0, strict: bool = True,
+                 unit: str = "") -> float:
+    """``value`` as a float if it is a finite real number above ``minimum`` (or equal to
+    it when not ``strict``), else ``InvalidInputError``. ``unit`` is named in the message
+    (e.g. ``"seconds"``)."""
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not math.isfinite(value) or value < minimum or (strict and value == minimum)):
+        what = ("a positive number" if minimum == 0 and strict
+                else f"a number {'>' if strict else '>='} {minimum:g}")
+        raise refuse(field, f"{what} of {unit}" if unit else what, value)
+    return float(value)
+
+
+def check_seconds(value: Any, field: str) -> float:
+    """``value`` (unchanged: an int stays an int on the wire) if it is a positive, finite
+    number of seconds."""
+    check_number(value, field, unit="seconds")
+    seconds: float = value
+    return seconds
+
+
+def check_count(value: Any, field: str, minimum: int = 1) -> int:
+    """``value`` if it is an int (not a bool) of at least ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise refuse(field, f"an integer >= {minimum}", value)
+    return value
+
+
+def check_id(value: Any, field: str = "id") -> int | str:
+    """``value`` if it is usable as an id path segment: an int from 0 to ``MAX_ID``, or
+    a text of 1 to 64 printable characters without ``/`` (not ``.`` or ``..``)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if 0 <= value <= MAX_ID:
+            return value
+    elif (isinstance(value, str) and 0 < len(value) <= MAX_TEXT_ID and "/" not in value
+          and value.isprintable() and value not in (".", "..")):
+        return value
+    raise refuse(field, "an int >= 0 or a non-empty text without '/' (ints up to 2**63-1, "
+                 "texts of up to 64 printable characters)", value)
+
+
+def check_job_id(value: Any, field: str = "job_id") -> int:
+    """A job id as an int: an int from 0 to ``MAX_ID``, or its ASCII digits in a string."""
+    number: Any = value
+    if isinstance(value, str):
+        digits = value.strip()
+        if digits.isascii() and digits.isdigit() and len(digits) <= 19:
+            number = int(digits)
+    if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= MAX_ID:
+        raise refuse(field, "a job id: an integer from 0 to 2**63-1", value)
+    return number
+
+
+def is_http_url(text: str) -> bool:
+    """True for an absolute http(s) URL with a host, without white space or control
+    characters."""
+    if CONTROL_RE.search(text) or any(c.isspace() for c in text):
+        return False
+    try:
+        parts = urlsplit(text)
+        return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        return False
+
+
+def check_http_url(value: Any, field: str, *,
+                   error: type[InvalidInputError] = InvalidInputError,
+                   what: str = "an absolute http(s) URL") -> str:
+    """``value`` if ``is_http_url`` holds for it, else ``error`` (``InvalidInputError`` or
+    a subclass such as ``ConfigurationError``) naming ``field`` and ``what`` is wanted."""
+    if not isinstance(value, str) or not is_http_url(value):
+        shown = value if isinstance(value, str) else type(value).__name__
+        raise error(f"{field}: expected {what}, got {shown!r:.80}", field=field)
+    return value

@@ -1,0 +1,146 @@
+"""The README's documented patterns as code that type-checks under ``mypy --strict``.
+
+CI runs ``mypy --strict examples/typed_usage.py`` (``tests/test_typing.py`` does too), so
+a change that makes a documented pattern lose its types fails the build. Importing this
+file does nothing; run it against the sandbox with ``python examples/typed_usage.py``.
+
+What it shows about types:
+
+* ``CheckResult.result`` is a ``Verdict | None`` (a verdict the library does not know is
+  an unknown ``Verdict`` value, still a ``str``), ``Lead.industry`` an ``Industry | None``:
+  compare with the members directly.
+* ``if outcome.ok:`` narrows a ``CheckOutcome`` to ``CheckSuccess``, whose ``result`` is
+  a ``CheckResult`` (not ``None``).
+* Ids of answers are ``int | None`` (every response field is optional): check before
+  passing one to ``update``/``delete``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections.abc import Iterable
+from decimal import Decimal
+
+import asyncsdk
+from asyncsdk import (
+    CheckOutcome,
+    CheckResult,
+    ContactInput,
+    ContactList,
+    ContactListCreate,
+    ContactUpdate,
+    CustomerCreate,
+    CustomerType,
+    CustomerUpdate,
+    EmailRow,
+    Industry,
+    InvoiceLine,
+    InvoiceLineItem,
+    InvoiceUpdate,
+    Lead,
+    LeadInput,
+    LeadSource,
+    MailResult,
+    MailState,
+    ProductInput,
+    Rating,
+    Unit,
+    ValidationJob,
+    Verdict,
+)
+
+
+async def quickstart(client: asyncsdk.Client) -> None:
+    result: CheckResult = await client.validation.check("someone@example.com")
+    if result.result is Verdict.VALID:
+        print(result.result, result.role)
+
+
+async def check_many(client: asyncsdk.Client, addresses: Iterable[str]) -> int:
+    valid = 0
+    async for outcome in client.validation.check_many(addresses, concurrency=16):
+        if outcome.ok:
+            print(outcome.email, outcome.result.result)
+            valid += outcome.result.result is Verdict.VALID
+        else:
+            print(outcome.email, "failed:", outcome.error)
+    return valid
+
+
+def describe(outcome: CheckOutcome) -> str:
+    if outcome.ok:
+        verdict: Verdict | None = outcome.result.result
+        return f"{outcome.email}: {verdict}"
+    error: asyncsdk.SDKError = outcome.error
+    return f"{outcome.email}: {type(error).__name__} (attempted={outcome.attempted})"
+
+
+async def jobs(client: asyncsdk.Client, url: str) -> int:
+    job: ValidationJob = await client.validation.create_job(url)
+    saved = job.to_dict()
+    job = client.validation.job_from_dict(saved)
+    try:
+        await job.wait(deadline=3600, on_status=lambda s, t: print(f"{t:.0f}s {s}"))
+    except asyncsdk.JobTimeoutError:
+        return 0
+    rows = 0
+    async for row in job.rows():
+        checked: EmailRow = row
+        rows += checked.status is Verdict.VALID and not checked.role_based
+    await job.download("emaillist.csv")
+    return rows
+
+
+async def mail(client: asyncsdk.Client) -> None:
+    sent: MailResult = await client.mail.send(sender="me@example.com", to="you@example.org",
+                                              subject="Welcome", html="<p>Hello</p>")
+    if sent.message is MailState.QUEUED:
+        print("queued", sent.id)
+
+
+async def resources(client: asyncsdk.Client) -> None:
+    made: ContactList = await client.contacts.create(ContactListCreate(
+        name="Newsletter", is_email=True,
+        emaillist=[ContactInput(email="ann@example.com", mobile=919800000001,
+                                dob=dt.date(1990, 4, 5), customer_type=1)]))
+    first = made.contacts[0]
+    if made.id is not None and first.uuid is not None:
+        await client.contacts.update(made.id, [ContactUpdate(
+            uuid=first.uuid, email="ann@example.com", mobile=919800000001, city="Pune")])
+
+    lead: Lead = await client.leads.create(LeadInput(
+        name="Ann Lee", email="ann@example.com", company="Acme", industry=Industry.BANKS,
+        source=LeadSource.TRADE_SHOW, funnel="Default", status=1, rating=Rating.ACTIVE))
+    if lead.industry is Industry.BANKS:
+        print("a bank")
+
+    customer = await client.customers.create(CustomerCreate(
+        customer_type=CustomerType.BUSINESS, first_name="Ann", email="ann@example.com"))
+    if customer.id is not None:
+        await client.customers.update(customer.id, CustomerUpdate(email="ann@example.com",
+                                                                  last_name=None))
+
+    product = await client.products.create(ProductInput(
+        name="Widget", selling_price=Decimal("12.5"), unit=Unit.KG))
+    if product.id is not None:
+        await client.invoices.update(21, InvoiceUpdate(
+            due_date=dt.date(2024, 3, 31),
+            productinvoices=[InvoiceLine(products=product.id, quantity=Decimal(2),
+                                         rate=Decimal("12.50"))]))
+    for invoice in await client.invoices.list():
+        lines: list[InvoiceLineItem] = invoice.productinvoices or []
+        print(invoice.id, sum((line.quantity or Decimal(0) for line in lines), Decimal(0)))
+    await client.invoices.delete(21)
+
+
+async def main() -> None:
+    from asyncsdk.testing import Sandbox
+
+    async with Sandbox() as sandbox, sandbox.client() as client:
+        await quickstart(client)
+        print(await check_many(client, ["a@example.com", "not an address"]))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,147 @@
+"""End to end: a real redis-server, two arq worker processes, the sandbox, one SIGKILL.
+
+20,000 addresses go out in batches; one worker is killed mid-batch. Every input must
+end with exactly one stored outcome, and the sandbox must have seen each address once,
+except at most ``CONCURRENCY`` addresses of the killed batch (those in flight at the
+kill: answered, maybe, but never stored).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from fleet_tools import tail, until
+
+from asyncsdk.testing import Sandbox
+from examples.fleet.harness import redis_server_path, start_redis, start_worker, stop
+from examples.fleet.producer import enqueue_batches, read_addresses
+from examples.fleet.store import OutcomeStore, writes_key
+
+pytestmark = pytest.mark.skipif(
+    redis_server_path() is None,
+    reason="redis-server is not installed (apt-get install redis-server; .ci/run does)")
+
+N = 20_000
+BATCH = 1000
+CONCURRENCY = 16
+RUN = "e2e"
+
+
+def addresses() -> list[str]:
+    """Unique inputs: mostly valid, some the client refuses, some the service refuses."""
+    out = []
+    for i in range(N):
+        if i % 500 == 7:
+            out.append(f"no-at-sign-{i}")  # InvalidInputError: never sent
+        elif i % 700 == 3:
+            out.append(f"bad..dots{i}@example.com")  # the service: "Email Format is not..."
+        elif i % 11 == 0:
+            out.append(f"sales+{i}@example.org")  # a role address
+        else:
+            out.append(f"user{i}@example.com")
+    return out
+
+
+def worker_env(sb: Sandbox, redis_url: str) -> dict[str, str]:
+    return {
+        "ASYNCSDK_BASE_URL": sb.base_url,
+        "ASYNCSDK_VALIDATION_URL": sb.base_url,
+        "ASYNCSDK_API_KEY": sb.api_key,
+        "ASYNCSDK_USERNAME": sb.username,
+        "FLEET_REDIS_URL": redis_url,
+        "FLEET_CONCURRENCY": str(CONCURRENCY),
+        "FLEET_MAX_JOBS": "1",  # one batch at a time: a kill interrupts exactly one
+        # Short slices keep arq's in-progress lock (task timeout + 10 s) short, so the
+        # killed batch is taken over within ~18 s.
+        "FLEET_SLICE_SECONDS": "1",
+        "FLEET_REQUEST_TIMEOUT": "5",
+        "FLEET_RETRY_SECONDS": "0.2",
+        "FLEET_MAX_TRIES": "1000",
+    }
+
+
+async def test_every_input_has_one_outcome_after_a_worker_is_killed(tmp_path: Path) -> None:
+    source = tmp_path / "addresses.txt"
+    source.write_text("\n".join(addresses()) + "\n")
+    emails = list(read_addresses(source))
+    assert len(emails) == N
+    redis_proc, redis_url = start_redis(tmp_path)
+    workers: list[subprocess.Popen[bytes]] = []
+    logs = [tmp_path / "worker0.log", tmp_path / "worker1.log"]
+    from arq.connections import RedisSettings, create_pool
+
+    pool = await create_pool(RedisSettings.from_dsn(redis_url))
+    try:
+        async with Sandbox() as sb:
+            env = worker_env(sb, redis_url)
+            workers = [start_worker(env, log) for log in logs]
+            victim, survivor = workers
+            assert await enqueue_batches(pool, emails, RUN, BATCH) == N // BATCH
+            assert await enqueue_batches(pool, emails, RUN, BATCH) == 0  # enqueued once
+
+            async def victim_stored() -> bool:
+                return int(await pool.hget(writes_key(RUN), str(victim.pid)) or 0) >= 50
+
+            await until(victim_stored, timeout=60, what="the victim's first outcomes")
+            os.kill(victim.pid, signal.SIGKILL)
+            victim.wait()
+
+            store = OutcomeStore(pool, RUN)
+
+            async def all_stored() -> bool:
+                assert survivor.poll() is None, tail(logs[1])
+                return await store.count() == N
+
+            try:
+                await until(all_stored, timeout=120, what="an outcome for every input")
+            except AssertionError as exc:
+                raise AssertionError(f"{exc}; {await store.count()} stored\n"
+                                     f"{tail(logs[1])}") from None
+            outcomes = await store.all()
+            writes = {int(k): int(v) for k, v in (await pool.hgetall(writes_key(RUN))).items()}
+            sent = Counter(r.query.get("email") for r in sb.requests
+                           if r.path.endswith("/single/check"))
+    finally:
+        for proc in workers:
+            stop(proc)
+        await pool.aclose()
+        stop(redis_proc)
+
+    # Exactly one outcome per input, the input's own, and no outcome written twice.
+    assert sorted(outcomes) == list(range(N))
+    assert all(outcomes[i]["email"] == emails[i] for i in range(N))
+    assert sum(writes.values()) == N
+    for i, o in outcomes.items():
+        if i % 500 == 7:
+            assert o["error"].startswith("InvalidInputError") and not o["ok"]
+        elif i % 700 == 3:  # refused by the service, or already by the client's check
+            assert o["error"].split(":")[0] in ("InvalidEmailError", "InvalidInputError")
+            assert not o["ok"]
+        else:
+            assert o["ok"] and o["verdict"] == "Valid" and o["role"] == (i % 11 == 0)
+
+    # The survivor finished a batch the victim had begun (a batch may also have been
+    # handed on between time slices: any batch the victim touched may be the killed one).
+    by_victim = {i for i, o in outcomes.items() if o["by"] == victim.pid}
+    touched = {i // BATCH for i in by_victim}
+    shared = [b for b in touched
+              if {outcomes[i]["by"] for i in range(b * BATCH, (b + 1) * BATCH)} == {
+                  victim.pid, survivor.pid}]
+    assert len(by_victim) >= 50 and shared
+    in_victim_batches = {emails[i] for b in touched for i in range(b * BATCH, (b + 1) * BATCH)}
+
+    # The service saw every address that could be sent, once, except those in flight
+    # at the kill; never an address the client refused.
+    twice = {email for email, n in sent.items() if n > 1}
+    assert all(n <= 2 for n in sent.values())
+    assert len(twice) <= CONCURRENCY
+    assert twice <= in_victim_batches
+    refused = {o["email"] for o in outcomes.values() if o["error"] and
+               o["error"].startswith("InvalidInputError")}
+    assert refused >= {e for i, e in enumerate(emails) if i % 500 == 7}
+    assert set(sent) == set(emails) - refused

@@ -1,0 +1,92 @@
+"""The cattrs converter: encoding rules, ``to_jsonable``, and the lowest cattrs declared."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterator
+from decimal import Decimal
+
+import cattrs
+import pytest
+
+import asyncsdk
+from asyncsdk import _convert, _fastdecode
+from asyncsdk._convert import DecodeFailure, decode, decode_list, encode, to_jsonable
+
+
+def test_unset_is_left_out_none_is_null_and_formats_follow_the_model() -> None:
+    update = asyncsdk.ContactUpdate(uuid="u", email="a@b.c", mobile=1, city=None,
+                                    dob=dt.date(2000, 1, 2))
+    assert encode(update) == {"uuid": "u", "email": "a@b.c", "mobile": 1, "city": None,
+                              "dob": "2000-01-02T00:00:00"}
+    create = asyncsdk.ContactListCreate(name="n", is_email=True, emaillist=[
+        asyncsdk.ContactInput(email="a@b.c", mobile=1, dob=dt.date(2000, 1, 2))])
+    assert encode(create)["emaillist"] == [{"email": "a@b.c", "mobile": 1, "dob": "02-01-2000"}]
+    line = asyncsdk.InvoiceLine(products=1, quantity=Decimal(2), rate=Decimal("1.5"))
+    body = encode(asyncsdk.InvoiceUpdate(due_date=dt.date(2024, 3, 31), productinvoices=[line]))
+    assert body == {"due_date": "2024-03-31", "productinvoices": [
+        {"products": 1, "quantity": "2.00", "rate": "1.50"}]}
+    lead = asyncsdk.LeadInput(name="A", email="a@b.co", company="C", industry=6, source=2,
+                              funnel="F", status=1, rating=3)
+    assert encode(lead)["industry"] == 6 and type(encode(lead)["industry"]) is int
+    json.dumps(encode(lead))
+
+
+def test_to_jsonable_is_plain_json_for_any_model_or_list() -> None:
+    product = decode({"id": 1, "selling_price": "12.345", "unit": 99, "new": [1]},
+                     asyncsdk.Product)
+    got = to_jsonable([product])
+    assert got == [{"extra": {"new": [1]}, "id": 1, "name": None, "selling_price": "12.345",
+                    "product_type": None, "unit": 99, "sku": None, "description": None}]
+    assert type(got[0]["unit"]) is int
+    outcome = asyncsdk.CheckFailure(email="x", error=asyncsdk.InvalidInputError("email: no"))
+    assert to_jsonable(outcome) == {"email": "x", "error": "InvalidInputError: email: no",
+                                    "result": None, "attempted": True}
+    invoice = decode({"invoice_date": "31-03-2024"}, asyncsdk.Invoice)
+    assert to_jsonable(invoice)["invoice_date"] == "2024-03-31"
+    json.dumps(to_jsonable(invoice))
+
+
+def test_the_cli_uses_the_converter() -> None:
+    from asyncsdk.cli import to_jsonable as cli_to_jsonable
+
+    lead = decode({"industry": 6, "created": "x"}, asyncsdk.Lead)
+    assert cli_to_jsonable(lead) == to_jsonable(lead)
+
+
+def test_bad_answers_are_decode_failures_with_the_place() -> None:
+    with pytest.raises(DecodeFailure, match=r"^ContactList at \$\[1\]\.emaillist\[0\]"
+                                            r"\.data\[2\]\.mobile: expected an integer"):
+        decode_list([{}, {"emaillist": [{"data": [{}, {"mobile": 1}, {"mobile": "12x"}]}]}],
+                    asyncsdk.ContactList)
+    with pytest.raises(DecodeFailure, match=r"^CheckResult at \$\.email: missing"):
+        decode({"status": "success"}, asyncsdk.CheckResult)
+    with pytest.raises(DecodeFailure):
+        decode_list({"not": "a list"}, asyncsdk.Lead)
+
+
+@pytest.fixture
+def fresh_converter() -> Iterator[None]:
+    saved = _convert._converter, dict(_fastdecode._DECODERS)
+    _convert._converter = None
+    _fastdecode._DECODERS.clear()
+    yield
+    _convert._converter = saved[0]
+    _fastdecode._DECODERS.clear()
+    _fastdecode._DECODERS.update(saved[1])
+
+
+def test_works_without_get_structure_hook_as_on_cattrs_23_2(
+    monkeypatch: pytest.MonkeyPatch, fresh_converter: None
+) -> None:
+    """cattrs 23.2 (the declared floor) has no ``get_structure_hook``: listings must
+    still decode (issue 11: they died with a bare AttributeError)."""
+    for cls in cattrs.Converter.__mro__:
+        if "get_structure_hook" in vars(cls):
+            monkeypatch.delattr(cls, "get_structure_hook")
+    got = decode_list([{"id": 1, "industry": 6, "dob": "x"}], asyncsdk.Lead)
+    assert got[0].industry is asyncsdk.Industry.BANKS and got[0].extra == {"dob": "x"}
+    lists = decode_list([{"emaillist": [{"data": [{"dob": "02-01-2000"}]}]}],
+                        asyncsdk.ContactList)
+    assert lists[0].contacts[0].dob == dt.date(2000, 1, 2)

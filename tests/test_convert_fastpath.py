@@ -1,0 +1,127 @@
+"""The compiled fast path (``_fastdecode``) decodes exactly as the cattrs converter's
+generated functions do, on every response model: the same model, or ``DecodeFailure``
+from both. Hypothesis draws JSON objects with every field of the model (right types,
+types the lenient hooks convert, wrong types, null, missing) plus unknown keys."""
+
+from __future__ import annotations
+
+import datetime as dt
+import typing
+from decimal import Decimal
+from typing import Any
+
+import attrs
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import asyncsdk
+from asyncsdk._convert import DecodeFailure, cattrs_structure, decode, wire_key
+from asyncsdk._fastdecode import decoder_for
+from asyncsdk.models._base import ResponseModel, split_optional
+
+RESPONSE_MODELS = sorted(
+    {getattr(asyncsdk, n) for n in asyncsdk.__all__
+     if isinstance(getattr(asyncsdk, n), type) and issubclass(getattr(asyncsdk, n), ResponseModel)}
+    | {asyncsdk.Contact, asyncsdk.models.contacts.ContactGroup, asyncsdk.InvoiceLineItem},
+    key=lambda m: m.__name__)
+
+json_leaf = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=12),
+    st.sampled_from(["", "12", " 7 ", "-3", "1.50", "yes", "No", "true", "0", "1",
+                     "2024-02-29", "29-02-2024", "2024-02-29T10:11:12", "2024-13-01",
+                     "Valid", "valid", "CatchAll", "Queued", "send", "Risky"]))
+json_value = st.recursive(json_leaf, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)),
+    max_leaves=6)
+
+
+def _field_value(tp: Any, depth: int) -> st.SearchStrategy[Any]:
+    """Values of the field's own JSON shape, and anything else."""
+    inner = split_optional(tp)[0]
+    if typing.get_origin(inner) is list and depth < 2:
+        (item,) = typing.get_args(inner)
+        if isinstance(item, type) and issubclass(item, ResponseModel):
+            return st.one_of(st.lists(_model_json(item, depth + 1), max_size=3), json_value)
+    if isinstance(inner, type) and issubclass(inner, ResponseModel) and depth < 2:
+        return st.one_of(_model_json(inner, depth + 1), json_value)
+    return json_value
+
+
+def _model_json(model: type, depth: int = 0) -> st.SearchStrategy[dict[str, Any]]:
+    hints = typing.get_type_hints(model)
+    fields = {wire_key(a): _field_value(hints[a.name], depth)
+              for a in attrs.fields(model) if a.name != "extra"}
+    return st.builds(
+        lambda known, keep, unknown: {**{k: v for k, v in known.items() if k in keep},
+                                      **unknown},
+        st.fixed_dictionaries(fields), st.sets(st.sampled_from(sorted(fields))),
+        st.dictionaries(st.text(max_size=6), json_leaf, max_size=2))
+
+
+def _outcome(read: Any, data: Any, model: type) -> Any:
+    try:
+        return ("ok", read(data, model))
+    except DecodeFailure:
+        return ("DecodeFailure",)
+
+
+def _fast(data: Any, model: type) -> Any:
+    return decode(data, model)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal, with the same types all the way down (an enum is not its plain value)."""
+    if type(a) is not type(b):
+        return False
+    if attrs.has(type(a)):
+        return all(_same(getattr(a, f.name), getattr(b, f.name)) for f in attrs.fields(type(a)))
+    if isinstance(a, list):
+        return len(a) == len(b) and all(map(_same, a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return bool(a == b)
+
+
+@pytest.mark.parametrize("model", RESPONSE_MODELS, ids=lambda m: m.__name__)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_fast_path_equals_cattrs_path(model: type, data: st.DataObject) -> None:
+    body = data.draw(st.one_of(_model_json(model), json_value))
+    fast, slow = _outcome(_fast, body, model), _outcome(cattrs_structure, body, model)
+    assert fast[0] == slow[0], (body, fast, slow)
+    if fast[0] == "ok":
+        assert _same(fast[1], slow[1]), (body, fast, slow)
+
+
+def test_every_response_model_is_covered() -> None:
+    """A new response model lands in the differential test by being exported."""
+    import importlib
+    import pkgutil
+
+    import asyncsdk.models as pkg
+
+    found = set()
+    for info in pkgutil.iter_modules(pkg.__path__):
+        module = importlib.import_module(f"asyncsdk.models.{info.name}")
+        found |= {v for v in vars(module).values()
+                  if isinstance(v, type) and issubclass(v, ResponseModel)
+                  and v is not ResponseModel}
+    assert found <= set(RESPONSE_MODELS)
+
+
+def test_fast_path_builds_models_as_init_would() -> None:
+    """The slot stores give the very object the constructor gives (extra included)."""
+    body = {"id": "7", "name": "L", "is_email": "yes", "emaillist": [
+        {"contact": 7, "data": [{"email": "a@b.c", "dob": "01-02-2000", "mobile": 12.0,
+                                 "tags": ["x"], "new": 1}]}], "more": True}
+    got = decoder_for(asyncsdk.ContactList)(body)
+    contact = asyncsdk.Contact(email="a@b.c", dob=dt.date(2000, 2, 1), mobile=12,
+                               tags=["x"], extra={"new": 1})
+    assert got == asyncsdk.ContactList(
+        id=7, name="L", is_email=True, extra={"more": True},
+        emaillist=[asyncsdk.models.contacts.ContactGroup(contact=7, data=[contact])])
+    assert got.emaillist[0].data[0].tags is not body["emaillist"][0]["data"][0]["tags"]
+    assert decode({"selling_price": "12.345"}, asyncsdk.Product).selling_price == Decimal(
+        "12.345")

@@ -1,0 +1,94 @@
+"""Typing of the public surface (issue 14).
+
+* ``examples/typed_usage.py`` (the README's patterns) passes ``mypy --strict``, and
+  mypy sees the enums (``Verdict | None``, not ``str``) and the ``ok`` narrowing.
+* Every model type a public resource or job method returns is importable from
+  ``asyncsdk``.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import typing
+from pathlib import Path
+
+import attrs
+import pytest
+
+import asyncsdk
+from asyncsdk.jobs import ValidationJob
+from asyncsdk.resources import contacts, customers, invoices, leads, mail, products, validation
+
+ROOT = Path(__file__).resolve().parents[1]
+RESOURCE_CLASSES = [cls for module in (contacts, customers, invoices, leads, mail, products,
+                                       validation)
+                    for cls in vars(module).values()
+                    if inspect.isclass(cls) and cls.__module__ == module.__name__]
+
+
+def _mypy(*args: str) -> tuple[str, int]:
+    api = pytest.importorskip("mypy.api")
+    out, err, status = api.run(["--strict", "--no-error-summary", "--cache-dir",
+                                str(ROOT / ".mypy_cache"), *args])
+    return out + err, status
+
+
+def test_typed_usage_example_passes_mypy_strict() -> None:
+    out, status = _mypy(str(ROOT / "examples" / "typed_usage.py"))
+    assert status == 0, out
+
+
+def test_mypy_sees_the_enums_and_the_narrowing(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import asyncsdk\n"
+        "def f(r: asyncsdk.CheckResult, lead: asyncsdk.Lead, m: asyncsdk.MailResult,\n"
+        "      o: asyncsdk.CheckOutcome, row: asyncsdk.EmailRow) -> None:\n"
+        "    reveal_type(r.result)\n"
+        "    reveal_type(lead.industry)\n"
+        "    reveal_type(m.message)\n"
+        "    reveal_type(row.status)\n"
+        "    if o.ok:\n"
+        "        reveal_type(o.result)\n"
+        "    else:\n"
+        "        reveal_type(o.error)\n")
+    out, _ = _mypy(str(probe))
+    revealed = [line.split("Revealed type is ", 1)[1].strip('"')
+                for line in out.splitlines() if "Revealed type is" in line]
+    assert revealed == [
+        "asyncsdk.models.codes.Verdict | None", "asyncsdk.models.codes.Industry | None",
+        "asyncsdk.models.codes.MailState | None", "asyncsdk.models.codes.Verdict",
+        "asyncsdk.models.validation.CheckResult", "asyncsdk._errors.SDKError"], out
+
+
+def _model_types(tp: object) -> set[type]:
+    """The attrs models and enums inside an annotation (lists, unions, iterators...)."""
+    found: set[type] = set()
+    if isinstance(tp, type) and (attrs.has(tp) or issubclass(tp, enum.Enum)):
+        found.add(tp)
+        if attrs.has(tp):  # what a returned model holds is returned too
+            for hint in typing.get_type_hints(tp).values():
+                found |= _model_types(hint)
+    for arg in typing.get_args(tp):
+        found |= _model_types(arg)
+    return found
+
+
+def _returned_types() -> dict[str, set[type]]:
+    out: dict[str, set[type]] = {}
+    for cls in [*RESOURCE_CLASSES, ValidationJob]:
+        for name, method in inspect.getmembers(cls, inspect.isfunction):
+            if name.startswith("_"):
+                continue
+            hints = typing.get_type_hints(method, vars(inspect.getmodule(method)))
+            out[f"{cls.__name__}.{name}"] = _model_types(hints.get("return"))
+    return out
+
+
+def test_every_returned_model_is_exported() -> None:
+    returned = _returned_types()
+    assert returned["Invoices.list"] >= {asyncsdk.Invoice, asyncsdk.InvoiceLineItem}
+    missing = {f"{where}: {tp.__name__}" for where, types in returned.items() for tp in types
+               if getattr(asyncsdk, tp.__name__, None) is not tp}
+    assert not missing
