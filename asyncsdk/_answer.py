@@ -22,6 +22,7 @@ from typing import Any, NoReturn, TypeVar
 
 import aiohttp
 import attrs
+from aiohttp.client_reqrep import ContentDisposition
 
 from . import _constants as C
 from ._auth import Area, Credentials, redact_url
@@ -352,6 +353,11 @@ class StreamedResponse:
     def content_type(self) -> str:
         """The media type, lowercase, without parameters."""
         return self._response.content_type.lower()
+
+    @property
+    def content_disposition(self) -> ContentDisposition | None:
+        """The ``Content-Disposition`` header as aiohttp parses it (None when absent)."""
+        return self._response.content_disposition
 
     def abort(self) -> None:
         """End the stream now (``Client.close()``): reads raise ``APIConnectionError``."""

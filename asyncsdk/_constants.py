@@ -79,3 +79,16 @@ ENV_PREFIX = "ASYNCSDK_"
 #: ``debug`` or ``info`` (any case): the first ``Client`` attaches a stderr handler at
 #: that level to the ``asyncsdk`` logger.
 ENV_LOG = "ASYNCSDK_LOG"
+
+# --- Job results (jobs/download): caps of the streamed readers --------------------------
+#: A member of the JSON answer other than ``result`` larger than this is refused.
+MAX_SMALL_JSON_VALUE = 64 * 1024
+#: One CSV record (with its quoted line ends) larger than this is refused.
+MAX_CSV_RECORD_CHARS = 1024 * 1024
+#: A JSON download that does not say success is handed, up to this many bytes, to the
+#: transport's answer interpreter (a refusal is short; a longer answer is cut here).
+MAX_RESULT_ERROR_BODY = 64 * 1024
+#: ``ValidationJob.wait``: the last poll before the deadline starts this long before it
+#: (at most this share of the whole deadline), so that it can answer within the deadline.
+WAIT_FINAL_POLL_RESERVE = 1.0
+WAIT_FINAL_POLL_SHARE = 0.1

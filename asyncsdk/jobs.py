@@ -11,14 +11,15 @@ import asyncio
 import datetime as dt
 import inspect
 import os
-import re
 import secrets
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing, suppress
 from typing import Any
 
+import aiohttp
+
 from . import _constants as C
-from ._checks import check_job_id, check_number, is_http_url
+from ._checks import check_job_id, check_number, check_seconds
 from ._errors import (
     APIConnectionError,
     InvalidInputError,
@@ -26,16 +27,13 @@ from ._errors import (
     JobTimeoutError,
     RateLimitError,
     ResponseDecodeError,
+    SDKError,
     ServerError,
+    UsageError,
 )
-from ._stream import (
-    CsvRowReader,
-    JsonResultExtractor,
-    RowBuilder,
-    StreamDecodeError,
-    Utf8Decoder,
-)
-from ._transport import Area, Operation, StreamedResponse, Transport
+from ._results import EmailRows, ResultText
+from ._stream import CsvRecordReader, StreamDecodeError
+from ._transport import Area, Operation, Transport
 from .models.codes import JobStatus
 from .models.validation import EmailRow
 
@@ -171,13 +169,16 @@ class ValidationJob:
             interval: the first pause, in seconds (> 0).
             max_interval: the longest pause (>= ``interval``).
             factor: growth of the pause after each poll (>= 1).
-            deadline: seconds from this call after which ``JobTimeoutError`` is raised;
-                no pause runs past it: the last pause is cut short and one last poll is
-                made at the deadline (a poll under way then may finish first). None
-                waits as long as it takes.
+            deadline: seconds from this call within which the wait ends, with
+                ``JobTimeoutError`` if the job has not; it bounds every poll too (each
+                poll's timeout is at most the time left). No pause runs past it: the
+                last pause is cut short so that one last poll starts
+                ``WAIT_FINAL_POLL_RESERVE`` (1 s, or a tenth of a deadline under 10 s) before
+                it. ``deadline=0`` polls nothing. None waits as long as it takes.
             on_status: called as ``on_status(status, elapsed_seconds)`` after each
                 answered poll; may return an awaitable, which is awaited.
-            request_timeout: the timeout of each poll, overriding the client's.
+            request_timeout: the timeout of each poll, overriding the client's
+                (shortened to the time left before ``deadline``).
 
         Returns:
             ``JobStatus.SUCCESS``.
@@ -193,16 +194,28 @@ class ValidationJob:
         factor = check_number(factor, "factor", minimum=1.0, strict=False)
         if deadline is not None:
             deadline = check_number(deadline, "deadline", strict=False)
+        if request_timeout is not None:
+            request_timeout = check_seconds(request_timeout, "request_timeout")
         transport = self._transport
         started = transport.clock()
-        ends_at = None if deadline is None else started + deadline
+        ends_at = reserve = None
+        if deadline is not None:
+            ends_at = started + deadline
+            reserve = min(C.WAIT_FINAL_POLL_RESERVE, C.WAIT_FINAL_POLL_SHARE * deadline)
         step = interval
         last_status: JobStatus | str | None = None
         last_error: BaseException | None = None
         failures = 0
+        last_poll = False
         while True:
+            poll_timeout = request_timeout
+            if ends_at is not None:
+                remaining = ends_at - transport.clock()
+                if remaining <= 0:
+                    raise self._timed_out(deadline, last_status) from last_error
+                poll_timeout = min(transport.limits.budget(poll_timeout), remaining)
             try:
-                status = await self.status(request_timeout=request_timeout)
+                status = await self.status(request_timeout=poll_timeout)
             except _TRANSIENT as exc:
                 failures += 1
                 last_error = exc
@@ -223,15 +236,20 @@ class ValidationJob:
                                          job_id=self.job_id)
             pause = min(max_interval, step) * (1.0 - C.POLL_JITTER * transport.rand())
             step = min(max_interval, step * factor)
-            if ends_at is not None:
+            if ends_at is not None and reserve is not None:
                 remaining = ends_at - transport.clock()
-                if remaining <= 0:
-                    raise JobTimeoutError(
-                        f"validation job {self.job_id} not finished after {deadline:g} s "
-                        f"(last status: {last_status})",
-                        job_id=self.job_id, last_status=last_status) from last_error
-                pause = min(pause, remaining)
+                if last_poll or remaining <= reserve:  # that was the last poll
+                    raise self._timed_out(deadline, last_status) from last_error
+                if pause >= remaining - reserve:
+                    pause = remaining - reserve
+                    last_poll = True
             await transport.sleep(pause)
+
+    def _timed_out(self, deadline: float | None, last: JobStatus | str | None
+                   ) -> JobTimeoutError:
+        return JobTimeoutError(
+            f"validation job {self.job_id} not finished after {deadline:g} s "
+            f"(last status: {last})", job_id=self.job_id, last_status=last)
 
     # --- results ---------------------------------------------------------------------
     async def rows(
@@ -241,46 +259,56 @@ class ValidationJob:
 
         Memory is bounded by the chunk size (plus one CSV record), whatever the size of
         the result. Both wire shapes are read: a CSV body, or JSON whose ``result`` is the
-        CSV text (or an http(s) URL of it, fetched without credentials). Leaving the loop
-        early releases the connection when the generator is closed: use
+        CSV text (or an http(s) URL of it, fetched without credentials). The CSV is read
+        as Python's ``csv.reader(..., strict=True)`` reads it (RFC 4180 quoting; CRLF, LF
+        or CR line ends; a last record without a line end). Leaving the loop early
+        releases the connection when the generator is closed: use
         ``contextlib.aclosing(job.rows())`` to close it at once.
 
         Args:
             request_timeout: bounds connecting and each read (not the whole download).
 
         Yields:
-            ``EmailRow`` (``status`` a ``Verdict``, or the text for an unknown verdict).
+            ``EmailRow``: ``status`` a ``Verdict`` (an unknown one, equal to its text, for
+            a verdict this library does not know); ``role_based`` read from true/false,
+            yes/no, y/n, 1/0 in any case, and None for any other value (never a failed
+            download).
 
         Raises:
             JobNotReadyError: the job is still processing; JobNotFoundError,
                 AuthenticationError, APIError: the service refused;
             ResponseDecodeError: not UTF-8, malformed JSON or CSV, a missing column;
-            APIConnectionError: the connection failed or broke.
+            APIConnectionError: the connection failed or broke;
+            UsageError: the client was closed meanwhile.
         """
-        reader = CsvRowReader()
-        builder = RowBuilder()
+        reader = CsvRecordReader()
+        builder = EmailRows()
         try:
             async with aclosing(self._csv_text(request_timeout)) as pieces:
                 async for text in pieces:
                     for row in builder.rows(reader.feed(text)):
                         yield row
-                for row in builder.rows(reader.finish()):
-                    yield row
-                builder.finish()
+            for row in builder.rows(reader.finish()):
+                yield row
+            builder.finish()
         except StreamDecodeError as exc:
-            raise _decode_error(exc) from None
+            raise self._decode_error(exc) from None
 
     async def download(
         self, path: str | os.PathLike[str], *, request_timeout: float | None = None
     ) -> int:
         """Stream the result CSV to ``path``, atomically.
 
-        The CSV text (decoded from JSON when it came that way, UTF-8 without BOM) is
-        written to a temporary file beside ``path`` as it arrives, checked as it goes, and
-        renamed over ``path`` only when complete and flushed to disk; on any failure or
-        cancellation the temporary file is removed and ``path`` is untouched. Writes are
-        plain blocking writes of at most one chunk (64 KiB, into the OS page cache:
-        microseconds); only the final ``fsync`` runs in a thread.
+        The CSV text (decoded from JSON when it came that way; UTF-8 without BOM, in
+        either shape) is written to a temporary file beside ``path`` as it arrives,
+        checked as it goes (as ``rows()`` reads it), and renamed over ``path`` only when
+        complete and flushed to disk; on any failure, cancellation or ``client.close()``
+        the temporary file is removed and ``path`` is untouched. The temporary name is
+        kept within the directory's file-name limit, so any valid ``path`` works. Blank
+        lines before the header of a body whose shape had to be sniffed (no telling
+        media type) are not written. Writes are plain blocking writes of at most one
+        chunk (64 KiB, into the OS page cache: microseconds); only the final ``fsync``
+        runs in a thread.
 
         Args:
             path: the destination file.
@@ -293,18 +321,17 @@ class ValidationJob:
             The errors of ``rows()``, and OSError when the file cannot be written.
         """
         target = os.path.abspath(os.fspath(path))  # noqa: ASYNC240 - no I/O to speak of
-        temp = os.path.join(os.path.dirname(target),
-                            f".{os.path.basename(target)}.{secrets.token_hex(4)}.part")
-        reader = CsvRowReader()
-        builder = RowBuilder()
+        temp = temporary_name(target)
+        reader = CsvRecordReader()
+        builder = EmailRows()
         count = 0
         try:
             with open(temp, "xb") as handle:  # noqa: ASYNC230 - see the docstring
                 async with aclosing(self._csv_text(request_timeout)) as pieces:
                     async for text in pieces:
                         handle.write(text.encode("utf-8"))
-                        count += len(builder.rows(reader.feed(text)))
-                count += len(builder.rows(reader.finish()))
+                        count += builder.count(reader.feed(text))
+                count += builder.count(reader.finish())
                 builder.finish()
                 handle.flush()
                 await asyncio.get_running_loop().run_in_executor(
@@ -314,132 +341,78 @@ class ValidationJob:
             with suppress(OSError):
                 os.unlink(temp)
             if isinstance(exc, StreamDecodeError):
-                raise _decode_error(exc) from None
+                raise self._decode_error(exc) from None
             raise
         return count
 
     # --- the wire --------------------------------------------------------------------
     async def _csv_text(self, request_timeout: float | None) -> AsyncGenerator[str, None]:
-        """The result CSV as decoded text pieces, whichever shape it came in."""
-        hosted: str | None = None
-        async with self._transport.stream(
-            DOWNLOAD, params={"job_id": self.job_id}, timeout=request_timeout
-        ) as response:
-            source = response.iter_chunks()
-            try:
-                first = b""
-                async for chunk in source:
-                    first += chunk
-                    if first.strip():
-                        break
-                if _looks_like_json(response, first):
-                    reading = _JsonResult(response)
-                    for text in reading.feed(first):
-                        yield text
-                    async for chunk in source:
-                        for text in reading.feed(chunk):
-                            yield text
-                    for text in reading.finish():
-                        yield text
-                    hosted = reading.url
+        """The result CSV as decoded text pieces, whichever shape it came in: the job's
+        answer, then the hosted result file it may point to (without credentials)."""
+        try:
+            hosted: str | None = None
+            while True:
+                if hosted is None:
+                    stream = self._transport.stream(
+                        DOWNLOAD, params={"job_id": self.job_id}, timeout=request_timeout)
                 else:
-                    decoder = Utf8Decoder()
-                    yield decoder.decode(first)
-                    async for chunk in source:
-                        yield decoder.decode(chunk)
-                    yield decoder.decode(b"", True)
-            finally:
-                await _close(source)
-        if hosted is None:
-            return
-        async with self._transport.stream(
-            DOWNLOAD, absolute_url=hosted, timeout=request_timeout
-        ) as response:
-            decoder = Utf8Decoder()
-            source = response.iter_chunks()
-            try:
-                async for chunk in source:
-                    yield decoder.decode(chunk)
-            finally:
-                await _close(source)
-            yield decoder.decode(b"", True)
+                    stream = self._transport.stream(
+                        DOWNLOAD, absolute_url=hosted, timeout=request_timeout)
+                async with stream as response:
+                    result = ResultText(response, hosted=hosted is not None)
+                    chunks = response.iter_chunks()
+                    try:
+                        async for chunk in chunks:
+                            text = result.feed(chunk)
+                            if text:
+                                yield text
+                    finally:  # an async generator left suspended: closed now, not at GC
+                        aclose = getattr(chunks, "aclose", None)
+                        if aclose is not None:
+                            await aclose()
+                    text = result.finish()
+                    if text:
+                        yield text
+                hosted = result.hosted_url
+                if hosted is None:
+                    return
+        except _FOREIGN as exc:  # the stream's own failure (the client closed under it)
+            if isinstance(exc, SDKError):
+                raise
+            raise _sdk_error(exc) from None
+
+    def _decode_error(self, exc: StreamDecodeError) -> ResponseDecodeError:
+        # the reason may quote the answer (a header, a JSON member): credentials scrubbed
+        # first, then shortened (a cut through a credential would leave its prefix)
+        why = self._transport.credentials.scrub(str(exc))[: C.ERROR_BODY_PREVIEW]
+        return ResponseDecodeError(f"job result unreadable: {why}", operation=DOWNLOAD.name)
 
 
-async def _close(iterator: AsyncIterator[bytes]) -> None:
-    """Close an async generator left suspended (``iter_chunks``) at once, not at GC."""
-    aclose = getattr(iterator, "aclose", None)
-    if aclose is not None:
-        await aclose()
+#: What a stream may raise that is not the library's own (the session closed under it).
+_FOREIGN = (RuntimeError, OSError, asyncio.TimeoutError, aiohttp.ClientError)
 
 
-def _decode_error(exc: StreamDecodeError) -> ResponseDecodeError:
-    return ResponseDecodeError(f"job result unreadable: {exc}", operation=DOWNLOAD.name)
+def _sdk_error(exc: BaseException) -> SDKError:
+    """The SDK error for a failure of the stream that is not already one."""
+    if isinstance(exc, RuntimeError) and not isinstance(exc, OSError):
+        return UsageError(f"{DOWNLOAD.name}: the download could not go on "
+                          f"({type(exc).__name__}: the client was closed?)")
+    return APIConnectionError(f"the download broke off ({type(exc).__name__})",
+                              operation=DOWNLOAD.name, may_have_been_sent=True)
 
 
-def _looks_like_json(response: StreamedResponse, first: bytes) -> bool:
-    kind = response.content_type
-    if "json" in kind:
-        return True
-    if kind == "text/csv" or "attachment" in response.headers.get("Content-Disposition", ""):
-        return False
-    return first.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{"
+def temporary_name(target: str) -> str:
+    """A fresh temporary file name beside ``target`` (``.name.XXXXXXXX.part``), the name
+    shortened to stay within the directory's file-name limit (``NAME_MAX``)."""
+    folder, name = os.path.split(target)
+    try:
+        limit = os.pathconf(folder or ".", "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    suffix = f".{secrets.token_hex(4)}.part"
+    room = limit - len(os.fsencode(suffix)) - 1
+    while len(os.fsencode(name)) > room:
+        name = name[:-1]
+    return os.path.join(folder, f".{name}{suffix}")
 
-
-class _JsonResult:
-    """Feeds the JSON shape through the extractor; holds back the start of ``result``
-    until it is known to be CSV text rather than the URL of a hosted file."""
-
-    def __init__(self, response: StreamedResponse) -> None:
-        self._response = response
-        self._decoder = Utf8Decoder()
-        self._extractor = JsonResultExtractor()
-        self._head = b""
-        self._held: list[str] | None = []
-        self._held_size = 0
-        self.url: str | None = None
-
-    def feed(self, chunk: bytes) -> list[str]:
-        if len(self._head) < C.ERROR_BODY_PREVIEW:
-            self._head += chunk[: C.ERROR_BODY_PREVIEW - len(self._head)]
-        return self._pieces(self._extractor.feed(self._decoder.decode(chunk)))
-
-    def finish(self) -> list[str]:
-        extractor = self._extractor
-        out = self._pieces(extractor.feed(self._decoder.decode(b"", True)))
-        extractor.finish()
-        fields = extractor.fields
-        status = fields.get("status")
-        error = fields.get("error")
-        if isinstance(status, str) and status.strip().lower() == "fail":
-            self._response.raise_api_error(
-                error if isinstance(error, str) and error else None, self._head)
-        if not extractor.result_started:
-            raise StreamDecodeError("the JSON answer holds no result text")
-        return out
-
-    def _pieces(self, pieces: list[str]) -> list[str]:
-        extractor = self._extractor
-        status = extractor.fields.get("status")
-        if (extractor.result_started and isinstance(status, str)
-                and status.strip().lower() == "fail" and extractor.fields.get("error")):
-            self._response.raise_api_error(str(extractor.fields["error"]), self._head)
-        held = self._held
-        if held is None:
-            return pieces
-        held.extend(pieces)
-        self._held_size += sum(map(len, pieces))
-        if extractor.result_done:  # the whole result is held: a URL, or short CSV text
-            self._held = None
-            text = "".join(held)
-            if is_http_url(text.strip()):
-                self.url = text.strip()
-                return []
-            return [text] if text else []
-        if self._held_size > C.MAX_HOSTED_URL_CHARS or any(_SPACE.search(p) for p in pieces):
-            self._held = None  # CSV text: hand out what was held, stream the rest
-            return ["".join(held)]
-        return []
-
-
-_SPACE = re.compile(r"\s")
 

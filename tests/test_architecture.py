@@ -93,10 +93,10 @@ def _imports(name: str, path: Path) -> list[tuple[str, list[str], int]]:
 def _layer(module: str) -> int | None:
     best: tuple[int, int] | None = None
     for prefix, layer in LAYERS.items():
-        if module == prefix or module.startswith(prefix + ".") or (
-                prefix.endswith("_") and module.startswith(prefix)):
-            if best is None or len(prefix) > best[0]:
-                best = (len(prefix), layer)
+        matches = module == prefix or module.startswith(prefix + ".") or (
+            prefix.endswith("_") and module.startswith(prefix))
+        if matches and (best is None or len(prefix) > best[0]):
+            best = (len(prefix), layer)
     return None if best is None else best[1]
 
 

@@ -75,9 +75,13 @@ CheckOutcome: TypeAlias = CheckSuccess | CheckFailure
 
 @attrs.frozen(kw_only=True)
 class EmailRow:
-    """One row of a job's ``emaillist.csv`` (``status`` may be an unknown ``Verdict``)."""
+    """One row of a job's ``emaillist.csv`` (``status`` may be an unknown ``Verdict``).
+
+    ``role_based`` is None when the file's ``Role Based Emails`` value is none of
+    true/false, yes/no, y/n, 1/0 (any case): one odd flag never fails a whole result.
+    """
 
     email: str
     name: str
     status: Verdict
-    role_based: bool
+    role_based: bool | None

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from reliability_helpers import FIGURES, assert_no_secrets, exception_text, instant
 
 import asyncsdk
-from asyncsdk import _constants, _stream
+from asyncsdk import _constants, _results, _stream
 from asyncsdk._convert import DecodeFailure, decode
 from asyncsdk._transport import Area, Operation
 from asyncsdk._transport import Call as Request
@@ -215,7 +215,7 @@ def split(text: str, cuts: list[int]) -> list[str]:
 
 
 def read_rows(pieces: list[str]) -> list[EmailRow]:
-    reader, builder = _stream.CsvRowReader(), _stream.RowBuilder()
+    reader, builder = _stream.CsvRecordReader(), _results.EmailRows()
     rows: list[EmailRow] = []
     for piece in pieces:
         rows.extend(builder.rows(reader.feed(piece)))
@@ -266,7 +266,7 @@ def test_json_extractor_streams_result_text_exactly(
     tried("json-exact")
     text = json.dumps({"status": "success", "other": other, "result": result},
                       ensure_ascii=ensure_ascii)
-    extractor = _stream.JsonResultExtractor()
+    extractor = _stream.JsonMemberReader("result")
     pieces = [p for piece in split(text, cuts) for p in extractor.feed(piece)]
     extractor.finish()
     assert "".join(pieces) == result
@@ -279,7 +279,7 @@ def test_json_extractor_streams_result_text_exactly(
        cuts=st.lists(st.integers(), max_size=5))
 def test_json_extractor_gives_text_or_stream_decode_error(text: str, cuts: list[int]) -> None:
     tried("json")
-    extractor = _stream.JsonResultExtractor()
+    extractor = _stream.JsonMemberReader("result")
     try:
         for piece in split(text, cuts):
             for out in extractor.feed(piece):

@@ -15,7 +15,7 @@ import pytest
 from aiohttp import web
 from aioresponses import CallbackResult, aioresponses
 from helpers import API_KEY, USERNAME
-from validation_tools import LocalServer, url_of
+from validation_tools import LocalServer, stalling, streaming, url_of
 
 import asyncsdk
 from asyncsdk import JobStatus, Verdict
@@ -273,8 +273,10 @@ async def test_wait_deadline_never_sleeps_past_it_and_polls_at_it(
     polls = job_finishing_at(mocked, fake_time, 1000.0)
     with pytest.raises(asyncsdk.JobTimeoutError) as info:
         await client.validation.job(3).wait(deadline=10.0)
-    assert polls == [0.0, 1.0, 3.0, 7.0, 10.0]  # the last pause cut to end at 10 s
-    assert fake_time.now == 10.0
+    # the last pause cut so that the last poll starts WAIT_FINAL_POLL_RESERVE (1 s)
+    # before the deadline and can answer within it
+    assert polls == [0.0, 1.0, 3.0, 7.0, 9.0]
+    assert fake_time.now == 9.0
     assert info.value.job_id == 3
     assert info.value.last_status is JobStatus.PROCESSING
 
@@ -283,8 +285,44 @@ async def test_wait_deadline_last_poll_can_still_succeed(
     client: asyncsdk.Client, mocked: aioresponses, fake_time: FakeTime
 ) -> None:
     client._transport.rand = lambda: 0.0
-    job_finishing_at(mocked, fake_time, 10.0)
+    job_finishing_at(mocked, fake_time, 9.0)
     assert await client.validation.job(3).wait(deadline=10.0) is JobStatus.SUCCESS
+
+
+@pytest.mark.parametrize(("deadline", "request_timeout"), [
+    (1.0, None), (10.0, None), (100.0, 30.0), (0.05, None), (250.0, None)])
+async def test_wait_bounds_every_poll_by_the_time_left(
+    client: asyncsdk.Client, mocked: aioresponses, fake_time: FakeTime, deadline: float,
+    request_timeout: float | None,
+) -> None:
+    """Regression: each poll ran with the full client timeout (60 s), so
+    ``wait(deadline=1.0)`` could take a minute against a stalled service."""
+    job_finishing_at(mocked, fake_time, 1e9)
+    transport = client._transport
+    forward = transport.request
+    seen: list[tuple[float, Any]] = []
+
+    async def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append((fake_time.now, kwargs.get("timeout")))
+        return await forward(*args, **kwargs)
+
+    transport.request = spy  # type: ignore[method-assign]
+    with pytest.raises(asyncsdk.JobTimeoutError):
+        await client.validation.job(3).wait(deadline=deadline,
+                                            request_timeout=request_timeout)
+    assert seen
+    for at, timeout in seen:
+        assert timeout is not None and 0 < timeout <= deadline - at
+        assert timeout <= transport.limits.budget(request_timeout)
+    assert fake_time.now <= deadline
+
+
+async def test_wait_with_a_zero_deadline_polls_nothing(
+    client: asyncsdk.Client, mocked: aioresponses, fake_time: FakeTime
+) -> None:
+    with pytest.raises(asyncsdk.JobTimeoutError):
+        await client.validation.job(3).wait(deadline=0)
+    assert not mocked.requests
 
 
 async def test_wait_treats_an_unknown_status_as_processing(
@@ -336,6 +374,7 @@ async def test_wait_does_not_swallow_a_refusal(
 @pytest.mark.parametrize("kwargs", [
     {"interval": 0}, {"interval": -1}, {"max_interval": 0.5}, {"factor": 0.5},
     {"deadline": -1}, {"interval": "1"}, {"interval": float("inf")},
+    {"request_timeout": 0}, {"request_timeout": "5"}, {"deadline": 5, "request_timeout": -1},
     {"max_interval": float("inf")}, {"factor": float("nan")}])
 async def test_wait_checks_its_arguments(
     client: asyncsdk.Client, mocked: aioresponses, kwargs: dict[str, Any]
@@ -391,22 +430,6 @@ async def test_rows_refuses_a_bad_result(
 
 
 # --- rows and download through a real local server --------------------------------------
-def streaming(body: bytes, content_type: str, piece: int = 7,
-              disposition: str | None = None) -> Any:
-    async def handle(request: web.Request) -> web.StreamResponse:
-        response = web.StreamResponse()
-        response.content_type = content_type
-        if disposition:
-            response.headers["Content-Disposition"] = disposition
-        await response.prepare(request)
-        for i in range(0, len(body), piece):
-            await response.write(body[i:i + piece])
-            await asyncio.sleep(0)
-        await response.write_eof()
-        return response
-    return handle
-
-
 JSON_BODY = json.dumps({"status": "success", "result": CSV_TEXT}).encode()
 
 
@@ -508,17 +531,7 @@ async def test_a_cancelled_download_leaves_no_file(
     local: LocalServer, local_client: asyncsdk.Client, tmp_path: Path
 ) -> None:
     started = asyncio.Event()
-
-    async def stall(request: web.Request) -> web.StreamResponse:
-        response = web.StreamResponse()
-        response.content_type = "text/csv"
-        await response.prepare(request)
-        await response.write(CSV_TEXT.encode())
-        started.set()
-        await asyncio.Event().wait()
-        raise AssertionError("unreachable")
-
-    local.routes[DOWNLOAD_PATH] = stall
+    local.routes[DOWNLOAD_PATH] = stalling(CSV_TEXT.encode(), started)
     task = asyncio.ensure_future(local_client.validation.job(4).download(tmp_path / "o.csv"))
     await started.wait()
     await asyncio.sleep(0.01)

@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from asyncsdk import EmailRow, Verdict
+from asyncsdk._results import EmailRows
 from asyncsdk._stream import (
-    CsvRowReader,
-    JsonResultExtractor,
-    RowBuilder,
+    CsvRecordReader,
+    JsonMemberReader,
     StreamDecodeError,
     Utf8Decoder,
 )
@@ -39,7 +39,7 @@ def every_split(data: bytes) -> list[list[bytes]]:
 
 def extract(chunks: list[bytes]) -> tuple[str, dict[str, object]]:
     decoder = Utf8Decoder()
-    extractor = JsonResultExtractor()
+    extractor = JsonMemberReader("result")
     out: list[str] = []
     for chunk in chunks:
         out += extractor.feed(decoder.decode(chunk))
@@ -50,8 +50,8 @@ def extract(chunks: list[bytes]) -> tuple[str, dict[str, object]]:
 
 def parse_rows(chunks: list[bytes]) -> list[EmailRow]:
     decoder = Utf8Decoder()
-    reader = CsvRowReader()
-    builder = RowBuilder()
+    reader = CsvRecordReader()
+    builder = EmailRows()
     rows: list[EmailRow] = []
     for chunk in chunks:
         rows += builder.rows(reader.feed(decoder.decode(chunk)))
@@ -125,7 +125,7 @@ def test_invalid_utf8_is_refused() -> None:
 
 
 def test_result_is_streamed_not_accumulated() -> None:
-    extractor = JsonResultExtractor()
+    extractor = JsonMemberReader("result")
     assert extractor.feed('{"status":"success","result":"') == []
     assert extractor.feed("abc") == ["abc"]  # handed out at once
     assert extractor.feed("\\n") == ["\n"]
@@ -152,8 +152,12 @@ def test_csv_quoted_fields_crlf_bom_and_any_column_order() -> None:
 
 @pytest.mark.parametrize(("text", "value"), [
     ("True", True), ("False", False), ("true", True), ("FALSE", False), ("1", True),
-    ("0", False)])
-def test_role_based_values(text: str, value: bool) -> None:
+    ("0", False), ("Yes", True), ("no", False), ("YES", True), ("Y", True), ("n", False),
+    (" tRuE ", True), ("nO", False), ("maybe", None), ("", None), ("2", None),
+    ("yess", None), ("t", None)])
+def test_role_based_values(text: str, value: bool | None) -> None:
+    """Regression: anything but True/False/1/0 failed the whole download; now the
+    common spellings are read in any case and an unknown flag is None."""
     rows = parse_rows([f"Email,Name,Status,Role Based Emails\na@b.com,A,Valid,{text}".encode()])
     assert rows[0].role_based is value
 
@@ -162,7 +166,6 @@ def test_role_based_values(text: str, value: bool) -> None:
     b"Email,Name,Status\na@b.com,A,Valid\n",  # no Role Based Emails column
     b"Name,Status,Role Based Emails\nA,Valid,True\n",  # no Email column
     b"Email,Name,Status,Role Based Emails\na@b.com,A\n",  # short record
-    b"Email,Name,Status,Role Based Emails\na@b.com,A,Valid,maybe\n",  # bad role
     b'Email,Name,Status,Role Based Emails\n"a@b.com,A,Valid,True\n',  # unterminated quote
     b'Email,Name,Status,Role Based Emails\n"a"b,A,Valid,True\n',  # text after a quote
     b"",  # no header at all
@@ -177,19 +180,27 @@ def test_header_only_gives_no_rows() -> None:
 
 
 def test_csv_reader_keeps_only_an_unfinished_record() -> None:
-    reader = CsvRowReader()
+    reader = CsvRecordReader()
     assert reader.feed('a,"b\n') == []
     assert reader.feed('c",d\ne,f') == [["a", "b\nc", "d"]]
     assert reader.finish() == [["e", "f"]]
 
 
 def test_runaway_record_is_refused() -> None:
-    reader = CsvRowReader()
+    reader = CsvRecordReader()
     reader.feed('a,"b')
-    for _ in range(20):  # 800,000 characters of one unfinished record: still kept
-        reader.feed("x\n" * 20000)
+    for _ in range(4):  # 900,000 characters of one unfinished record: still kept
+        reader.feed('\n","x' * 45_000)
     with pytest.raises(StreamDecodeError, match="too long"):
-        reader.feed("x\n" * 200000)
+        reader.feed('\n","x' * 45_000)
+
+
+def test_a_field_over_the_csv_field_limit_is_refused_as_csv_refuses_it() -> None:
+    reader = CsvRecordReader()
+    reader.feed('a,"b')
+    reader.feed("x\n" * 60_000)  # 120,000 characters: within csv's field limit
+    with pytest.raises(StreamDecodeError, match="field limit"):
+        reader.feed("x\n" * 10_000)
 
 
 # --- round trip --------------------------------------------------------------------------
@@ -234,3 +245,18 @@ def test_rows_round_trip_in_random_chunks(
         for e, n, s, r in rows
     ]
     assert got == expected
+
+
+def test_rows_are_the_same_without_the_slot_setters(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows built through EmailRow's slots equal rows built through its __init__ (used
+    when the model stops being a plain slotted class)."""
+    from asyncsdk import _results
+
+    body = (b"Status,Email,Role Based Emails\r\nvalid,a@b.com,yes\r\nOdd, c@d.com ,x\r\n"
+            b"\r\n")
+    fast = parse_rows([body])
+    monkeypatch.setattr(_results, "_SETTERS", None)
+    assert parse_rows([body]) == fast == [
+        EmailRow(email="a@b.com", name="", status=Verdict.VALID, role_based=True),
+        EmailRow(email="c@d.com", name="", status="Odd", role_based=None)]
+    assert _results._row_setters() is not None  # EmailRow is plain today: the fast path

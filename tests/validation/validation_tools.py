@@ -44,3 +44,33 @@ def other_tasks() -> set[asyncio.Task[Any]]:
         return code is not None and "aiohttp/web_" in code.co_filename
     return {t for t in asyncio.all_tasks()
             if t is not asyncio.current_task() and not server_side(t)}
+
+
+def streaming(body: bytes, content_type: str, piece: int = 7,
+              disposition: str | None = None) -> Handler:
+    """A handler that streams ``body`` in pieces of ``piece`` bytes."""
+    async def handle(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse()
+        response.content_type = content_type
+        if disposition:
+            response.headers["Content-Disposition"] = disposition
+        await response.prepare(request)
+        for i in range(0, len(body), piece):
+            await response.write(body[i:i + piece])
+            await asyncio.sleep(0)
+        await response.write_eof()
+        return response
+    return handle
+
+
+def stalling(body: bytes, started: asyncio.Event) -> Handler:
+    """A handler that sends ``body`` as CSV, sets ``started``, and never ends."""
+    async def stall(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse()
+        response.content_type = "text/csv"
+        await response.prepare(request)
+        await response.write(body)
+        started.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+    return stall

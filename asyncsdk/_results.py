@@ -1,0 +1,360 @@
+"""A job's result: the bytes of jobs/download -> the result's CSV text -> ``EmailRow``.
+
+``ResultText`` turns the answer's bytes into the CSV text, whichever wire shape it came
+in, and finds a result hosted elsewhere; ``EmailRows`` maps CSV records (read by
+``_stream.CsvRecordReader``) to ``EmailRow``. ``jobs`` drives them; neither does I/O.
+
+The shape of an answer (DESIGN §2):
+
+* **JSON** when its media type says json; the CSV text is the ``result`` string of the
+  object, streamed as it is decoded. A ``result`` that is a single http(s) URL is the
+  address of the result file (``hosted_url``: fetched by the caller without credentials).
+  An answer that does not say ``"status": "success"`` is given, whole (up to
+  ``MAX_RESULT_ERROR_BODY`` bytes), to the transport's answer interpreter, which raises
+  the service's error; what it lets through must still hold a ``result`` string.
+* **CSV** when its media type is ``text/csv`` or it is an attachment (aiohttp's parsed
+  ``Content-Disposition``, not a substring test); the body is the CSV text.
+* Otherwise the first character that is not white space decides: ``{`` is JSON, anything
+  else CSV. Blank lines before it are dropped as they stream (memory stays bounded).
+
+Either way the CSV text is UTF-8 and drops one leading byte order mark.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Iterator
+from operator import itemgetter
+from typing import Any, Protocol
+
+import attrs
+
+from . import _constants as C
+from ._checks import is_http_url
+from ._stream import JsonMemberReader, StreamDecodeError, Utf8Decoder
+from .models.codes import Verdict
+from .models.validation import EmailRow
+
+__all__ = ["Answer", "EmailRows", "ResultText"]
+
+
+class _Disposition(Protocol):
+    @property
+    def type(self) -> str | None: ...
+
+
+class Answer(Protocol):
+    """What ``ResultText`` needs of a streamed answer (``_transport.StreamedResponse``)."""
+
+    @property
+    def content_type(self) -> str: ...
+
+    @property
+    def content_disposition(self) -> _Disposition | None: ...
+
+    def interpret(self, raw: bytes) -> Any: ...
+
+
+_NOT_WS = re.compile(r"[^ \t\r\n]")
+_SPACE = re.compile(r"\s")
+_CSV, _JSON, _SNIFF = range(3)
+
+
+def is_attachment(disposition: _Disposition | None) -> bool:
+    """True when a parsed ``Content-Disposition`` says ``attachment`` (any case)."""
+    kind = disposition.type if disposition is not None else None
+    return kind is not None and kind.lower() == "attachment"
+
+
+class ResultText:
+    """The answer's bytes, fed chunk by chunk, as the result's CSV text.
+
+    ``feed(chunk)`` and ``finish()`` return the CSV text they complete ("" when none);
+    after ``finish()``, ``hosted_url`` is the URL of a result hosted elsewhere, or None.
+    Raises ``StreamDecodeError`` for an answer that is not a result, and whatever the
+    answer interpreter raises for a JSON answer that does not say success.
+    """
+
+    __slots__ = ("_answer", "_begun", "_decoder", "_held", "_held_size", "_json", "_pending",
+                 "_raw", "_raw_size", "_shape", "hosted_url")
+
+    def __init__(self, answer: Answer, *, hosted: bool = False) -> None:
+        """``hosted``: the answer is a result file fetched from ``hosted_url`` (CSV)."""
+        self._answer = answer
+        self._decoder = Utf8Decoder()
+        kind = answer.content_type
+        with warnings.catch_warnings():  # aiohttp warns of a malformed header: not ours
+            warnings.simplefilter("ignore")
+            disposition = answer.content_disposition
+        if hosted or kind == "text/csv" or is_attachment(disposition):
+            self._shape = _CSV
+        elif "json" in kind:
+            self._shape = _JSON
+        else:
+            self._shape = _SNIFF
+        self._json: JsonMemberReader | None = None
+        self._pending = ""  # sniffing: white space after the last blank line so far
+        self._raw: list[bytes] = []  # the JSON answer's bytes, for the interpreter
+        self._raw_size = 0
+        self._held: list[str] | None = []  # a result's start, until it is not a URL
+        self._held_size = 0
+        self._begun = False
+        self.hosted_url: str | None = None
+
+    def feed(self, chunk: bytes) -> str:
+        """The CSV text completed by ``chunk``."""
+        if self._shape == _CSV:
+            return self._decoder.decode(chunk)
+        self._keep(chunk)
+        return self._text(self._decoder.decode(chunk))
+
+    def finish(self) -> str:
+        """The rest of the CSV text; checks the answer was complete."""
+        text = self._decoder.decode(b"", True)
+        if self._shape == _CSV:
+            return text
+        out = self._text(text)
+        if self._shape == _SNIFF:  # nothing but white space: an empty CSV
+            return out
+        reader = self._json
+        assert reader is not None
+        reader.finish()
+        status = reader.fields.get("status")
+        if not (isinstance(status, str) and status.strip().lower() == "success"):
+            self._answer.interpret(b"".join(self._raw))  # raises the service's error
+        if not reader.complete:
+            raise StreamDecodeError("the JSON answer holds no result text")
+        if self._held is not None:  # the whole result was short: a URL, or CSV text
+            held, self._held = "".join(self._held), None
+            if is_http_url(held.strip()):
+                self.hosted_url = held.strip()
+            else:
+                out += self._out(held)
+        return out
+
+    # --- inside ---------------------------------------------------------------------
+    def _keep(self, chunk: bytes) -> None:
+        """Keep the start of a JSON answer for the interpreter (white space before it
+        dropped, so a long run of it cannot push the object out)."""
+        room = C.MAX_RESULT_ERROR_BODY - self._raw_size
+        if room > 0:
+            if not self._raw_size:
+                chunk = chunk.lstrip(b" \t\r\n")
+            piece = chunk[:room]
+            if piece:
+                self._raw.append(piece)
+                self._raw_size += len(piece)
+
+    def _text(self, text: str) -> str:
+        if self._shape == _SNIFF:
+            text = self._sniff(text)
+            if not text:
+                return ""
+        if self._shape == _CSV:
+            self._raw = []
+            return text
+        reader = self._json
+        if reader is None:
+            reader = self._json = JsonMemberReader("result")
+        pieces = reader.feed(text)
+        held = self._held
+        if held is None:
+            return self._out("".join(pieces)) if pieces else ""
+        # the start of the result is held until it cannot be a URL
+        held.extend(pieces)
+        self._held_size += sum(map(len, pieces))
+        if reader.complete or not (self._held_size <= C.MAX_HOSTED_URL_CHARS
+                                   and not any(_SPACE.search(p) for p in pieces)):
+            if reader.complete:
+                return ""  # finish() decides
+            self._held = None
+            return self._out("".join(held))
+        return ""
+
+    def _sniff(self, text: str) -> str:
+        """Before the first character that is not white space: drop blank lines; then
+        fix the shape and hand on the text from the start of its line."""
+        found = _NOT_WS.search(text)
+        if found is None:
+            text = self._pending + text
+            last = max(text.rfind("\n"), text.rfind("\r"))
+            self._pending = text[last + 1:]
+            if len(self._pending) > C.MAX_CSV_RECORD_CHARS:
+                raise StreamDecodeError("a CSV record is too long")
+            return ""
+        at = found.start()
+        if text[at] == "{":
+            self._shape = _JSON
+            return text[at:]
+        self._shape = _CSV
+        last = max(text.rfind("\n", 0, at), text.rfind("\r", 0, at))
+        return self._pending + text if last < 0 else text[last + 1:]
+
+    def _out(self, text: str) -> str:
+        """The CSV text of the JSON shape, without a leading byte order mark."""
+        if not self._begun and text:
+            self._begun = True
+            if text[0] == "\ufeff":
+                return text[1:]
+        return text
+
+
+# --- rows ----------------------------------------------------------------------------------
+def _header_key(name: str) -> str:
+    return "".join(name.split()).casefold().lstrip("\ufeff")
+
+
+_COLUMNS = {"email": "Email", "name": "Name", "status": "Status",
+            "rolebasedemails": "Role Based Emails"}
+_REQUIRED = ("email", "status", "rolebasedemails")
+_VERDICTS: dict[str, Verdict] = {
+    **{v.value.casefold(): v for v in Verdict}, **{v.value: v for v in Verdict}}
+#: ``Role Based Emails``: these spellings, in any case and with white space around;
+#: any other value (empty included) is None.
+_ROLE_WORDS = {"true": True, "false": False, "yes": True, "no": False, "y": True,
+               "n": False, "1": True, "0": False}
+_ROLES: dict[str, bool] = {**_ROLE_WORDS, **{k.upper(): v for k, v in _ROLE_WORDS.items()},
+                           **{k.capitalize(): v for k, v in _ROLE_WORDS.items()}}
+
+
+def read_role(text: str) -> bool | None:
+    """``Role Based Emails`` as a bool: true/false, yes/no, y/n, 1/0 in any case (white
+    space around ignored); None for anything else. An unexpected flag never fails a
+    result of a million rows."""
+    value = _ROLES.get(text)
+    if value is None:
+        value = _ROLE_WORDS.get(text.strip().casefold())
+    return value
+
+
+def read_verdict(text: str) -> Verdict:
+    """``Status`` as a ``Verdict`` (any case, white space around ignored); a verdict this
+    library does not know is an unknown ``Verdict`` of the text (stripped), which
+    compares equal to it."""
+    verdict = _VERDICTS.get(text)
+    return verdict if verdict is not None else Verdict(text.strip())
+
+
+def _row_setters() -> tuple[Any, ...] | None:
+    """The slot setters of ``EmailRow`` when its ``__init__`` does nothing but store the
+    four values (no validator, converter or hook): building a row through them costs a
+    third of the keyword call, over a million rows. None otherwise (then ``__init__``)."""
+    fields = attrs.fields(EmailRow)
+    names = tuple(f.name for f in fields)
+    plain = (names == ("email", "name", "status", "role_based")
+             and all(f.validator is None and f.converter is None and f.init
+                     and f.default is attrs.NOTHING for f in fields)
+             and "__slots__" in EmailRow.__dict__
+             and not hasattr(EmailRow, "__attrs_post_init__")
+             and not hasattr(EmailRow, "__attrs_pre_init__"))
+    if not plain:
+        return None
+    return tuple(EmailRow.__dict__[name].__set__ for name in names)
+
+
+_SETTERS = _row_setters()
+
+
+class EmailRows:
+    """CSV records to ``EmailRow``s: the first record that is not blank is the header,
+    matched to ``Email``, ``Name``, ``Status``, ``Role Based Emails`` ignoring case and
+    spaces, in any order; other columns are ignored; ``Name`` may be absent (then "").
+    Blank records are skipped; a record without the header's columns is refused."""
+
+    __slots__ = ("_index", "_need", "_seen")
+
+    def __init__(self) -> None:
+        self._index: tuple[int, int, int, int] | None = None  # email, name, status, role
+        self._need = 0
+        self._seen = 0  # records before the current batch
+
+    def rows(self, records: list[list[str]]) -> Iterator[EmailRow]:
+        """The rows of ``records``, made as they are taken (a batch of rows never lives
+        at once: less work for the garbage collector over a million rows)."""
+        index = self._index
+        if index is None:
+            records = self._header(records)
+            index = self._index
+            if index is None:
+                return
+        at_email, at_name, at_status, at_role = index
+        need = self._need
+        base = self._seen
+        self._seen += len(records)
+        if records and min(map(len, records)) < need:  # blank records (a short one raises)
+            records = [r for r in records if len(r) >= need or not self._skip(r, records, base)]
+        no_name = at_name < 0
+        fields = itemgetter(at_email, at_email if no_name else at_name, at_status, at_role)
+        setters = _SETTERS
+        if setters is None:
+            for email, name, status, role in map(fields, records):
+                yield EmailRow(email=email.strip(), name="" if no_name else name,
+                               status=read_verdict(status), role_based=read_role(role))
+            return
+        set_email, set_name, set_status, set_role = setters
+        new = object.__new__
+        verdicts = _VERDICTS
+        roles = _ROLES
+        for email, name, status, role in map(fields, records):
+            row = new(EmailRow)
+            set_email(row, email.strip())
+            set_name(row, "" if no_name else name)
+            set_status(row, verdicts.get(status) or read_verdict(status))
+            flag = roles.get(role)
+            set_role(row, flag if flag is not None else read_role(role))
+            yield row
+
+    def count(self, records: list[list[str]]) -> int:
+        """How many rows ``records`` hold, checked as ``rows`` checks them."""
+        if self._index is None:
+            records = self._header(records)
+            if self._index is None:
+                return 0
+        need = self._need
+        base = self._seen
+        self._seen += len(records)
+        if not records or min(map(len, records)) >= need:  # the usual case, in C
+            return len(records)
+        blank = 0
+        for record in records:
+            if len(record) < need and self._skip(record, records, base):
+                blank += 1
+        return len(records) - blank
+
+    def finish(self) -> None:
+        """Raise ``StreamDecodeError`` if no header was ever read."""
+        if self._index is None:
+            raise StreamDecodeError("the result CSV is empty: no header record")
+
+    # --- inside ---------------------------------------------------------------------
+    def _skip(self, record: list[str], records: list[list[str]], base: int) -> bool:
+        """True for a blank record; raises for a short one."""
+        if not record or (len(record) == 1 and not record[0].strip()):
+            return True
+        line = base + records.index(record) + 1
+        raise StreamDecodeError(f"CSV record {line} has {len(record)} fields, expected at "
+                                f"least {self._need}")
+
+    def _header(self, records: list[list[str]]) -> list[list[str]]:
+        """Read the header from ``records``; the records after it."""
+        for at, record in enumerate(records):
+            if not record or (len(record) == 1 and not record[0].strip()):
+                continue
+            index: dict[str, int] = {}
+            for column, name in enumerate(record):
+                key = _header_key(name)
+                if key in _COLUMNS and key not in index:
+                    index[key] = column
+            missing = [_COLUMNS[k] for k in _REQUIRED if k not in index]
+            if missing:
+                shown = ", ".join(map(repr, record[:8]))  # cut by jobs, once scrubbed
+                raise StreamDecodeError(f"the result CSV lacks the column(s) "
+                                        f"{', '.join(missing)} (header: {shown})")
+            self._index = (index["email"], index.get("name", -1), index["status"],
+                           index["rolebasedemails"])
+            self._need = max(index.values()) + 1
+            self._seen += at + 1
+            return records[at + 1:]
+        self._seen += len(records)
+        return []
