@@ -22,21 +22,25 @@ Either way the CSV text is UTF-8 and drops one leading byte order mark.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import AsyncGenerator, Iterator
 from operator import itemgetter
 from typing import Any, Protocol
 
+import aiohttp
 import attrs
 
 from . import _constants as C
 from ._checks import is_http_url
+from ._errors import APIConnectionError, ResponseDecodeError, SDKError, UsageError
 from ._stream import JsonMemberReader, StreamDecodeError, Utf8Decoder
+from ._transport import Area, Operation, Transport
 from .models.codes import Verdict
 from .models.validation import EmailRow
 
-__all__ = ["Answer", "EmailRows", "ResultText"]
+__all__ = ["DOWNLOAD", "Answer", "EmailRows", "ResultText", "csv_text", "decode_error"]
 
 
 class _Disposition(Protocol):
@@ -358,3 +362,65 @@ class EmailRows:
             return records[at + 1:]
         self._seen += len(records)
         return []
+
+
+# --- the wire: the job's answer (and a hosted result) as CSV text ----------------------
+DOWNLOAD = Operation("validation.job_download", "GET", Area.VALIDATION,
+                     "/api/v1/jobs/download", safe_to_repeat=True)
+
+#: What a stream may raise that is not the library's own (the session closed under it).
+_FOREIGN = (RuntimeError, OSError, asyncio.TimeoutError, aiohttp.ClientError)
+
+
+async def csv_text(transport: Transport, job_id: int,
+                   request_timeout: float | None) -> AsyncGenerator[str, None]:
+    """The result CSV of job ``job_id`` as decoded text pieces, whichever shape it came
+    in: the job's answer, then the hosted result file it may point to (fetched without
+    credentials)."""
+    try:
+        hosted: str | None = None
+        while True:
+            if hosted is None:
+                stream = transport.stream(
+                    DOWNLOAD, params={"job_id": job_id}, timeout=request_timeout)
+            else:
+                stream = transport.stream(DOWNLOAD, absolute_url=hosted, timeout=request_timeout)
+            async with stream as response:
+                result = ResultText(response, hosted=hosted is not None)
+                chunks = response.iter_chunks()
+                try:
+                    async for chunk in chunks:
+                        text = result.feed(chunk)
+                        if text:
+                            yield text
+                finally:  # an async generator left suspended: closed now, not at GC
+                    aclose = getattr(chunks, "aclose", None)
+                    if aclose is not None:
+                        await aclose()
+                text = result.finish()
+                if text:
+                    yield text
+            hosted = result.hosted_url
+            if hosted is None:
+                return
+    except _FOREIGN as exc:  # the stream's own failure (the client closed under it)
+        if isinstance(exc, SDKError):
+            raise
+        raise _sdk_error(exc) from None
+
+
+def decode_error(transport: Transport, exc: StreamDecodeError) -> ResponseDecodeError:
+    """The ``ResponseDecodeError`` of an unreadable result. The reason may quote the
+    answer (a header, a JSON member): credentials are scrubbed first, then the text is
+    shortened (a cut through a credential would leave its prefix)."""
+    why = transport.credentials.scrub(str(exc))[: C.ERROR_BODY_PREVIEW]
+    return ResponseDecodeError(f"job result unreadable: {why}", operation=DOWNLOAD.name)
+
+
+def _sdk_error(exc: BaseException) -> SDKError:
+    """The SDK error for a failure of the stream that is not already one."""
+    if isinstance(exc, RuntimeError) and not isinstance(exc, OSError):
+        return UsageError(f"{DOWNLOAD.name}: the download could not go on "
+                          f"({type(exc).__name__}: the client was closed?)")
+    return APIConnectionError(f"the download broke off ({type(exc).__name__})",
+                              operation=DOWNLOAD.name, may_have_been_sent=True)

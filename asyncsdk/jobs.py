@@ -16,8 +16,6 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing, suppress
 from typing import Any
 
-import aiohttp
-
 from . import _constants as C
 from ._checks import check_job_id, check_number, check_seconds
 from ._errors import (
@@ -26,12 +24,9 @@ from ._errors import (
     JobFailedError,
     JobTimeoutError,
     RateLimitError,
-    ResponseDecodeError,
-    SDKError,
     ServerError,
-    UsageError,
 )
-from ._results import EmailRows, ResultText
+from ._results import EmailRows, csv_text, decode_error
 from ._stream import CsvRecordReader, StreamDecodeError
 from ._transport import Area, Operation, Transport
 from .models.codes import JobStatus
@@ -41,8 +36,6 @@ __all__ = ["ValidationJob"]
 
 STATUS = Operation("validation.job_status", "GET", Area.VALIDATION, "/api/v1/jobs/status",
                    safe_to_repeat=True, bare_fail_is_state=True)
-DOWNLOAD = Operation("validation.job_download", "GET", Area.VALIDATION,
-                     "/api/v1/jobs/download", safe_to_repeat=True)
 
 #: ``on_status(status, elapsed_seconds)``; may be a plain function or a coroutine function.
 StatusCallback = Callable[[JobStatus | str, float], "Awaitable[Any] | Any"]
@@ -196,60 +189,8 @@ class ValidationJob:
             deadline = check_number(deadline, "deadline", strict=False)
         if request_timeout is not None:
             request_timeout = check_seconds(request_timeout, "request_timeout")
-        transport = self._transport
-        started = transport.clock()
-        ends_at = reserve = None
-        if deadline is not None:
-            ends_at = started + deadline
-            reserve = min(C.WAIT_FINAL_POLL_RESERVE, C.WAIT_FINAL_POLL_SHARE * deadline)
-        step = interval
-        last_status: JobStatus | str | None = None
-        last_error: BaseException | None = None
-        failures = 0
-        last_poll = False
-        while True:
-            poll_timeout = request_timeout
-            if ends_at is not None:
-                remaining = ends_at - transport.clock()
-                if remaining <= 0:
-                    raise self._timed_out(deadline, last_status) from last_error
-                poll_timeout = min(transport.limits.budget(poll_timeout), remaining)
-            try:
-                status = await self.status(request_timeout=poll_timeout)
-            except _TRANSIENT as exc:
-                failures += 1
-                last_error = exc
-                if ends_at is None and failures >= C.MAX_WAIT_TRANSIENT_FAILURES:
-                    raise
-            else:
-                failures = 0
-                last_error = None
-                last_status = status
-                if on_status is not None:
-                    outcome = on_status(status, transport.clock() - started)
-                    if inspect.isawaitable(outcome):
-                        await outcome
-                if status is JobStatus.SUCCESS:
-                    return status
-                if status is JobStatus.FAIL:
-                    raise JobFailedError(f"validation job {self.job_id} failed",
-                                         job_id=self.job_id)
-            pause = min(max_interval, step) * (1.0 - C.POLL_JITTER * transport.rand())
-            step = min(max_interval, step * factor)
-            if ends_at is not None and reserve is not None:
-                remaining = ends_at - transport.clock()
-                if last_poll or remaining <= reserve:  # that was the last poll
-                    raise self._timed_out(deadline, last_status) from last_error
-                if pause >= remaining - reserve:
-                    pause = remaining - reserve
-                    last_poll = True
-            await transport.sleep(pause)
-
-    def _timed_out(self, deadline: float | None, last: JobStatus | str | None
-                   ) -> JobTimeoutError:
-        return JobTimeoutError(
-            f"validation job {self.job_id} not finished after {deadline:g} s "
-            f"(last status: {last})", job_id=self.job_id, last_status=last)
+        return await _poll_until_done(self, interval, max_interval, factor, deadline,
+                                      on_status, request_timeout)
 
     # --- results ---------------------------------------------------------------------
     async def rows(
@@ -284,7 +225,7 @@ class ValidationJob:
         reader = CsvRecordReader()
         builder = EmailRows()
         try:
-            async with aclosing(self._csv_text(request_timeout)) as pieces:
+            async with aclosing(csv_text(self._transport, self.job_id, request_timeout)) as pieces:
                 async for text in pieces:
                     for row in builder.rows(reader.feed(text)):
                         yield row
@@ -292,7 +233,7 @@ class ValidationJob:
                 yield row
             builder.finish()
         except StreamDecodeError as exc:
-            raise self._decode_error(exc) from None
+            raise decode_error(self._transport, exc) from None
 
     async def download(
         self, path: str | os.PathLike[str], *, request_timeout: float | None = None
@@ -327,7 +268,8 @@ class ValidationJob:
         count = 0
         try:
             with open(temp, "xb") as handle:  # noqa: ASYNC230 - see the docstring
-                async with aclosing(self._csv_text(request_timeout)) as pieces:
+                pieces_of = csv_text(self._transport, self.job_id, request_timeout)
+                async with aclosing(pieces_of) as pieces:
                     async for text in pieces:
                         handle.write(text.encode("utf-8"))
                         count += builder.count(reader.feed(text))
@@ -341,64 +283,76 @@ class ValidationJob:
             with suppress(OSError):
                 os.unlink(temp)
             if isinstance(exc, StreamDecodeError):
-                raise self._decode_error(exc) from None
+                raise decode_error(self._transport, exc) from None
             raise
         return count
 
-    # --- the wire --------------------------------------------------------------------
-    async def _csv_text(self, request_timeout: float | None) -> AsyncGenerator[str, None]:
-        """The result CSV as decoded text pieces, whichever shape it came in: the job's
-        answer, then the hosted result file it may point to (without credentials)."""
+
+async def _poll_until_done(
+    job: ValidationJob,
+    interval: float,
+    max_interval: float,
+    factor: float,
+    deadline: float | None,
+    on_status: StatusCallback | None,
+    request_timeout: float | None,
+) -> JobStatus:
+    """The polling loop of ``ValidationJob.wait`` (arguments already checked)."""
+    transport = job._transport
+    started = transport.clock()
+    ends_at = reserve = None
+    if deadline is not None:
+        ends_at = started + deadline
+        reserve = min(C.WAIT_FINAL_POLL_RESERVE, C.WAIT_FINAL_POLL_SHARE * deadline)
+    step = interval
+    last_status: JobStatus | str | None = None
+    last_error: BaseException | None = None
+    failures = 0
+    last_poll = False
+    while True:
+        poll_timeout = request_timeout
+        if ends_at is not None:
+            remaining = ends_at - transport.clock()
+            if remaining <= 0:
+                raise _timed_out(job, deadline, last_status) from last_error
+            poll_timeout = min(transport.limits.budget(poll_timeout), remaining)
         try:
-            hosted: str | None = None
-            while True:
-                if hosted is None:
-                    stream = self._transport.stream(
-                        DOWNLOAD, params={"job_id": self.job_id}, timeout=request_timeout)
-                else:
-                    stream = self._transport.stream(
-                        DOWNLOAD, absolute_url=hosted, timeout=request_timeout)
-                async with stream as response:
-                    result = ResultText(response, hosted=hosted is not None)
-                    chunks = response.iter_chunks()
-                    try:
-                        async for chunk in chunks:
-                            text = result.feed(chunk)
-                            if text:
-                                yield text
-                    finally:  # an async generator left suspended: closed now, not at GC
-                        aclose = getattr(chunks, "aclose", None)
-                        if aclose is not None:
-                            await aclose()
-                    text = result.finish()
-                    if text:
-                        yield text
-                hosted = result.hosted_url
-                if hosted is None:
-                    return
-        except _FOREIGN as exc:  # the stream's own failure (the client closed under it)
-            if isinstance(exc, SDKError):
+            status = await job.status(request_timeout=poll_timeout)
+        except _TRANSIENT as exc:
+            failures += 1
+            last_error = exc
+            if ends_at is None and failures >= C.MAX_WAIT_TRANSIENT_FAILURES:
                 raise
-            raise _sdk_error(exc) from None
+        else:
+            failures = 0
+            last_error = None
+            last_status = status
+            if on_status is not None:
+                outcome = on_status(status, transport.clock() - started)
+                if inspect.isawaitable(outcome):
+                    await outcome
+            if status is JobStatus.SUCCESS:
+                return status
+            if status is JobStatus.FAIL:
+                raise JobFailedError(f"validation job {job.job_id} failed",
+                                     job_id=job.job_id)
+        pause = min(max_interval, step) * (1.0 - C.POLL_JITTER * transport.rand())
+        step = min(max_interval, step * factor)
+        if ends_at is not None and reserve is not None:
+            remaining = ends_at - transport.clock()
+            if last_poll or remaining <= reserve:  # that was the last poll
+                raise _timed_out(job, deadline, last_status) from last_error
+            if pause >= remaining - reserve:
+                pause = remaining - reserve
+                last_poll = True
+        await transport.sleep(pause)
 
-    def _decode_error(self, exc: StreamDecodeError) -> ResponseDecodeError:
-        # the reason may quote the answer (a header, a JSON member): credentials scrubbed
-        # first, then shortened (a cut through a credential would leave its prefix)
-        why = self._transport.credentials.scrub(str(exc))[: C.ERROR_BODY_PREVIEW]
-        return ResponseDecodeError(f"job result unreadable: {why}", operation=DOWNLOAD.name)
 
-
-#: What a stream may raise that is not the library's own (the session closed under it).
-_FOREIGN = (RuntimeError, OSError, asyncio.TimeoutError, aiohttp.ClientError)
-
-
-def _sdk_error(exc: BaseException) -> SDKError:
-    """The SDK error for a failure of the stream that is not already one."""
-    if isinstance(exc, RuntimeError) and not isinstance(exc, OSError):
-        return UsageError(f"{DOWNLOAD.name}: the download could not go on "
-                          f"({type(exc).__name__}: the client was closed?)")
-    return APIConnectionError(f"the download broke off ({type(exc).__name__})",
-                              operation=DOWNLOAD.name, may_have_been_sent=True)
+def _timed_out(job: ValidationJob, deadline: float | None,
+               last: JobStatus | str | None) -> JobTimeoutError:
+    return JobTimeoutError(
+        f"validation job {job.job_id} not finished after {deadline:g} s "
+        f"(last status: {last})", job_id=job.job_id, last_status=last)
 
 
 def temporary_name(target: str) -> str:
