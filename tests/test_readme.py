@@ -139,6 +139,8 @@ def asyncsdk_arguments(command: str) -> list[str]:
     """The arguments of the ``asyncsdk`` part of a shell line."""
     part = command.split("&&")[-1].split("#")[0]
     words = shlex.split(part)
+    if words and words[-1] == "&":  # started in the background
+        words = words[:-1]
     assert words[0] == "asyncsdk", command
     return words[1:]
 
