@@ -66,6 +66,10 @@ def _refuse_constant(name: str) -> Any:
 _scan = json.JSONDecoder(parse_constant=_refuse_constant).raw_decode
 
 
+def _same(item: Any) -> Any:
+    return item
+
+
 def read_json_array(raw: bytes, each: Callable[[Any], Any],
                     window: int = C.OFFLOAD_WINDOW_BYTES) -> list[Any] | None:
     """``[each(element) for element in json.loads(raw)]`` for a UTF-8 JSON array, in
@@ -310,17 +314,23 @@ class Interpreter:
     def _big_data(self, call: Call, status: int, headers: Mapping[str, str], raw: bytes,
                   model: type[Any] | None, many: bool) -> Any:
         """``_data`` for a big answer, in a worker thread, without long GIL holds: a
-        listing is read element by element (``read_json_array``); the collector is
-        paused and what was made promoted (``paused_gc``), so that no long collection
-        follows on the loop. Anything else, or an answer that fails a check, goes
-        through ``_data`` as a whole, which raises the error it means."""
+        listing is parsed element by element (``read_json_array``) and decoded as
+        ``_data`` would, then its parsed elements are dropped one at a time (freeing
+        them all at once is one long C call); the collector is paused and what was made
+        promoted (``paused_gc``), so that no long collection follows on the loop.
+        Anything else goes through ``_data`` as a whole, which raises the error it
+        means."""
         with paused_gc(promote=True):
+            listed = None
             if many and model is not None and 200 <= status < 300:
-                target = model
-                listed = read_json_array(raw, lambda item: decode(item, target))
-                if listed is not None:
-                    return listed
-            return self._data(call, status, headers, raw, model, many)
+                listed = read_json_array(raw, _same)
+            if listed is None:
+                return self._data(call, status, headers, raw, model, many)
+            try:
+                return self.decode_many(call.op, listed, model)  # type: ignore[arg-type]
+            finally:
+                while listed:
+                    listed.pop()
 
     def _data(self, call: Call, status: int, headers: Mapping[str, str], raw: bytes,
               model: type[Any] | None, many: bool) -> Any:

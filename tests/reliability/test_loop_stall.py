@@ -27,6 +27,7 @@ from aiohttp import web
 from helpers import API_KEY, USERNAME
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scripted_server import scripted_server
 
 import asyncsdk
 from asyncsdk import _answer, _constants
@@ -57,26 +58,17 @@ BIG_BODY = json.dumps(BIG).encode()
 LONGEST_ELEMENT = max(len(json.dumps(item)) for item in BIG)
 
 
-async def _serve(body: bytes) -> tuple[web.AppRunner, str]:
-    async def handler(request: web.Request) -> web.Response:
+async def list_contacts(body: bytes) -> list[ContactList]:
+    """``contacts.list()`` answered with ``body`` by a server on 127.0.0.1."""
+
+    async def script(request: web.Request) -> web.StreamResponse:
         return web.Response(body=body, content_type="application/json")
 
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", handler)
-    runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    return runner, f"http://127.0.0.1:{runner.addresses[0][1]}"
-
-
-async def list_contacts(body: bytes) -> list[ContactList]:
-    runner, base = await _serve(body)
-    try:
-        async with asyncsdk.Client(API_KEY, USERNAME, base_url=base, max_retries=0) as c:
+    async with scripted_server() as server:
+        server.on("/api/v1/contact/", script)
+        async with asyncsdk.Client(API_KEY, USERNAME, base_url=server.base_url,
+                                   max_retries=0) as c:
             return await c.contacts.list()
-    finally:
-        await runner.cleanup()
 
 
 def test_the_listings_here_are_big_answers() -> None:
