@@ -78,7 +78,7 @@ def read_json_array(raw: bytes, each: Callable[[Any], Any],
     before the next. Run in a worker thread, so the event loop gets the GIL between
     those calls (one C call holding it is as long as one element's parse).
 
-    None when the body is anything else (not an array, not UTF-8 JSON, with something
+    None when the body is anything else (not an array, not UTF-8 JSON, NaN, something
     after the array): the caller then reads it the ordinary way, which gives the error.
     An element that does not fit the window widens it (doubling, so a huge element costs
     no more than a plain parse).
