@@ -16,7 +16,9 @@ reach the caller without passing the transport's own safety net.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import json
+import re
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, NoReturn, TypeVar
 
@@ -26,7 +28,7 @@ from aiohttp.client_reqrep import ContentDisposition
 
 from . import _constants as C
 from ._auth import Area, Credentials, redact_url
-from ._convert import DecodeFailure, decode, decode_list
+from ._convert import DecodeFailure, decode, decode_list, paused_gc
 from ._errors import (
     APIConnectionError,
     APIError,
@@ -54,6 +56,97 @@ try:  # optional speedup (extra "speedups"); same semantics as json.loads
     from orjson import loads as _json_loads  # type: ignore[import-not-found,no-redef,unused-ignore]
 except ImportError:  # pragma: no cover - depends on the environment
     _json_loads = json.loads
+
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(name)  # NaN and Infinity are not JSON (orjson refuses them too)
+
+
+_scan = json.JSONDecoder(parse_constant=_refuse_constant).raw_decode
+
+
+def _same(item: Any) -> Any:
+    return item
+
+
+def read_json_array(raw: bytes, each: Callable[[Any], Any],
+                    window: int = C.OFFLOAD_WINDOW_BYTES) -> list[Any] | None:
+    """``[each(element) for element in json.loads(raw)]`` for a UTF-8 JSON array, in
+    short C calls: the body is decoded to text ``window`` bytes at a time and each
+    element parsed (``json.JSONDecoder.raw_decode``), handed to ``each`` and dropped
+    before the next. Run in a worker thread, so the event loop gets the GIL between
+    those calls (one C call holding it is as long as one element's parse).
+
+    None when the body is anything else (not an array, not UTF-8 JSON, NaN, something
+    after the array): the caller then reads it the ordinary way, which gives the error.
+    An element that does not fit the window widens it (doubling, so a huge element costs
+    no more than a plain parse).
+    """
+    decode_text = codecs.getincrementaldecoder("utf-8")().decode
+    view = memoryview(raw)
+    size = len(raw)
+    taken = 0
+    text = ""
+    pos = 0
+
+    def more(amount: int) -> bool:  # the next ``amount`` bytes as text onto ``text``
+        nonlocal text, pos, taken
+        if taken >= size:
+            return False
+        end = min(size, taken + amount)
+        text = text[pos:] + decode_text(view[taken:end], end == size)
+        pos, taken = 0, end
+        return True
+
+    def next_char() -> str:  # the next character that is not white space ("" at the end)
+        nonlocal pos
+        while True:
+            pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
+            if pos < len(text) or not more(window):
+                return text[pos:pos + 1]
+
+    out: list[Any] = []
+    try:
+        if next_char() != "[":
+            return None
+        pos += 1
+        if next_char() == "]":
+            pos += 1
+        else:
+            while True:
+                grow = window
+                while True:
+                    try:
+                        item, end = _scan(text, pos)
+                    except json.JSONDecodeError:
+                        if taken >= size:
+                            return None  # bad JSON
+                        # else cut by the window's edge: widen it
+                    else:
+                        # Complete only where "," or "]" follows: a number cut by the
+                        # window's edge ("1." of "1.5") parses too.
+                        after = _SPACE.match(text, end).end()  # type: ignore[union-attr]
+                        if (after < len(text) and text[after] in ",]") or taken >= size:
+                            break
+                    more(grow)
+                    grow *= 2
+                pos = end
+                out.append(each(item))
+                del item
+                mark = next_char()
+                pos += 1
+                if mark == "]":
+                    break
+                if mark != ",":
+                    return None
+                next_char()
+        if next_char():
+            return None  # something after the array
+    except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError too
+        return None
+    return out
 
 
 @attrs.frozen
@@ -215,9 +308,30 @@ class Interpreter:
             capture.status, capture.headers, capture.url = status, headers, call.shown_url
             capture.elapsed, capture.attempts = elapsed, attempts
         if len(raw) >= C.OFFLOAD_DECODE_BYTES:
-            return await asyncio.to_thread(self._data, call, status, headers, raw, model,
-                                           many)
+            return await asyncio.to_thread(self._big_data, call, status, headers, raw,
+                                           model, many)
         return self._data(call, status, headers, raw, model, many)
+
+    def _big_data(self, call: Call, status: int, headers: Mapping[str, str], raw: bytes,
+                  model: type[Any] | None, many: bool) -> Any:
+        """``_data`` for a big answer, in a worker thread, without long GIL holds: a
+        listing is parsed element by element (``read_json_array``) and decoded as
+        ``_data`` would, then its parsed elements are dropped one at a time (freeing
+        them all at once is one long C call); the collector is paused and what was made
+        promoted (``paused_gc``), so that no long collection follows on the loop.
+        Anything else goes through ``_data`` as a whole, which raises the error it
+        means."""
+        with paused_gc(promote=True):
+            listed = None
+            if many and model is not None and 200 <= status < 300:
+                listed = read_json_array(raw, _same)
+            if listed is None:
+                return self._data(call, status, headers, raw, model, many)
+            try:
+                return self.decode_many(call.op, listed, model)  # type: ignore[arg-type]
+            finally:
+                while listed:
+                    listed.pop()
 
     def _data(self, call: Call, status: int, headers: Mapping[str, str], raw: bytes,
               model: type[Any] | None, many: bool) -> Any:
@@ -265,9 +379,12 @@ class Interpreter:
         if length is not None and length > cap:
             raise self.too_large(call, response.status, f" of {length} bytes")
         try:
-            # Without Content-Encoding the announced length is the body's: read it at
-            # once. Compressed (or unannounced) bodies are counted as they inflate.
-            if length is not None and "Content-Encoding" not in response.headers:
+            # Without Content-Encoding the announced length is the body's: a small body
+            # is read at once. Compressed (or unannounced) bodies are counted as they
+            # inflate; big ones are read in pieces and joined in a worker thread (one
+            # join of megabytes on the loop would stall it).
+            if (length is not None and length < C.OFFLOAD_DECODE_BYTES
+                    and "Content-Encoding" not in response.headers):
                 return await response.read()
             parts: list[bytes] = []
             size = 0
@@ -277,6 +394,8 @@ class Interpreter:
                     break
                 parts.append(chunk)
             else:
+                if size >= C.OFFLOAD_DECODE_BYTES:  # a long copy: off the loop
+                    return await asyncio.to_thread(b"".join, parts)
                 return b"".join(parts)
         except TRANSPORT_ERRORS as exc:
             failure = describe_exception(exc, self.credentials.scrub)

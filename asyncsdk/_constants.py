@@ -42,6 +42,10 @@ ERROR_BODY_PREVIEW = 16 * 1024
 #: that no single stretch on the event loop exceeds about 20 ms (JSON plus models
 #: decode at roughly 30 MB/s: 256 KiB is under 10 ms).
 OFFLOAD_DECODE_BYTES = 256 * 1024
+#: In that thread a JSON array is read element by element from windows of this many
+#: bytes of text, so that no single C call (which holds the GIL, and so the loop) is
+#: long: decoding 4 MiB of UTF-8 or parsing one element of a listing takes a few ms.
+OFFLOAD_WINDOW_BYTES = 4 * 1024 * 1024
 
 #: ``check_many`` default number of checks in flight.
 DEFAULT_CHECK_CONCURRENCY = 16

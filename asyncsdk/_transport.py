@@ -315,10 +315,10 @@ class Transport(Interpreter):
                             return response
                         try:
                             length = response.content_length
-                            if (length is not None and length <= C.MAX_JSON_BODY_BYTES
+                            if (length is not None and length < C.OFFLOAD_DECODE_BYTES
                                     and "Content-Encoding" not in response.headers):
                                 raw = await response.read()  # exactly the length announced
-                            else:
+                            else:  # capped; a big body joined off the loop
                                 raw = await self.read_capped(call, response)
                         # The answer broke off: retried like a dropped connection.
                         except TRANSPORT_ERRORS as exc:

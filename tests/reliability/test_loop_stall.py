@@ -1,0 +1,316 @@
+"""Big answers do not stall the event loop (issue 11, "Big answers stall the event loop").
+
+An answer of ``OFFLOAD_DECODE_BYTES`` or more is read, parsed and decoded so that no
+single C call (which holds the GIL, and so the loop) covers more than a piece of it:
+
+* the body is joined in a worker thread, not on the loop;
+* a listing is parsed there element by element (``_answer.read_json_array``), never
+  handed whole to one ``json.loads``/``orjson.loads``;
+* the cyclic collector is paused by count (``_convert.paused_gc``) and the objects made
+  are promoted, so no young collection walks a whole listing in one C call afterwards.
+
+No wall clock: what is asserted is where and in what pieces the work happens (the stall
+figures themselves are in ``benchmarks/scen_looplag.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from aiohttp import web
+from helpers import API_KEY, USERNAME
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scripted_server import scripted_server
+
+import asyncsdk
+from asyncsdk import _answer, _constants
+from asyncsdk._answer import read_json_array
+from asyncsdk._convert import decode_list, paused_gc
+from asyncsdk.models.contacts import ContactList
+
+PROPERTY = settings(max_examples=150, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+def contact(i: int) -> dict[str, Any]:
+    return {"uuid": f"u{i}", "email": f"user{i}@example.com", "customer_name": f"P {i}",
+            "mobile": 9000000000 + i, "age": i % 90, "isemail": True, "tags": ["a", i],
+            "attributes": {"k": i}, "city": "Pune"}
+
+
+def listing(lists: int, per_list: int) -> list[dict[str, Any]]:
+    return [{"id": n, "name": f"list {n}", "is_email": True,
+             "emaillist": [{"contact": per_list,
+                            "data": [contact(n * per_list + i) for i in range(per_list)]}]}
+            for n in range(lists)]
+
+
+#: 20,000 contacts in 10 lists: ~3.4 MB, far over the offload threshold.
+BIG = listing(10, 2_000)
+BIG_BODY = json.dumps(BIG).encode()
+LONGEST_ELEMENT = max(len(json.dumps(item)) for item in BIG)
+
+
+async def list_contacts(body: bytes) -> list[ContactList]:
+    """``contacts.list()`` answered with ``body`` by a server on 127.0.0.1."""
+
+    async def script(request: web.Request) -> web.StreamResponse:
+        return web.Response(body=body, content_type="application/json")
+
+    async with scripted_server() as server:
+        server.on("/api/v1/contact/", script)
+        async with asyncsdk.Client(API_KEY, USERNAME, base_url=server.base_url,
+                                   max_retries=0) as c:
+            return await c.contacts.list()
+
+
+def test_the_listings_here_are_big_answers() -> None:
+    assert len(BIG_BODY) > 8 * _constants.OFFLOAD_DECODE_BYTES
+    assert len(BIG) == 10
+
+
+# --- where and in what pieces the work happens -------------------------------------------
+async def test_big_listing_is_parsed_element_by_element_off_the_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Regression: the whole body went to one ``json.loads`` (tens of ms to seconds
+    holding the GIL), and was joined by one ``b"".join`` on the loop."""
+    loop_thread = threading.get_ident()
+    whole_parses: list[int] = []
+    spans: list[int] = []
+    threads: set[int] = set()
+    joined_off_loop: list[int] = []
+    real_loads, real_scan, real_to_thread = _answer._json_loads, _answer._scan, asyncio.to_thread
+
+    def loads(raw: bytes) -> Any:
+        whole_parses.append(len(raw))
+        return real_loads(raw)
+
+    def scan(text: str, pos: int) -> tuple[Any, int]:
+        threads.add(threading.get_ident())
+        item, end = real_scan(text, pos)
+        spans.append(end - pos)
+        return item, end
+
+    async def to_thread(func: Any, /, *args: Any, **kwargs: Any) -> Any:
+        if getattr(func, "__self__", None) == b"":  # b"".join
+            joined_off_loop.append(sum(map(len, args[0])))
+        return await real_to_thread(func, *args, **kwargs)
+
+    monkeypatch.setattr(_answer, "_json_loads", loads)
+    monkeypatch.setattr(_answer, "_scan", scan)
+    monkeypatch.setattr(asyncio, "to_thread", to_thread)
+    got = await list_contacts(BIG_BODY)
+
+    assert [c.uuid for cl in got for g in cl.emaillist for c in g.data] == [
+        f"u{i}" for i in range(20_000)]
+    assert not [n for n in whole_parses if n >= _constants.OFFLOAD_DECODE_BYTES]
+    assert len(spans) >= len(BIG)  # one parse per element (more where a window cut one)
+    assert max(spans) <= LONGEST_ELEMENT
+    assert threads and loop_thread not in threads
+    assert joined_off_loop == [len(BIG_BODY)]
+
+
+async def test_small_answers_stay_on_the_loop_in_one_parse(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The hot path is unchanged: a small listing is read at once and parsed whole, on
+    the loop, without a thread hop."""
+    hops: list[Any] = []
+    real_to_thread = asyncio.to_thread
+
+    async def to_thread(func: Any, /, *args: Any, **kwargs: Any) -> Any:
+        hops.append(func)
+        return await real_to_thread(func, *args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "to_thread", to_thread)
+    got = await list_contacts(json.dumps(listing(2, 3)).encode())
+    assert [len(cl.emaillist[0].data) for cl in got] == [3, 3]
+    assert hops == []
+
+
+@pytest.fixture
+def young_collections() -> Iterator[list[int]]:
+    """The number of objects each young (generation 0 or 1) collection walks."""
+    sizes: list[int] = []
+
+    def watch(phase: str, info: dict[str, int]) -> None:
+        if phase == "start" and info["generation"] < 2:
+            sizes.append(sum(len(gc.get_objects(g)) for g in range(info["generation"] + 1)))
+
+    was_on = gc.isenabled()
+    gc.enable()
+    gc.collect()
+    gc.callbacks.append(watch)
+    try:
+        yield sizes
+    finally:
+        gc.callbacks.remove(watch)
+        if not was_on:
+            gc.disable()
+
+
+async def test_no_young_collection_walks_a_big_listing(young_collections: list[int]) -> None:
+    """Regression: the collector was switched off while the listing was decoded and back
+    on after it, leaving every object made in the youngest generation: the next young
+    collection (on whichever thread allocated next, the loop's often) walked them all in
+    one C call holding the GIL."""
+    got = await list_contacts(BIG_BODY)
+    kept = [[] for _ in range(5_000)]  # allocations enough for several young collections
+    assert got and kept and young_collections
+    # 20,000 contacts made over 60,000 tracked objects; a young generation holds a few
+    # thousand at most (700 allocations a collection, 10 young ones per generation 1).
+    assert max(young_collections) < 15_000, max(young_collections)
+
+
+def test_decode_list_promotes_what_it_made(young_collections: list[int]) -> None:
+    got = decode_list(json.loads(BIG_BODY), ContactList)
+    kept = [[] for _ in range(5_000)]
+    assert len(got) == 10 and kept and young_collections
+    assert max(young_collections) < 15_000
+
+
+# --- paused_gc ---------------------------------------------------------------------------
+def test_paused_gc_is_counted_across_threads() -> None:
+    """One decode ending must not switch the collector on under another still running
+    (in another thread); the last one ends the pause."""
+    was_on = gc.isenabled()
+    gc.enable()
+    try:
+        inner_done = threading.Event()
+        with paused_gc():
+            assert not gc.isenabled()
+
+            def other() -> None:
+                with paused_gc(promote=True):
+                    assert not gc.isenabled()
+                inner_done.set()
+
+            worker = threading.Thread(target=other)
+            worker.start()
+            worker.join()
+            assert inner_done.is_set()
+            assert not gc.isenabled()  # the other thread's pause ended, not this one
+        assert gc.isenabled()
+    finally:
+        if not was_on:
+            gc.disable()
+
+
+def test_paused_gc_keeps_the_applications_own_settings() -> None:
+    """A collector the application switched off stays off; objects it froze stay
+    frozen (no ``gc.unfreeze`` of the application's own ``gc.freeze``)."""
+    was_on = gc.isenabled()
+    try:
+        gc.disable()
+        with paused_gc(promote=True):
+            pass
+        assert not gc.isenabled()
+        gc.enable()
+        gc.freeze()
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        with paused_gc(promote=True):
+            _ = [[] for _ in range(100)]
+        assert gc.get_freeze_count() == frozen
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
+        if not was_on:
+            gc.disable()
+
+
+def test_paused_gc_ends_its_pause_on_an_error() -> None:
+    was_on = gc.isenabled()
+    gc.enable()
+    try:
+        with pytest.raises(KeyError), paused_gc(promote=True):
+            raise KeyError("x")
+        assert gc.isenabled()
+    finally:
+        if not was_on:
+            gc.disable()
+
+
+# --- every check of the answer kept --------------------------------------------------------
+@pytest.mark.parametrize("bad", ["element", "not a list", "cut", "trailing", "nan", "utf8"])
+async def test_bad_big_answer_is_a_decode_error_holding_the_body(bad: str) -> None:
+    body = BIG_BODY
+    if bad == "element":  # the last list's id is not a number
+        broken = [*BIG[:-1], {**BIG[-1], "id": "nine"}]
+        body = json.dumps(broken).encode()
+    elif bad == "not a list":
+        body = json.dumps({"lists": BIG}).encode()
+    elif bad == "cut":
+        body = BIG_BODY[:-100]
+    elif bad == "trailing":
+        body = BIG_BODY + b" x"
+    elif bad == "nan":
+        body = BIG_BODY[:-1] + b", NaN]"
+    elif bad == "utf8":
+        body = BIG_BODY[:-1] + b', "\xff"]'
+    assert len(body) >= _constants.OFFLOAD_DECODE_BYTES
+    with pytest.raises(asyncsdk.ResponseDecodeError) as caught:
+        await list_contacts(body)
+    assert caught.value.body  # the body shown (a preview), as for small answers
+    if bad == "element":
+        assert "$[9].id" in str(caught.value)
+
+
+# --- the sliced reader is json.loads, piece by piece --------------------------------------
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**20, 10**20)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=12)
+
+
+@PROPERTY
+@given(items=st.lists(json_values, max_size=8), window=st.integers(1, 40),
+       indent=st.sampled_from([None, 0, 2]), ascii_only=st.booleans())
+def test_read_json_array_equals_json_loads(items: list[Any], window: int,
+                                           indent: int | None, ascii_only: bool) -> None:
+    body = json.dumps(items, indent=indent, ensure_ascii=ascii_only).encode()
+    seen: list[Any] = []
+    got = read_json_array(body, lambda item: seen.append(item) or item, window=window)
+    assert got == json.loads(body) == seen
+
+
+@PROPERTY
+@given(items=st.lists(json_values, max_size=6), cut=st.integers(0, 400),
+       junk=st.sampled_from([b"", b"x", b"]", b",", b" ", b"\xff", b"[", b"1"]),
+       window=st.integers(1, 40))
+def test_read_json_array_gives_json_loads_or_none(items: list[Any], cut: int, junk: bytes,
+                                                  window: int) -> None:
+    """Cut or spoilt bodies: the same list as ``json.loads``, or None (the caller then
+    reads the body the ordinary way and raises its error) - never another answer."""
+    whole = json.dumps(items).encode()
+    body = whole[:cut] + junk + whole[cut:]
+    got = read_json_array(body, lambda item: item, window=window)
+    try:
+        expected = json.loads(body)
+    except ValueError:
+        expected = None
+    if got is not None:
+        assert got == expected
+
+
+@pytest.mark.parametrize("body", [b"", b"   ", b"{}", b'"[1]"', b"[1", b"[1,]", b"[,1]",
+                                  b"[1 2]", b"[1]]", b"[NaN]", b"[Infinity]", b"\xef\xbb\xbf[1]"])
+def test_read_json_array_refuses_what_is_not_one_json_array(body: bytes) -> None:
+    for window in (1, 2, 7, 1 << 20):
+        assert read_json_array(body, lambda item: item, window=window) is None
+
+
+def test_read_json_array_reads_an_element_longer_than_its_window() -> None:
+    item = {"k": "v" * 10_000, "n": [1.5e-3] * 500}
+    body = json.dumps([item, 12345678901234567890, item]).encode()
+    assert read_json_array(body, lambda x: x, window=3) == [item, 12345678901234567890, item]
