@@ -4,7 +4,7 @@ An answer of ``OFFLOAD_DECODE_BYTES`` or more is read, parsed and decoded so tha
 single C call (which holds the GIL, and so the loop) covers more than a piece of it:
 
 * the body is joined in a worker thread, not on the loop;
-* a listing is parsed there element by element (``_answer.read_json_array``), never
+* a listing is parsed there element by element (``_json_slices.read_json_array``), never
   handed whole to one ``json.loads``/``orjson.loads``;
 * the cyclic collector is paused by count (``_convert.paused_gc``) and the objects made
   are promoted, so no young collection walks a whole listing in one C call afterwards.
@@ -30,9 +30,9 @@ from hypothesis import strategies as st
 from scripted_server import scripted_server
 
 import asyncsdk
-from asyncsdk import _answer, _constants
-from asyncsdk._answer import read_json_array
+from asyncsdk import _answer, _constants, _json_slices
 from asyncsdk._convert import decode_list, paused_gc
+from asyncsdk._json_slices import read_json_array
 from asyncsdk.models.contacts import ContactList
 
 PROPERTY = settings(max_examples=150, deadline=None,
@@ -87,7 +87,8 @@ async def test_big_listing_is_parsed_element_by_element_off_the_loop(
     spans: list[int] = []
     threads: set[int] = set()
     joined_off_loop: list[int] = []
-    real_loads, real_scan, real_to_thread = _answer._json_loads, _answer._scan, asyncio.to_thread
+    real_loads, real_scan = _answer._json_loads, _json_slices._scan
+    real_to_thread = asyncio.to_thread
 
     def loads(raw: bytes) -> Any:
         whole_parses.append(len(raw))
@@ -105,7 +106,7 @@ async def test_big_listing_is_parsed_element_by_element_off_the_loop(
         return await real_to_thread(func, *args, **kwargs)
 
     monkeypatch.setattr(_answer, "_json_loads", loads)
-    monkeypatch.setattr(_answer, "_scan", scan)
+    monkeypatch.setattr(_json_slices, "_scan", scan)
     monkeypatch.setattr(asyncio, "to_thread", to_thread)
     got = await list_contacts(BIG_BODY)
 
