@@ -25,8 +25,9 @@ import csv
 import io
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from . import _constants as C
 
@@ -40,6 +41,9 @@ __all__ = [
 #: The json module's string scanner (C): decodes a JSON string's inside up to its quote.
 _scanstring: Callable[[str, int, bool], tuple[str, int]] = (
     json.decoder.scanstring)  # type: ignore[attr-defined]
+
+
+_T = TypeVar("_T")
 
 
 class StreamDecodeError(ValueError):
@@ -346,33 +350,72 @@ class CsvRecordReader:
 
     def feed(self, text: str) -> list[list[str]]:
         """The records completed by ``text``."""
+        head = self._head(text)
+        if not head:
+            return []
+        records = self._quick(head, list)
+        return records if records is not None else self._slow(head)
+
+    def feed_counted(self, text: str, min_fields: int) -> int | list[list[str]]:
+        """How many records ``text`` completes when each has at least ``min_fields``
+        fields (counted without keeping them: no list of a chunk's records to build and
+        collect); else, or when ``min_fields`` is 0, the records as ``feed`` gives them."""
+        if not min_fields:
+            return self.feed(text)
+        head = self._head(text)
+        if not head:
+            return 0
+        lengths = self._quick(head, _lengths)
+        if lengths is None:
+            return self._slow(head)
+        if lengths and min(lengths) < min_fields:  # rare: the caller judges each record
+            return _parse(head)
+        return sum(lengths.values())
+
+    # --- inside ---------------------------------------------------------------------
+    def _head(self, text: str) -> str:
+        """Takes ``text`` in; the text up to its last line end (a CR that may be the
+        first half of a CRLF waits for the next piece), "" when there is none."""
         buf = self._buf + text if self._buf else text
-        cut = max(buf.rfind("\n"), buf.rfind("\r", 0, len(buf) - 1)) + 1
-        if cut:
-            head = buf[:cut]
-            if not head.count('"') & 1:
-                # balanced quotes (the usual case): most likely whole records; the
-                # strict reader refuses the text if the cut is inside a quoted field
-                try:
-                    records = list(csv.reader(io.StringIO(head, newline=""), strict=True))
-                except csv.Error:
-                    pass  # the exact reading below decides
-                else:
-                    self._buf = buf[cut:]
-                    return records
-            records, done = _complete_records(head)
-            buf = buf[done:]
-        else:
-            records = []
-        if len(buf) > C.MAX_CSV_RECORD_CHARS:
-            raise StreamDecodeError("a CSV record is too long (or its quotes are unbalanced)")
         self._buf = buf
+        cut = max(buf.rfind("\n"), buf.rfind("\r", 0, len(buf) - 1)) + 1
+        if not cut:
+            self._check_size()
+        return buf[:cut]
+
+    def _quick(self, head: str, collect: Callable[[Iterator[list[str]]], _T]) -> _T | None:
+        """``collect`` over the records of ``head`` when its quotes are balanced and the
+        strict reader takes it whole (the usual case); None when the exact reading of
+        ``_slow`` must decide."""
+        if head.count('"') & 1:
+            return None
+        try:
+            collected = collect(csv.reader(io.StringIO(head, newline=""), strict=True))
+        except csv.Error:
+            return None
+        self._buf = self._buf[len(head):]
+        return collected
+
+    def _slow(self, head: str) -> list[list[str]]:
+        """The complete records of ``head``, read line by line; the rest waits."""
+        records, done = _complete_records(head)
+        self._buf = self._buf[done:]
+        self._check_size()
         return records
+
+    def _check_size(self) -> None:
+        if len(self._buf) > C.MAX_CSV_RECORD_CHARS:
+            raise StreamDecodeError("a CSV record is too long (or its quotes are unbalanced)")
 
     def finish(self) -> list[list[str]]:
         """The last records (the text need not end with a line end)."""
         rest, self._buf = self._buf, ""
         return _parse(rest) if rest else []
+
+
+def _lengths(records: Iterator[list[str]]) -> Counter[int]:
+    """How many records of each field count (each record dropped as soon as counted)."""
+    return Counter(map(len, records))
 
 
 def _complete_records(head: str) -> tuple[list[list[str]], int]:

@@ -272,7 +272,7 @@ class ValidationJob:
                 async with aclosing(pieces_of) as pieces:
                     async for text in pieces:
                         handle.write(text.encode("utf-8"))
-                        count += builder.count(reader.feed(text))
+                        count += builder.count(reader.feed_counted(text, builder.need))
                 count += builder.count(reader.finish())
                 builder.finish()
                 handle.flush()

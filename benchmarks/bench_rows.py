@@ -10,7 +10,10 @@ The floor (issue 12): raw aiohttp ``iter_chunked(64 KiB)`` + one ``csv.reader`` 
 chunk yielding lists, over the CSV body. ``rows()`` (models included) in both shapes and
 ``download()`` in both shapes are measured against it, interleaved in every repeat; each
 ratio is the median over the repeats of rows/s over the floor's rows/s of that repeat.
-Targets: rows() >= 0.60x, download() >= 0.80x, peak RSS growth <= 16 MiB.
+Targets: rows() >= 0.60x, download() >= 0.80x, peak RSS growth <= 16 MiB. The client's
+CPU time per row is reported beside it, with its ratio (the floor's CPU time over the
+method's, same repeat, median): on a shared machine the wall-clock ratio swings with the
+load of others (+-20 % between runs), the CPU ratio much less.
 
     python benchmarks/bench_rows.py                           # 1,000,000 rows, 3 repeats
     python benchmarks/bench_rows.py --rows 10000 --repeats 1  # smoke run
@@ -121,6 +124,7 @@ def measure(url: str, shape: str, method: str, folder: str, out: Any) -> None:
                 break
             await asyncio.sleep(0.05)
             base = rss_kib()
+            cpu = time.process_time()
             started = time.perf_counter()
             count = 0
             if method == "rows()":
@@ -135,11 +139,11 @@ def measure(url: str, shape: str, method: str, folder: str, out: Any) -> None:
                 count -= 1  # the header
             else:
                 raise ValueError(method)
-            return count, time.perf_counter() - started, base
+            return count, time.perf_counter() - started, time.process_time() - cpu, base
 
-    count, elapsed, base = asyncio.run(run())
+    count, elapsed, cpu, base = asyncio.run(run())
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-    out.send({"rows": count, "seconds": elapsed, "growth_kib": max(0, peak - base)})
+    out.send({"rows": count, "seconds": elapsed, "cpu": cpu, "growth_kib": max(0, peak - base)})
 
 
 #: What is measured, in this order in every repeat: the floor (CSV body), then the
@@ -159,6 +163,7 @@ def main() -> int:
     server.start()
     results: dict[tuple[str, str], list[dict[str, float]]] = {run: [] for run in RUNS}
     ratios: dict[tuple[str, str], list[float]] = {run: [] for run in RUNS}
+    cpu_ratios: dict[tuple[str, str], list[float]] = {run: [] for run in RUNS}
     failed = False
     try:
         port, csv_size, json_size = receive.recv()
@@ -170,7 +175,7 @@ def main() -> int:
               "(median)")
         with tempfile.TemporaryDirectory() as folder:
             for _ in range(args.repeats):
-                floor_rate = 0.0
+                floor_rate = floor_cpu = 0.0
                 for shape, method in RUNS:
                     got, give = ctx.Pipe(duplex=False)
                     child = ctx.Process(target=measure,
@@ -182,17 +187,21 @@ def main() -> int:
                         failed = True
                     rate = result["rows"] / result["seconds"]
                     if method == "floor":
-                        floor_rate = rate
+                        floor_rate, floor_cpu = rate, result["cpu"]
                     results[(shape, method)].append(result)
                     ratios[(shape, method)].append(rate / floor_rate if floor_rate else 0.0)
+                    cpu_ratios[(shape, method)].append(floor_cpu / result["cpu"])
         print(f"{'shape':<6} {'method':<12} {'rows':>10} {'seconds':>8} {'rows/s':>10} "
-              f"{'ratio':>6} {'peak RSS growth':>16}")
+              f"{'ratio':>6} {'peak RSS growth':>16} {'CPU µs/row':>10} {'CPU ratio':>9}")
         for (shape, method), runs in results.items():
             seconds = statistics.median(r["seconds"] for r in runs)
             growth = max(r["growth_kib"] for r in runs) / 1024
             ratio = statistics.median(ratios[(shape, method)])
+            cpu = statistics.median(r["cpu"] for r in runs) / runs[0]["rows"] * 1e6
+            cpu_ratio = statistics.median(cpu_ratios[(shape, method)])
             print(f"{shape:<6} {method:<12} {runs[0]['rows']:>10,} {seconds:>8.2f} "
-                  f"{runs[0]['rows'] / seconds:>10,.0f} {ratio:>5.2f}x {growth:>12.1f} MiB")
+                  f"{runs[0]['rows'] / seconds:>10,.0f} {ratio:>5.2f}x {growth:>12.1f} MiB "
+                  f"{cpu:>10.2f} {cpu_ratio:>8.2f}x")
         return 1 if failed else 0
     finally:
         server.terminate()

@@ -1,0 +1,103 @@
+"""The fast paths of rows() and download() give what the plain paths give.
+
+* ``CsvRecordReader.feed_counted`` (download's count, no list of records kept) agrees,
+  piece by piece, with ``feed``: the same number of records, or the same records where
+  one has fewer fields than asked; the same refusals, at every chunking.
+* The verdict and role memos give what ``read_verdict`` / ``read_role`` give, and stay
+  bounded whatever the values of a hostile file.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from asyncsdk import _results
+from asyncsdk._results import read_role, read_verdict
+from asyncsdk._stream import CsvRecordReader, StreamDecodeError
+
+CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "peer-corpora"
+
+#: Short and blank records among long ones, quoted line ends, CR-only ends, refusals.
+TEXTS = [
+    "Email,Name,Status,Role Based Emails\r\na@b.c,A,Valid,True\r\n\r\nx\r\nq,r\r\n",
+    'a,b,c\n1,"x\ny",3\n\n,\n4,5,6',
+    "a,b,c\r1,2,3\r\r7,8\r",
+    'a,b,c\r\n1,"2\r\n",3\r\nx"y,z,w\r\n',
+    'a,b,c\n1,"unterminated\n',
+    'a,b,c\n"a"b,c,d\n',
+]
+
+
+def corpus() -> list[str]:
+    texts = list(TEXTS)
+    for folder in ("csv-spectrum/csvs", "csv-test-data/csv"):
+        for path in sorted((CORPORA / folder).glob("*.csv")):
+            texts.append(path.read_bytes().decode("utf-8-sig"))
+    return texts
+
+
+def chunkings(text: str) -> list[list[str]]:
+    out = [[text]] + [[text[i:i + n] for i in range(0, len(text), n)] for n in (1, 2, 3, 7)]
+    out += [[text[:i], text[i:]] for i in range(len(text) + 1)]
+    return out
+
+
+def test_the_corpora_are_there() -> None:
+    assert len(corpus()) > len(TEXTS) + 10
+
+
+@pytest.mark.parametrize("min_fields", [0, 1, 2, 3, 4])
+def test_feed_counted_agrees_with_feed_at_every_chunking(min_fields: int) -> None:
+    for text in corpus():
+        for pieces in chunkings(text):
+            plain, counted = CsvRecordReader(), CsvRecordReader()
+            for piece in pieces:
+                try:
+                    expected = plain.feed(piece)
+                except StreamDecodeError:
+                    with pytest.raises(StreamDecodeError):
+                        counted.feed_counted(piece, min_fields)
+                    break
+                got = counted.feed_counted(piece, min_fields)
+                if isinstance(got, int):
+                    assert min_fields > 0
+                    assert got == len(expected)
+                    assert all(len(r) >= min_fields for r in expected)
+                else:
+                    assert got == expected
+            else:
+                assert finished(counted) == finished(plain)
+
+
+def finished(reader: CsvRecordReader) -> list[list[str]] | None:
+    try:
+        return reader.finish()
+    except StreamDecodeError:
+        return None
+
+
+def test_the_memos_read_as_the_parsers_do() -> None:
+    words = ["Valid", "valid", " VALID ", "CatchAll", "catchall", "Risky", " odd ", "",
+             "True", "true", "YES", " y ", "n", "0", "1", "False", "maybe", "tRuE"]
+    for _ in range(3):  # the second look-up comes from the memo
+        for word in words:
+            assert _results._VERDICT_MEMO[word] == read_verdict(word)
+            assert type(_results._VERDICT_MEMO[word]) is type(read_verdict(word))
+            assert _results._ROLE_MEMO[word] is read_role(word)
+
+
+def test_the_memos_stay_bounded() -> None:
+    rng = random.Random(7)
+    for i in range(5_000):
+        text = f"status-{i}-{rng.random()}"
+        assert _results._VERDICT_MEMO[text] == text
+        assert _results._ROLE_MEMO[text] is None
+    long = "x" * 10_000
+    assert _results._VERDICT_MEMO[long] == long
+    assert long not in _results._VERDICT_MEMO
+    limit = _results._MEMO_LIMIT
+    assert len(_results._VERDICT_MEMO) <= limit
+    assert len(_results._ROLE_MEMO) <= limit
