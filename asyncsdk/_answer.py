@@ -25,7 +25,7 @@ import attrs
 from aiohttp.client_reqrep import ContentDisposition
 
 from . import _constants as C
-from ._auth import Area, Credentials, redact_url
+from ._auth import REDACTED, Area, Credentials, SecretValue, redact_url
 from ._convert import DecodeFailure, decode, decode_list
 from ._errors import (
     APIConnectionError,
@@ -84,6 +84,9 @@ class Operation:
         return self.area.answers_in_body
 
 
+NO_CREDENTIALS = SecretValue("")
+
+
 @attrs.frozen(repr=False)
 class Call:
     """The call in flight: its operation, URL (no query) and query (credentials
@@ -92,11 +95,21 @@ class Call:
     op: Operation
     url: str
     query: dict[str, Any]
+    #: Pre-encoded form (``Transport``): the encoded URL with ``query`` (never a
+    #: credential) and ``?``/``&``, to which aiohttp gets ``credentials`` appended
+    #: inline. None: aiohttp encodes ``url`` and ``query`` (credentials included) itself.
+    wire: str | None = None
+    credentials: SecretValue = NO_CREDENTIALS
 
     @property
     def shown_url(self) -> str:
         """The URL with its query, every credential redacted."""
-        return redact_url(self.url, self.query)
+        if self.wire is None:
+            return redact_url(self.url, self.query)
+        placement = self.op.area.placement
+        secret = () if placement.in_form else placement.fields
+        return redact_url(self.url, {**self.query, **dict.fromkeys(
+            (name for name, _ in secret), REDACTED)})
 
     def __repr__(self) -> str:  # a traceback's locals may show it: the URL redacted
         return f"Call({self.op.name}, {redact_url(self.url)})"
