@@ -280,8 +280,8 @@ class Credentials:
     #: Each configured credential by its argument name, wrapped once (the request path
     #: reuses them).
     values: Mapping[str, SecretValue] = attrs.field(init=False, repr=False, eq=False)
-    #: ``query_part`` per area, encoded once.
-    _query_parts: dict[Area, SecretValue] = attrs.field(
+    #: ``query_part`` per area (by its ``argument``: a str hashes faster than an Enum).
+    _query_parts: dict[str, SecretValue] = attrs.field(
         init=False, repr=False, eq=False, factory=dict)
 
     @values.default
@@ -312,14 +312,14 @@ class Credentials:
         Raises:
             ConfigurationError: a credential the area needs is not configured.
         """
-        part = self._query_parts.get(area)
+        part = self._query_parts.get(area.argument)
         if part is None:
             placement = area.placement
             fields = () if placement.in_form else placement.fields
             part = SecretValue("&".join(
                 f"{_quote_part(name)}={_quote_part(self.need(secret, operation).reveal())}"
                 for name, secret in fields))
-            self._query_parts[area] = part
+            self._query_parts[area.argument] = part
         return part
 
     @property
