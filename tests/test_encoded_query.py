@@ -3,13 +3,17 @@ aiohttp would have sent from ``params``, and keeps every credential out of sight
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from yarl import URL
 
+from asyncsdk import APIError
 from asyncsdk._answer import Call
 from asyncsdk._auth import Area, Credentials, encode_query
 from asyncsdk._transport import wire_url
 from asyncsdk.resources.validation import CHECK
+from asyncsdk.testing import Sandbox
 
 VALUES = ["someone@example.com", "a b+c&d=e;f%g/h?i:j@k#l", "ünï€ode😀", "'\"!$()*,~", "",
           0, 20, 2**70, 1.5, 20.0, 1e-7]
@@ -53,3 +57,17 @@ def test_query_part_is_redacted_and_call_shows_no_credential() -> None:
     assert "s3cr3t" not in shown
     assert call.shown_url == ("http://h/api/v1/single/check?email=a%40b.c&api=REDACTED"
                               "&username=REDACTED")
+
+
+@pytest.mark.parametrize("email", ['"a b+c&d=e"@exämple.com', "x%41;y@h.io", "ü+@[IPv6:::1]"])
+@pytest.mark.parametrize("validity", [7, 2.5])
+async def test_the_service_receives_exactly_what_check_was_given(
+        email: str, validity: float) -> None:
+    key, user = "k &+=%ä/y", "u?s#er"
+    async with Sandbox(api_key=key, username=user) as sb:
+        async with sb.client() as client:
+            with contextlib.suppress(APIError):  # the sandbox may judge it invalid
+                await client.validation.check(email, validity_timeout=validity)
+        (seen,) = sb.requests
+    assert seen.query == {"email": email, "timeout": str(validity), "api": key,
+                          "username": user}
