@@ -95,10 +95,11 @@ class Call:
     op: Operation
     url: str
     query: dict[str, Any]
-    #: Pre-encoded form (``Transport``): the encoded URL with ``query`` (never a
-    #: credential) and ``?``/``&``, to which aiohttp gets ``credentials`` appended
-    #: inline. None: aiohttp encodes ``url`` and ``query`` (credentials included) itself.
-    wire: str | None = None
+    #: Pre-encoded form (``_transport.build_call``): the URL's encoded scheme, authority
+    #: and path, and ``query`` encoded (never a credential; ``&``-terminated unless
+    #: empty), to which ``credentials`` are appended inline in the call to aiohttp.
+    #: None: aiohttp encodes ``url`` and ``query`` (credentials included) itself.
+    wire: tuple[str, str, str, str] | None = None
     credentials: SecretValue = NO_CREDENTIALS
 
     @property

@@ -295,8 +295,9 @@ class Transport(Interpreter):
                 try:
                     # ``reveal`` inline: no local variable holds a credential as text.
                     response = await session.request(
-                        op.method, call.url if wire is None else URL(
-                            wire + call.credentials.reveal(), encoded=True),
+                        op.method, call.url if wire is None else URL.build(
+                            scheme=wire[0], authority=wire[1], path=wire[2],
+                            query_string=wire[3] + call.credentials.reveal(), encoded=True),
                         params=None if wire else reveal(call.query), json=json_body,
                         data=reveal(form), timeout=client_timeout, allow_redirects=safe,
                         **options,
@@ -403,7 +404,7 @@ def build_call(op: Operation, url: str, params: Mapping[str, Any] | None,
         tail = None if wire is None else encode_query(params)
         if wire is not None and tail is not None:
             return Call(op, url, dict(params) if params else {},
-                        wire + tail + "&" if tail else wire,
+                        (*wire, tail + "&" if tail else ""),
                         credentials.query_part(op.area, op.name)), (
                 None if form is None else dict(form))
     query, body = place_credentials(op.area, credentials, op.name, params, form)
@@ -411,16 +412,18 @@ def build_call(op: Operation, url: str, params: Mapping[str, Any] | None,
 
 
 @functools.lru_cache(maxsize=256)
-def wire_url(url: str) -> str | None:
-    """``url`` encoded as aiohttp would send it, with ``?`` to append a query to; None
-    where aiohttp must build it (not absolute, a query or fragment of its own, invalid)."""
+def wire_url(url: str) -> tuple[str, str, str] | None:
+    """``url``'s scheme, authority and path, encoded as aiohttp would send them (for
+    ``URL.build(..., encoded=True)``: parsing a whole URL per call would cost more);
+    None where aiohttp must build it (not absolute, a query or fragment of its own,
+    invalid)."""
     try:
         parsed = URL(url)
     except (ValueError, TypeError):
         return None
     if not parsed.absolute or parsed.raw_query_string or parsed.raw_fragment or "?" in url:
         return None
-    return str(parsed) + "?"
+    return parsed.scheme, parsed.raw_authority, parsed.raw_path
 
 
 def _log(call: Call, outcome: int | str, elapsed: float, retry: int) -> None:
