@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
+from types import MappingProxyType
 from typing import Any, NoReturn, TypeVar
 
 import aiohttp
@@ -25,7 +26,7 @@ import attrs
 from aiohttp.client_reqrep import ContentDisposition
 
 from . import _constants as C
-from ._auth import Area, Credentials, redact_url
+from ._auth import REDACTED, Area, Credentials, SecretValue, redact_url
 from ._convert import DecodeFailure, decode, decode_list, paused_gc
 from ._errors import (
     APIConnectionError,
@@ -84,6 +85,9 @@ class Operation:
         return self.area.answers_in_body
 
 
+NO_CREDENTIALS = SecretValue("")
+
+
 @attrs.frozen(repr=False)
 class Call:
     """The call in flight: its operation, URL (no query) and query (credentials
@@ -92,11 +96,22 @@ class Call:
     op: Operation
     url: str
     query: dict[str, Any]
+    #: Pre-encoded form (``_transport.build_call``): the URL's encoded scheme, authority
+    #: and path, and ``query`` encoded (never a credential; ``&``-terminated unless
+    #: empty), to which ``credentials`` are appended inline in the call to aiohttp.
+    #: None: aiohttp encodes ``url`` and ``query`` (credentials included) itself.
+    wire: tuple[str, str, str, str] | None = None
+    credentials: SecretValue = NO_CREDENTIALS
 
     @property
     def shown_url(self) -> str:
         """The URL with its query, every credential redacted."""
-        return redact_url(self.url, self.query)
+        if self.wire is None:
+            return redact_url(self.url, self.query)
+        placement = self.op.area.placement
+        secret = () if placement.in_form else placement.fields
+        return redact_url(self.url, {**self.query, **dict.fromkeys(
+            (name for name, _ in secret), REDACTED)})
 
     def __repr__(self) -> str:  # a traceback's locals may show it: the URL redacted
         return f"Call({self.op.name}, {redact_url(self.url)})"
@@ -382,8 +397,16 @@ class StreamedResponse:
 
     @property
     def content_disposition(self) -> ContentDisposition | None:
-        """The ``Content-Disposition`` header as aiohttp parses it (None when absent)."""
-        return self._response.content_disposition
+        """The ``Content-Disposition`` header as aiohttp parses it (None when absent).
+
+        Older aiohttp releases crash on some malformed headers (an empty parameter value:
+        ``attachment; filename=``); such a header has no disposition type, as later
+        releases read it, never a bare ``IndexError``.
+        """
+        try:
+            return self._response.content_disposition
+        except (IndexError, ValueError):
+            return ContentDisposition(None, MappingProxyType({}), None)
 
     def abort(self) -> None:
         """End the stream now (``Client.close()``): reads raise ``APIConnectionError``."""

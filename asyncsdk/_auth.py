@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import enum
 import functools
+import math
 import re
 import traceback
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Concatenate, Final, ParamSpec, Protocol, TypeVar
-from urllib.parse import urlencode
+from urllib.parse import quote_plus, urlencode
 
 import attrs
 
@@ -48,6 +49,7 @@ __all__ = [
     "Secret",
     "SecretValue",
     "clean_errors",
+    "encode_query",
     "place_credentials",
     "redact_url",
     "reveal",
@@ -166,6 +168,36 @@ def reveal(fields: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return out
 
 
+try:  # yarl's own query quoter: the bytes aiohttp itself would send
+    from yarl._quoting import _Quoter
+
+    _quote_part: Callable[[str], str] = _Quoter(safe="?/:@", qs=True, requote=False)
+except ImportError:  # pragma: no cover - another yarl layout: an equivalent encoding
+    _quote_part = functools.partial(quote_plus, safe="?/:@")
+
+
+def encode_query(fields: Mapping[str, Any] | None) -> str | None:
+    """``fields`` as an encoded query (``a=1&b=x%40y``), as aiohttp would encode them;
+    None where a value is not a plain str, int or finite float (aiohttp then encodes
+    ``fields`` itself and raises what it raises). Never pass credentials as text here:
+    they go through ``Credentials.query_part``."""
+    if not fields:
+        return ""
+    pairs = []
+    for key, value in fields.items():
+        kind = value.__class__
+        if kind is int:
+            text = str(value)
+        elif kind is str:
+            text = value
+        elif kind is float and math.isfinite(value):
+            text = str(value)
+        else:
+            return None
+        pairs.append(f"{_quote_part(key)}={_quote_part(text)}")
+    return "&".join(pairs)
+
+
 # --- scrubbing -------------------------------------------------------------------------
 def _hex(value: int, width: int) -> str:
     """Hex digits of ``value`` as a regex matching either case."""
@@ -248,6 +280,9 @@ class Credentials:
     #: Each configured credential by its argument name, wrapped once (the request path
     #: reuses them).
     values: Mapping[str, SecretValue] = attrs.field(init=False, repr=False, eq=False)
+    #: ``query_part`` per area (by its ``argument``: a str hashes faster than an Enum).
+    _query_parts: dict[str, SecretValue] = attrs.field(
+        init=False, repr=False, eq=False, factory=dict)
 
     @values.default
     def _wrap(self) -> Mapping[str, SecretValue]:
@@ -268,6 +303,24 @@ class Credentials:
                 field=secret.argument,
             )
         return SecretValue(value)
+
+    def query_part(self, area: Area, operation: str) -> SecretValue:
+        """The encoded query part carrying ``area``'s credentials (``api=..&username=..``,
+        empty where the area carries them in a form), built once per area and kept as a
+        ``SecretValue``: reveal it only inline where the request is handed to aiohttp.
+
+        Raises:
+            ConfigurationError: a credential the area needs is not configured.
+        """
+        part = self._query_parts.get(area.argument)
+        if part is None:
+            placement = area.placement
+            fields = () if placement.in_form else placement.fields
+            part = SecretValue("&".join(
+                f"{_quote_part(name)}={_quote_part(self.need(secret, operation).reveal())}"
+                for name, secret in fields))
+            self._query_parts[area.argument] = part
+        return part
 
     @property
     def _secrets(self) -> tuple[str, ...]:

@@ -125,8 +125,13 @@ def single_line_value(value: Any) -> str:
     return text
 
 
+_SPACE_RE = re.compile(r"\s")  # what str.isspace() says is white space
+
+
 def _outside_quotes_has_space(text: str) -> bool:
     """True if white space occurs outside a quoted part (``"..."`` with ``\\`` escapes)."""
+    if '"' not in text:  # the common case, without a loop per character
+        return _SPACE_RE.search(text) is not None
     quoted = escaped = False
     for ch in text:
         if escaped:

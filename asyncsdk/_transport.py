@@ -38,6 +38,7 @@ Everything else happens here, once:
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 import time
@@ -48,6 +49,7 @@ from urllib.parse import quote
 
 import aiohttp
 import attrs
+from yarl import URL
 
 from . import _constants as C
 
@@ -57,7 +59,7 @@ from ._answer import Interpreter
 from ._answer import Operation as Operation
 from ._answer import StreamedResponse as StreamedResponse
 from ._auth import Area as Area
-from ._auth import Credentials, clean_errors, place_credentials, reveal
+from ._auth import Credentials, clean_errors, encode_query, place_credentials, reveal
 from ._checks import check_seconds
 from ._errors import (
     APIConnectionError,
@@ -186,15 +188,14 @@ class Transport(Interpreter):
         """
         try:
             url = self.url_for(op, path_id)
-            query, body_form = place_credentials(op.area, self.credentials, op.name, params,
-                                                 form)
+            call, body_form = build_call(op, url, params, form, self.credentials)
             budget, per_attempt = self.limits.for_call(timeout, attempt_timeout,
                                                        op.safe_to_repeat)
         except SDKError as exc:
             self.credentials.clean(exc)
             raise
-        return self._exchange(Call(op, url, query), json_body, body_form, budget,
-                              per_attempt, model=model, many=many)
+        return self._exchange(call, json_body, body_form, budget, per_attempt,
+                              model=model, many=many)
 
     @asynccontextmanager
     async def stream(
@@ -232,8 +233,7 @@ class Transport(Interpreter):
         absolute_url: str | None,
     ) -> StreamedResponse:
         if absolute_url is None:
-            query, _ = place_credentials(op.area, self.credentials, op.name, params, None)
-            call = Call(op, self.url_for(op), query)
+            call, _ = build_call(op, self.url_for(op), params, None, self.credentials)
         else:
             call = Call(op, absolute_url, dict(params or {}))
         budget = self.limits.budget(timeout)
@@ -267,6 +267,7 @@ class Transport(Interpreter):
         owner = self.sessions
         session, task = owner.begin()
         op = call.op
+        wire = call.wire
         safe = op.safe_to_repeat
         debug = logger.isEnabledFor(logging.DEBUG)  # a disabled log costs one test a call
         options = owner.request_options
@@ -294,7 +295,10 @@ class Transport(Interpreter):
                 try:
                     # ``reveal`` inline: no local variable holds a credential as text.
                     response = await session.request(
-                        op.method, call.url, params=reveal(call.query), json=json_body,
+                        op.method, call.url if wire is None else URL.build(
+                            scheme=wire[0], authority=wire[1], path=wire[2],
+                            query_string=wire[3] + call.credentials.reveal(), encoded=True),
+                        params=None if wire else reveal(call.query), json=json_body,
                         data=reveal(form), timeout=client_timeout, allow_redirects=safe,
                         **options,
                     )
@@ -379,6 +383,47 @@ class Transport(Interpreter):
         response = last_response = None
         raw = b""
         raise self.connection_error(call, CLOSED_IN_FLIGHT)
+
+
+def build_call(op: Operation, url: str, params: Mapping[str, Any] | None,
+               form: Mapping[str, Any] | None,
+               credentials: Credentials) -> tuple[Call, dict[str, Any] | None]:
+    """``op``'s ``Call`` and form, credentials placed where the area says.
+
+    Where the credentials go in the query, the URL and query are encoded here, so that
+    aiohttp re-encodes nothing (``Call.wire``): the URL once per URL (``wire_url``), the
+    credentials once per area (``Credentials.query_part``), only ``params`` per call.
+    Otherwise (credentials in a form, a URL with its own query, a value not a plain
+    str/int/float) aiohttp encodes ``params`` with the credentials (``place_credentials``).
+
+    Raises:
+        ConfigurationError: a credential the area needs is not configured.
+    """
+    if not op.area.placement.in_form:
+        wire = wire_url(url)
+        tail = None if wire is None else encode_query(params)
+        if wire is not None and tail is not None:
+            return Call(op, url, dict(params) if params else {},
+                        (*wire, tail + "&" if tail else ""),
+                        credentials.query_part(op.area, op.name)), (
+                None if form is None else dict(form))
+    query, body = place_credentials(op.area, credentials, op.name, params, form)
+    return Call(op, url, query), body
+
+
+@functools.lru_cache(maxsize=256)
+def wire_url(url: str) -> tuple[str, str, str] | None:
+    """``url``'s scheme, authority and path, encoded as aiohttp would send them (for
+    ``URL.build(..., encoded=True)``: parsing a whole URL per call would cost more);
+    None where aiohttp must build it (not absolute, a query or fragment of its own,
+    invalid)."""
+    try:
+        parsed = URL(url)
+    except (ValueError, TypeError):
+        return None
+    if not parsed.absolute or parsed.raw_query_string or parsed.raw_fragment or "?" in url:
+        return None
+    return parsed.scheme, parsed.raw_authority, parsed.raw_path
 
 
 def _log(call: Call, outcome: int | str, elapsed: float, retry: int) -> None:

@@ -1,0 +1,75 @@
+"""The pre-encoded query of the request path (``Transport._encoded_call``) sends what
+aiohttp would have sent from ``params``, and keeps every credential out of sight."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+from yarl import URL
+
+from asyncsdk import APIError
+from asyncsdk._answer import Call
+from asyncsdk._auth import Area, Credentials, encode_query
+from asyncsdk._transport import wire_url
+from asyncsdk.resources.validation import CHECK
+from asyncsdk.testing import Sandbox
+
+VALUES = ["someone@example.com", "a b+c&d=e;f%g/h?i:j@k#l", "ünï€ode😀", "'\"!$()*,~", "",
+          0, 20, 2**70, 1.5, 20.0, 1e-7]
+BASES = ["http://127.0.0.1:8080/api/v1/single/check", "https://h.example/p%20q/ä b/x",
+         "http://[::1]:9/a"]
+
+
+@pytest.mark.parametrize("base", BASES)
+@pytest.mark.parametrize("value", VALUES)
+def test_encoded_url_equals_what_aiohttp_builds(base: str, value: object) -> None:
+    creds = Credentials("k&y+ /ä%", "us=er")
+    params = {"email": value, "tim e": value}
+    wire = wire_url(base)
+    tail = encode_query(params)
+    assert wire is not None and tail is not None
+    ours = URL.build(scheme=wire[0], authority=wire[1], path=wire[2], encoded=True,
+                     query_string=(tail + "&" if tail else "")
+                     + creds.query_part(Area.VALIDATION, "x").reveal())
+    theirs = URL(base).extend_query({**params, "api": creds.api_key, "username": creds.username})
+    assert str(ours) == str(theirs)
+    assert list(ours.query.items()) == list(theirs.query.items())
+
+
+@pytest.mark.parametrize("value", [True, None, float("inf"), float("nan"), [1, 2], b"x"])
+def test_values_aiohttp_must_judge_are_left_to_it(value: object) -> None:
+    assert encode_query({"a": value}) is None
+
+
+@pytest.mark.parametrize("base", ["http://h/p?x=1", "http://h/p#f", "/relative", "http://h/p?"])
+def test_urls_of_their_own_shape_are_left_to_aiohttp(base: str) -> None:
+    assert wire_url(base) is None
+
+
+def test_query_part_is_redacted_and_call_shows_no_credential() -> None:
+    creds = Credentials("s3cr3tkey", "s3cr3tuser")
+    part = creds.query_part(Area.VALIDATION, "validation.check")
+    assert "s3cr3t" not in repr(part) + str(part)
+    assert part.reveal() == "api=s3cr3tkey&username=s3cr3tuser"
+    assert creds.query_part(Area.MAIL, "mail.send").reveal() == ""  # form area
+    call = Call(CHECK, "http://h/api/v1/single/check", {"email": "a@b.c"},
+                ("http", "h", "/api/v1/single/check", "email=a%40b.c&"), part)
+    shown = call.shown_url + repr(call)
+    assert "s3cr3t" not in shown
+    assert call.shown_url == ("http://h/api/v1/single/check?email=a%40b.c&api=REDACTED"
+                              "&username=REDACTED")
+
+
+@pytest.mark.parametrize("email", ['"a b+c&d=e"@exämple.com', "x%41;y@h.io", "ü+@[IPv6:::1]"])
+@pytest.mark.parametrize("validity", [7, 2.5])
+async def test_the_service_receives_exactly_what_check_was_given(
+        email: str, validity: float) -> None:
+    key, user = "k &+=%ä/y", "u?s#er"
+    async with Sandbox(api_key=key, username=user) as sb:
+        async with sb.client() as client:
+            with contextlib.suppress(APIError):  # the sandbox may judge it invalid
+                await client.validation.check(email, validity_timeout=validity)
+        (seen,) = sb.requests
+    assert seen.query == {"email": email, "timeout": str(validity), "api": key,
+                          "username": user}
