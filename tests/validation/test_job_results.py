@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from aioresponses import aioresponses
 from helpers import API_KEY, USERNAME
@@ -168,3 +169,21 @@ async def test_a_decode_error_quoting_the_answer_shows_no_credential(
     assert "html" in shown
     for secret in (API_KEY, USERNAME):
         assert secret[:6] not in shown  # not even cut short
+
+
+async def test_a_header_aiohttp_cannot_parse_is_no_attachment(
+    client: asyncsdk.Client, mocked: aioresponses, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression (found on the lowest allowed aiohttp, 3.12.0): its parser raised a bare
+    IndexError for ``attachment; filename=``, which escaped ``rows()``. Such a header has
+    no disposition type, as later aiohttp releases read it."""
+
+    def crash(self: Any) -> Any:
+        raise IndexError("string index out of range")
+
+    monkeypatch.setattr(aiohttp.ClientResponse, "content_disposition", property(crash))
+    text = f"{HEADER}\r\na@b.com,A,Valid,True\r\n"
+    mocked.get(url_of(DOWNLOAD_PATH), body=json.dumps({"status": "success", "result": text}),
+               content_type="text/plain", headers={"Content-Disposition": "attachment; filename="})
+    rows = [r async for r in client.validation.job(4).rows()]
+    assert [r.email for r in rows] == ["a@b.com"]
