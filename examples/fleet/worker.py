@@ -152,6 +152,12 @@ async def check_batch(
     # The pause as read in the same round trip as the last stored outcome: check_many
     # asks for the next address right after that outcome, so the reading is current.
     read_with_write: list[float] = []
+    # At most ``concurrency`` addresses sent and not yet stored: check_many may have
+    # finished checks whose outcomes wait for this loop to store them, and a kill then
+    # loses those as well as the checks in flight. Each address takes a slot before it
+    # is sent and gives it back once its outcome is handled, so a kill can cost at most
+    # ``concurrency`` checks paid twice.
+    unstored = asyncio.Semaphore(config.concurrency)
 
     async def feed() -> AsyncIterator[str]:
         for index, email in todo:
@@ -166,6 +172,7 @@ async def check_batch(
                 paused = await pace.remaining()
             if loop.time() >= deadline:
                 return  # the checks in flight end; the rest goes to the next run
+            await unstored.acquire()
             sent[email].append(index)
             yield email
 
@@ -179,7 +186,9 @@ async def check_batch(
             if is_final(outcome) or last_try:
                 read_with_write[:] = [await store.put(index, outcome, ctx["pid"], pace)]
                 stored += 1
+                unstored.release()
                 continue
+            unstored.release()
             assert outcome.error is not None
             read_with_write.clear()  # no write, no reading: the next send reads afresh
             transient.append(outcome.error)
