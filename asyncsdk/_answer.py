@@ -19,7 +19,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from types import MappingProxyType
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 import aiohttp
 import attrs
@@ -378,13 +378,6 @@ class StreamedResponse:
             del raw  # raised on from here: the body stays out of the locals
             transport.credentials.clean(exc)
             raise
-
-    def raise_api_error(self, error_text: str | None, body: bytes = b"") -> NoReturn:
-        """Raise the ``APIError`` subclass for a service error text found in the body."""
-        error = self._transport.api_error(self._call, self.status, self.headers, body,
-                                          error_text)
-        del error_text, body  # raised from here: the raw texts stay out of the locals
-        raise error
 
     def release(self) -> None:
         """Give the connection back (``Transport.stream`` does it on exit)."""
