@@ -72,12 +72,17 @@ T = TypeVar("T")
 
 class DecodeFailure(ValueError):
     """A response value could not be read as its field's type (internal): ``why``, and
-    ``path`` to the value in the answer (``$[0].emaillist[0].data[3].mobile``)."""
+    ``path`` to the value in the answer (``$[0].emaillist[0].data[3].mobile``), built
+    from the inside out with ``within``."""
 
     def __init__(self, why: str, path: str = "") -> None:
         super().__init__(f"{path}: {why}" if path else why)
         self.why = why
         self.path = path
+
+    def within(self, prefix: str) -> DecodeFailure:
+        """The same failure, seen from ``prefix`` outwards (``.key`` or ``[index]``)."""
+        return DecodeFailure(self.why, prefix + self.path)
 
 
 def failing_index(read: Callable[[Any], Any], items: Any) -> str:
