@@ -81,7 +81,8 @@ class DecodeFailure(ValueError):
         self.path = path
 
     def within(self, prefix: str) -> DecodeFailure:
-        """The same failure, seen from ``prefix`` outwards (``.key`` or ``[index]``)."""
+        """The same failure, seen from ``prefix`` outwards (``.key`` or ``[index]``).
+        Called by the decoders ``_fastdecode`` generates (in their compiled source)."""
         return DecodeFailure(self.why, prefix + self.path)
 
 
