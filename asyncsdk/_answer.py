@@ -38,7 +38,7 @@ from ._errors import (
     error_class_for_status,
     error_class_for_text,
 )
-from ._json_slices import read_json_array, same
+from ._json_slices import gil_sharer, read_json_array, same
 from ._raw import RAW_CAPTURE
 from ._retry import parse_retry_after
 from ._wire import (
@@ -230,27 +230,35 @@ class Interpreter:
             capture.status, capture.headers, capture.url = status, headers, call.shown_url
             capture.elapsed, capture.attempts = elapsed, attempts
         if len(raw) >= C.OFFLOAD_DECODE_BYTES:
-            return await asyncio.to_thread(self._big_data, call, status, headers, raw,
-                                           model, many)
+            box = await asyncio.to_thread(self._big_data, call, status, headers, raw,
+                                          model, many)
+            return box.pop()
         return self._data(call, status, headers, raw, model, many)
 
     def _big_data(self, call: Call, status: int, headers: Mapping[str, str], raw: bytes,
-                  model: type[Any] | None, many: bool) -> Any:
+                  model: type[Any] | None, many: bool) -> list[Any]:
         """``_data`` for a big answer, in a worker thread, without long GIL holds: a
-        listing is parsed element by element (``read_json_array``) and decoded as
-        ``_data`` would, then its parsed elements are dropped one at a time (freeing
-        them all at once is one long C call); the collector is paused and what was made
-        promoted (``paused_gc``), so that no long collection follows on the loop.
-        Anything else goes through ``_data`` as a whole, which raises the error it
-        means."""
+        listing is parsed in pieces (``read_json_array``) and decoded as ``_data`` would,
+        stepping aside for the loop every ``OFFLOAD_SHARE_SECONDS`` (``gil_sharer``);
+        its parsed elements are then dropped one at a time (freeing them all at once is
+        one long C call). The collector is paused and what was made promoted
+        (``paused_gc``), so that no long collection follows on the loop. Anything else
+        goes through ``_data`` as a whole, which raises the error it means.
+
+        The data comes back in a one-item list that the loop empties: the thread pool
+        keeps what a thread returned until it is done with the call, and if the caller
+        had dropped a listing by then, the worker would free it holding the GIL for
+        tens of ms, at a moment that stalls whatever the loop does next."""
         with paused_gc(promote=True):
             listed = None
+            share = gil_sharer()
             if many and model is not None and 200 <= status < 300:
-                listed = read_json_array(raw, same)
+                listed = read_json_array(raw, same, share=share)
             if listed is None:
-                return self._data(call, status, headers, raw, model, many)
+                return [self._data(call, status, headers, raw, model, many)]
             try:
-                return self.decode_many(call.op, listed, model)  # type: ignore[arg-type]
+                return [self.decode_many(call.op, listed, model,  # type: ignore[arg-type]
+                                         share)]
             finally:
                 while listed:
                     listed.pop()
@@ -270,10 +278,12 @@ class Interpreter:
         except DecodeFailure as exc:
             raise self.decode_error(op, data, str(exc)) from None
 
-    def decode_many(self, op: Operation, data: Any, model: type[M]) -> list[M]:
-        """``data`` read as a list of ``model``; ``ResponseDecodeError`` if it can't."""
+    def decode_many(self, op: Operation, data: Any, model: type[M],
+                    share: Callable[[], None] | None = None) -> list[M]:
+        """``data`` read as a list of ``model``; ``ResponseDecodeError`` if it can't
+        (``share``: called between elements, see ``decode_list``)."""
         try:
-            return decode_list(data, model)
+            return decode_list(data, model, share)
         except DecodeFailure as exc:
             raise self.decode_error(op, data, str(exc)) from None
 

@@ -42,10 +42,18 @@ ERROR_BODY_PREVIEW = 16 * 1024
 #: that no single stretch on the event loop exceeds about 20 ms (JSON plus models
 #: decode at roughly 30 MB/s: 256 KiB is under 10 ms).
 OFFLOAD_DECODE_BYTES = 256 * 1024
-#: In that thread a JSON array is read element by element from windows of this many
-#: bytes of text, so that no single C call (which holds the GIL, and so the loop) is
-#: long: decoding 4 MiB of UTF-8 or parsing one element of a listing takes a few ms.
-OFFLOAD_WINDOW_BYTES = 4 * 1024 * 1024
+#: In that thread a JSON array is read from windows of this many bytes of text (decoding
+#: and copying one takes well under a millisecond) ...
+OFFLOAD_WINDOW_BYTES = 256 * 1024
+#: ... and parsed in pieces: an array or object is read member by member where those
+#: met before at the same place were this many characters or longer, and in one C call
+#: (which holds the GIL, and so the loop) otherwise. 64 KiB of JSON parse in about 0.5 ms.
+OFFLOAD_SLICE_CHARS = 64 * 1024
+#: The worker steps aside this often (seconds) so the event loop gets the GIL at once:
+#: a thread that wants it otherwise waits the interpreter's switch interval (5 ms) ...
+OFFLOAD_SHARE_SECONDS = 0.002
+#: ... by sleeping this long (which releases the GIL; the OS makes it about 50 us).
+OFFLOAD_SHARE_PAUSE = 1e-6
 
 #: ``check_many`` default number of checks in flight.
 DEFAULT_CHECK_CONCURRENCY = 16

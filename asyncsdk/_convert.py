@@ -456,9 +456,11 @@ def paused_gc(*, promote: bool = False) -> Iterator[None]:
                 gc.enable()
 
 
-def decode_list(data: Any, model: type[T]) -> list[T]:
+def decode_list(data: Any, model: type[T],
+                share: Callable[[], None] | None = None) -> list[T]:
     """Read a JSON array of ``model`` objects; raises ``DecodeFailure`` (with the path to
-    the bad value) if it cannot.
+    the bad value) if it cannot. ``share`` is called after each element (a worker
+    thread's ``_json_slices.gil_sharer``, letting the event loop in).
 
     The cyclic garbage collector is paused meanwhile and the objects made promoted
     (``paused_gc(promote=True)``): a listing makes tens of thousands of objects, none of
@@ -473,6 +475,12 @@ def decode_list(data: Any, model: type[T]) -> list[T]:
     one = decoder_for(model)
     with paused_gc(promote=True):
         try:
-            return [one(item) for item in data]
+            if share is None:
+                return [one(item) for item in data]
+            out = []
+            for item in data:
+                out.append(one(item))
+                share()
+            return out
         except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
             raise _failure(exc, model, "$" + failing_index(one, data)) from None

@@ -77,10 +77,10 @@ async def test_a_large_answer_is_decoded_off_the_loop_while_the_loop_ticks(
     threads: list[int] = []
     real = _answer.decode_list
 
-    def decode_list(data: Any, model: Any) -> Any:
+    def decode_list(data: Any, model: Any, *rest: Any) -> Any:
         threads.append(threading.get_ident())
         ticked.wait(HANG)  # on the loop thread this would block the heartbeat: no ticks
-        return real(data, model)
+        return real(data, model, *rest)
 
     monkeypatch.setattr(_answer, "decode_list", decode_list)
 
@@ -109,9 +109,9 @@ async def test_a_small_answer_is_decoded_on_the_loop(monkeypatch: pytest.MonkeyP
     threads: list[int] = []
     real = _answer.decode_list
 
-    def decode_list(data: Any, model: Any) -> Any:
+    def decode_list(data: Any, model: Any, *rest: Any) -> Any:
         threads.append(threading.get_ident())
-        return real(data, model)
+        return real(data, model, *rest)
 
     monkeypatch.setattr(_answer, "decode_list", decode_list)
     async with scripted_server() as server:

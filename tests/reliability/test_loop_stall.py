@@ -4,8 +4,12 @@ An answer of ``OFFLOAD_DECODE_BYTES`` or more is read, parsed and decoded so tha
 single C call (which holds the GIL, and so the loop) covers more than a piece of it:
 
 * the body is joined in a worker thread, not on the loop;
-* a listing is parsed there element by element (``_json_slices.read_json_array``), never
-  handed whole to one ``json.loads``/``orjson.loads``;
+* a listing is parsed there in pieces of at most ``OFFLOAD_SLICE_CHARS``
+  (``_json_slices.read_json_array``), never handed whole to one
+  ``json.loads``/``orjson.loads``, nor one element to one parse;
+* the worker steps aside for the loop every ``OFFLOAD_SHARE_SECONDS`` while it parses
+  and decodes (``_json_slices.gil_sharer``), and hands back nothing the caller's listing
+  outlives;
 * the cyclic collector is paused by count (``_convert.paused_gc``) and the objects made
   are promoted, so no young collection walks a whole listing in one C call afterwards.
 
@@ -32,7 +36,7 @@ from scripted_server import scripted_server
 import asyncsdk
 from asyncsdk import _answer, _constants, _json_slices
 from asyncsdk._convert import decode_list, paused_gc
-from asyncsdk._json_slices import read_json_array
+from asyncsdk._json_slices import read_json_array, same
 from asyncsdk.models.contacts import ContactList
 
 PROPERTY = settings(max_examples=150, deadline=None,
@@ -77,7 +81,7 @@ def test_the_listings_here_are_big_answers() -> None:
 
 
 # --- where and in what pieces the work happens -------------------------------------------
-async def test_big_listing_is_parsed_element_by_element_off_the_loop(
+async def test_big_listing_is_parsed_in_slices_off_the_loop(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Regression: the whole body went to one ``json.loads`` (tens of ms to seconds
@@ -113,8 +117,11 @@ async def test_big_listing_is_parsed_element_by_element_off_the_loop(
     assert [c.uuid for cl in got for g in cl.emaillist for c in g.data] == [
         f"u{i}" for i in range(20_000)]
     assert not [n for n in whole_parses if n >= _constants.OFFLOAD_DECODE_BYTES]
-    assert len(spans) >= len(BIG)  # one parse per element (more where a window cut one)
-    assert max(spans) <= LONGEST_ELEMENT
+    # Regression (issue 11, 50,000 records): one parse per element held the GIL for
+    # 5-10 ms each; now no parse covers more than a slice, however big the elements.
+    assert LONGEST_ELEMENT > 4 * _constants.OFFLOAD_SLICE_CHARS
+    assert max(spans) <= _constants.OFFLOAD_SLICE_CHARS + 2
+    assert sum(spans) >= len(BIG_BODY) * 0.9  # the pieces cover the body (no skipping)
     assert threads and loop_thread not in threads
     assert joined_off_loop == [len(BIG_BODY)]
 
@@ -135,6 +142,83 @@ async def test_small_answers_stay_on_the_loop_in_one_parse(
     got = await list_contacts(json.dumps(listing(2, 3)).encode())
     assert [len(cl.emaillist[0].data) for cl in got] == [3, 3]
     assert hops == []
+
+
+async def test_the_worker_steps_aside_for_the_loop_while_parsing_and_decoding(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Regression (50,000 records, worst run 30-65 ms): the worker gave the GIL up only
+    when the interpreter forced it (after its 5 ms switch interval, and not inside a C
+    call). Now it sleeps a moment (releasing the GIL) every ``OFFLOAD_SHARE_SECONDS``
+    of parsing and of decoding; with a clock that moves 1 ms a read, that is every
+    other piece."""
+    loop_thread = threading.get_ident()
+    ticks = iter(range(10**9))
+    pauses: list[tuple[int, float]] = []
+    monkeypatch.setattr(_json_slices, "_clock", lambda: next(ticks) / 1000)
+    monkeypatch.setattr(_json_slices, "_sleep",
+                        lambda seconds: pauses.append((threading.get_ident(), seconds)))
+    parsed: list[int] = []
+    decoded: list[int] = []
+    real_read, real_decode = _answer.read_json_array, _answer.decode_list
+
+    def read(*args: Any, **kwargs: Any) -> Any:
+        got = real_read(*args, **kwargs)
+        parsed.append(len(pauses))
+        return got
+
+    def decode(*args: Any, **kwargs: Any) -> Any:
+        got = real_decode(*args, **kwargs)
+        decoded.append(len(pauses))
+        return got
+
+    monkeypatch.setattr(_answer, "read_json_array", read)
+    monkeypatch.setattr(_answer, "decode_list", decode)
+    got = await list_contacts(BIG_BODY)
+    assert len(got) == len(BIG)
+    assert pauses and {thread for thread, _ in pauses} != {loop_thread}
+    assert all(0 < seconds <= 0.001 for _, seconds in pauses)
+    # while parsing (a run of contacts to a slice), and between the lists decoded
+    assert parsed[0] >= len(BIG_BODY) // (2 * _constants.OFFLOAD_SLICE_CHARS)
+    assert decoded[0] - parsed[0] >= len(BIG) // 3
+
+
+def test_gil_sharer_sleeps_only_once_its_interval_has_passed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    now = [0.0]
+    slept: list[float] = []
+    monkeypatch.setattr(_json_slices, "_clock", lambda: now[0])
+    monkeypatch.setattr(_json_slices, "_sleep", slept.append)
+    share = _json_slices.gil_sharer(0.002)
+    for step in range(10):  # 0.5 ms of work between calls
+        now[0] = (step + 1) * 0.0005
+        share()
+    assert len(slept) == 2  # at 2.0 ms and at 4.0 ms, not at every call
+    assert all(0 < seconds < 0.001 for seconds in slept)
+
+
+async def test_the_worker_hands_back_nothing_the_listing_outlives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Regression: the worker returned the listing itself, which the thread pool keeps
+    (its future's result) until the thread is done with the call; a caller who dropped
+    the listing first had it freed by the worker, holding the GIL for 30-60 ms at
+    50,000 records, stalling whatever the loop did next. Now what the thread returns
+    is emptied on the loop."""
+    handed_back: list[Any] = []
+    real_to_thread = asyncio.to_thread
+
+    async def to_thread(func: Any, /, *args: Any, **kwargs: Any) -> Any:
+        got = await real_to_thread(func, *args, **kwargs)
+        handed_back.append(got)
+        return got
+
+    monkeypatch.setattr(asyncio, "to_thread", to_thread)
+    got = await list_contacts(BIG_BODY)
+    assert len(got) == len(BIG)
+    returned = handed_back[-1]  # the decode's (the first is the join of the body)
+    assert returned == [] and not any(item is got for item in returned)
 
 
 @pytest.fixture
@@ -274,15 +358,64 @@ json_values = st.recursive(
     max_leaves=12)
 
 
+#: Text that looks like the places where ``batch`` cuts a run of elements.
+tricky_text = st.text(alphabet=st.sampled_from(list('{}[],:" k\\1')), max_size=12)
+#: Records whose first member is always "k": ``batch`` looks for ``{"k":`` to cut at,
+#: and meets it in nested records and inside strings too.
+records = st.recursive(
+    st.none() | st.integers(-99, 99) | st.floats(allow_nan=False, allow_infinity=False)
+    | tricky_text,
+    lambda inner: st.lists(inner, max_size=4)
+    | st.builds(lambda first, rest: {"k": first, **rest}, inner,
+                st.dictionaries(tricky_text, inner, max_size=3)),
+    max_leaves=10)
+
+
 @PROPERTY
 @given(items=st.lists(json_values, max_size=8), window=st.integers(1, 40),
+       slice_chars=st.integers(1, 60),
        indent=st.sampled_from([None, 0, 2]), ascii_only=st.booleans())
-def test_read_json_array_equals_json_loads(items: list[Any], window: int,
+def test_read_json_array_equals_json_loads(items: list[Any], window: int, slice_chars: int,
                                            indent: int | None, ascii_only: bool) -> None:
     body = json.dumps(items, indent=indent, ensure_ascii=ascii_only).encode()
     seen: list[Any] = []
-    got = read_json_array(body, lambda item: seen.append(item) or item, window=window)
+    got = read_json_array(body, lambda item: seen.append(item) or item, window=window,
+                          slice_chars=slice_chars)
     assert got == json.loads(body) == seen
+
+
+@PROPERTY
+@given(items=st.lists(records, max_size=30), window=st.integers(1, 300),
+       slice_chars=st.integers(1, 300), separators=st.sampled_from(
+           [(",", ":"), (", ", ": "), (" ,\n ", " : ")]))
+def test_read_json_array_cuts_runs_of_records_only_between_them(
+    items: list[Any], window: int, slice_chars: int, separators: tuple[str, str],
+) -> None:
+    """Many records to a parse (``batch``), cut where a record seems to start: inside
+    strings, nested records and past the array's end the cut must be refused."""
+    body = json.dumps({"rows": items}, separators=separators)
+    body = json.dumps([json.loads(body), items, items], separators=separators)
+    got = read_json_array(body.encode(), same, window=window, slice_chars=slice_chars)
+    assert got == json.loads(body)
+
+
+def test_runs_of_small_elements_are_parsed_many_to_a_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Small records cost about what ``json.loads`` costs: a run of them is one parse,
+    not one parse each."""
+    calls: list[int] = []
+    real_scan = _json_slices._scan
+
+    def scan(text: str, pos: int) -> tuple[Any, int]:
+        calls.append(pos)
+        return real_scan(text, pos)
+
+    monkeypatch.setattr(_json_slices, "_scan", scan)
+    rows = [contact(i) for i in range(3_000)]
+    body = json.dumps(rows).encode()
+    assert read_json_array(body, same) == rows
+    assert len(calls) < len(body) // 20_000  # a run fills most of a slice
 
 
 @PROPERTY
