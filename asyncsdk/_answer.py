@@ -19,7 +19,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import aiohttp
 import attrs
@@ -56,6 +56,12 @@ try:  # optional speedup (extra "speedups"); same semantics as json.loads
     from orjson import loads as _json_loads  # type: ignore[import-not-found,no-redef,unused-ignore]
 except ImportError:  # pragma: no cover - depends on the environment
     _json_loads = json.loads
+
+def _run_loads() -> Callable[[str], Any] | None:
+    """How ``read_json_array`` parses runs of a big listing: as small answers are
+    parsed (``orjson.loads`` with the speedups extra; None: the ``json`` scanner)."""
+    return None if _json_loads is json.loads else cast("Callable[[str], Any]", _json_loads)
+
 
 @attrs.frozen
 class Operation:
@@ -253,7 +259,7 @@ class Interpreter:
             listed = None
             share = gil_sharer()
             if many and model is not None and 200 <= status < 300:
-                listed = read_json_array(raw, same, share=share)
+                listed = read_json_array(raw, same, share=share, loads=_run_loads())
             if listed is None:
                 return [self._data(call, status, headers, raw, model, many)]
             try:
