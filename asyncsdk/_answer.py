@@ -239,7 +239,15 @@ class Interpreter:
             box = await asyncio.to_thread(self._big_data, call, status, headers, raw,
                                           model, many)
             return box.pop()
-        return self._data(call, status, headers, raw, model, many)
+        data = self.interpret(call, status, headers, raw)  # ``_data``, one frame less
+        if model is None:
+            return data
+        if many:
+            return self.decode_many(call.op, data, model)
+        try:
+            return decode(data, model)
+        except DecodeFailure as exc:
+            raise self.decode_error(call.op, data, str(exc)) from None
 
     def _big_data(self, call: Call, status: int, headers: Mapping[str, str], raw: bytes,
                   model: type[Any] | None, many: bool) -> list[Any]:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import functools
 import gc
 import threading
 import typing
@@ -203,6 +204,11 @@ def parse_datetime(value: Any, _: Any = dt.datetime) -> dt.datetime | None:
 def _code_hook(value: Any, enum_cls: type[enum.Enum]) -> Any:
     """Open code lists: a known value becomes its member, an unknown one the enum's
     unknown value (``_missing_`` of the open enums in ``models.codes``)."""
+    kind = value.__class__
+    if kind is str or kind is int:  # a member's exact value: the member (no enum call)
+        member = enum_cls._value2member_map_.get(value)
+        if member is not None and member._value_.__class__ is kind:
+            return member
     return enum_cls(parse_int(value) if issubclass(enum_cls, int) else parse_str(value))
 
 
@@ -407,16 +413,28 @@ def _failure(exc: Exception, model: type, path: str = "$") -> DecodeFailure:
     return DecodeFailure(type(exc).__name__, f"{model.__name__} at {path}")
 
 
+#: model -> what reads it (``decode``): a response model's compiled fast decoder, else
+#: the converter; found once per model (models and a few typing forms), not per answer.
+_READERS: dict[Any, Callable[[Any], Any]] = {}
+
+
+def _reader_for(model: Any) -> Callable[[Any], Any]:
+    from ._fastdecode import decoder_for  # it imports this module: not at the top
+
+    reader = (decoder_for(model) if _is_response_model(model)
+              else functools.partial(get_converter().structure, cl=model))
+    if len(_READERS) < 512:
+        _READERS[model] = reader
+    return reader
+
+
 def decode(data: Any, model: type[T]) -> T:
     """Read ``data`` (parsed JSON) as ``model``; raises ``DecodeFailure`` (with the path
     to the bad value) if it cannot."""
-    from ._fastdecode import decoder_for
-
     try:
-        if _is_response_model(model):
-            result: T = decoder_for(model)(data)
-            return result
-        return get_converter().structure(data, model)
+        reader = _READERS.get(model) or _reader_for(model)
+        result: T = reader(data)
+        return result
     except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
         raise _failure(exc, model) from None
 
@@ -459,14 +477,10 @@ def paused_gc(*, promote: bool = False) -> Iterator[None]:
 def decode_list(data: Any, model: type[T],
                 share: Callable[[], None] | None = None) -> list[T]:
     """Read a JSON array of ``model`` objects; raises ``DecodeFailure`` (with the path to
-    the bad value) if it cannot. ``share`` is called after each element (a worker
-    thread's ``_json_slices.gil_sharer``, letting the event loop in).
-
-    The cyclic garbage collector is paused meanwhile and the objects made promoted
-    (``paused_gc(promote=True)``): a listing makes tens of thousands of objects, none of
-    them in a cycle, and the collections they would trigger (during the decode, or one
-    young collection over all of them right after it) cost about an eighth of the
-    decoding time for nothing.
+    the bad value) if it cannot. ``share``: called after each element (a worker thread's
+    ``_json_slices.gil_sharer``, letting the event loop in). The collector is paused and
+    what was made promoted (``paused_gc(promote=True)``): tens of thousands of objects,
+    none in a cycle, whose collections would cost an eighth of the decode for nothing.
     """
     from ._fastdecode import decoder_for
 

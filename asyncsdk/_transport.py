@@ -72,7 +72,8 @@ from ._retry import backoff_delay, parse_retry_after
 from ._session import SessionOwner
 from ._wire import CLOSED_IN_FLIGHT, TRANSPORT_ERRORS, Failure, describe_exception
 
-__all__ = ["Area", "Call", "Operation", "StreamedResponse", "TimeLimits", "Transport"]
+__all__ = ["Area", "BaseUrls", "Call", "Operation", "StreamedResponse", "TimeLimits",
+           "Transport"]
 
 logger = logging.getLogger(C.LOGGER_NAME)
 
@@ -109,6 +110,9 @@ class TimeLimits:
                  safe: bool) -> tuple[float, float | None]:
         """A call's ``(budget, per_attempt)``, both checked; an unsafe operation's
         attempt is never abandoned (it may have arrived): its bound is None."""
+        if request_timeout is None and attempt_timeout is None and safe:  # the usual call
+            return self.timeout, (self.attempt_timeout if self.attempt_timeout is not None
+                                  else self.timeout * C.DEFAULT_ATTEMPT_SHARE)
         budget = self.budget(request_timeout)
         per_attempt = self.per_attempt(budget, attempt_timeout)
         return budget, per_attempt if safe else None
@@ -133,6 +137,37 @@ class TimeLimits:
         return aiohttp.ClientTimeout(total=remaining)
 
 
+class BaseUrls:
+    """Each area's base URL, and the URL of an operation."""
+
+    __slots__ = ("_known", "by_area")
+
+    def __init__(self, by_area: Mapping[Area, str | None]) -> None:
+        self.by_area = dict(by_area)
+        #: id(op) -> (op, URL) of operations without an id: found once (hashing the
+        #: record on every call would cost more than building the URL).
+        self._known: dict[int, tuple[Operation, str]] = {}
+
+    def of(self, op: Operation, path_id: str | int | None = None) -> str:
+        """Absolute URL of ``op`` (no query), with ``path_id`` put into ``{id}``."""
+        if path_id is None:
+            known = self._known.get(id(op))
+            if known is not None and known[0] is op:
+                return known[1]
+        base = self.by_area.get(op.area)
+        if not base:
+            raise ConfigurationError(
+                f"{op.name}: no URL for this area: pass {op.area.argument}= or base_url= to "
+                f"Client, or set {op.area.env_var} or {C.ENV_BASE_URL}",
+                field=op.area.argument,
+            )
+        if path_id is not None:
+            return base + op.path.replace("{id}", quote(str(path_id), safe=""))
+        if len(self._known) < 256:
+            self._known[id(op)] = (op, base + op.path)
+        return base + op.path
+
+
 class Transport(Interpreter):
     """Sends operations for a ``Client`` and reads their answers (``Interpreter``).
     ``sleep``, ``rand`` and ``clock`` are plain attributes so tests can replace them
@@ -142,7 +177,8 @@ class Transport(Interpreter):
                  sessions: SessionOwner, timeout: float, max_retries: int,
                  attempt_timeout: float | None = None) -> None:
         super().__init__(credentials)
-        self.base_urls = dict(base_urls)
+        self.urls = BaseUrls(base_urls)
+        self.base_urls = self.urls.by_area
         self.sessions = sessions
         self.limits = TimeLimits(timeout, attempt_timeout)
         self.max_retries = max_retries
@@ -152,17 +188,7 @@ class Transport(Interpreter):
 
     def url_for(self, op: Operation, path_id: str | int | None = None) -> str:
         """Absolute URL of ``op`` (no query), with ``path_id`` put into ``{id}``."""
-        base = self.base_urls.get(op.area)
-        if not base:
-            raise ConfigurationError(
-                f"{op.name}: no URL for this area: pass {op.area.argument}= or base_url= to "
-                f"Client, or set {op.area.env_var} or {C.ENV_BASE_URL}",
-                field=op.area.argument,
-            )
-        path = op.path
-        if path_id is not None:
-            path = path.replace("{id}", quote(str(path_id), safe=""))
-        return base + path
+        return self.urls.of(op, path_id)
 
     def request(
         self,
@@ -187,7 +213,7 @@ class Transport(Interpreter):
         Not a coroutine function (one frame less under aiohttp): ``clean_errors`` inline.
         """
         try:
-            url = self.url_for(op, path_id)
+            url = self.urls.of(op, path_id)
             call, body_form = build_call(op, url, params, form, self.credentials)
             budget, per_attempt = self.limits.for_call(timeout, attempt_timeout,
                                                        op.safe_to_repeat)
@@ -299,7 +325,8 @@ class Transport(Interpreter):
                             scheme=wire[0], authority=wire[1], path=wire[2],
                             query_string=wire[3] + call.credentials.reveal(), encoded=True),
                         params=None if wire else reveal(call.query), json=json_body,
-                        data=reveal(form), timeout=client_timeout, allow_redirects=safe,
+                        data=None if form is None else reveal(form),
+                        timeout=client_timeout, allow_redirects=safe,
                         **options,
                     )
                 except TRANSPORT_ERRORS as exc:

@@ -19,6 +19,7 @@ import asyncsdk
 from asyncsdk._convert import DecodeFailure, cattrs_structure, decode, wire_key
 from asyncsdk._fastdecode import decoder_for
 from asyncsdk.models._base import ResponseModel, split_optional
+from asyncsdk.models.codes import Industry
 
 RESPONSE_MODELS = sorted(
     {getattr(asyncsdk, n) for n in asyncsdk.__all__
@@ -125,3 +126,32 @@ def test_fast_path_builds_models_as_init_would() -> None:
     assert got.emaillist[0].data[0].tags is not body["emaillist"][0]["data"][0]["tags"]
     assert decode({"selling_price": "12.345"}, asyncsdk.Product).selling_price == Decimal(
         "12.345")
+
+
+# --- the known-code shortcut of ``_code_hook`` ------------------------------------------
+@settings(max_examples=300, deadline=None)
+@given(value=st.one_of(
+    st.sampled_from([*(m.value for m in asyncsdk.Verdict), *(m.value for m in Industry)]),
+    st.sampled_from([" valid ", "VALID", "Risky", "1", "2", True, False, 1.0, 2.0]),
+    st.integers(-3, 200), st.text(max_size=6)),
+    enum_cls=st.sampled_from([asyncsdk.Verdict, Industry]))
+def test_code_hook_shortcut_reads_as_the_enum_call_does(value: Any, enum_cls: Any) -> None:
+    """A member's exact value is looked up directly (no enum call); every other value
+    (another case, white space, a bool for an int code, 1.0, another list's code) goes
+    the way it went before, with the same member, unknown value or refusal."""
+    from asyncsdk import _convert
+
+    def before(v: Any) -> Any:
+        parse = _convert.parse_int if issubclass(enum_cls, int) else _convert.parse_str
+        return enum_cls(parse(v))
+
+    try:
+        expected: Any = before(value)
+    except (TypeError, ValueError, _convert.DecodeFailure) as exc:
+        with pytest.raises(type(exc)):
+            _convert._code_hook(value, enum_cls)
+        return
+    got = _convert._code_hook(value, enum_cls)
+    assert got == expected and type(got) is type(expected)
+    if expected in enum_cls.__members__.values():
+        assert got is expected

@@ -54,7 +54,9 @@ class Validation(Resource):
                 the service refused; APIConnectionError: no answer.
         """
         check_email(email, "email")
-        params = {"email": email, "timeout": check_seconds(validity_timeout, "validity_timeout")}
+        if validity_timeout is not DEFAULT_VALIDITY_TIMEOUT:  # the default needs no check
+            check_seconds(validity_timeout, "validity_timeout")
+        params = {"email": email, "timeout": validity_timeout}
         return await self._transport.request(  # type: ignore[no-any-return]
             CHECK, params=params, timeout=request_timeout, attempt_timeout=attempt_timeout,
             model=CheckResult)

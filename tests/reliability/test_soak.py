@@ -61,14 +61,15 @@ async def test_check_many_soak() -> None:
         objects_after, rss_after = len(gc.get_objects()), rss()
         faults = len(sb.faults.applied)
         max_in_flight = sb.max_in_flight
-        # Concurrency under load: every check held 20 ms at the server.
+        # Concurrency under load: every check held 100 ms at the server (long enough for
+        # connections the faults closed to be opened again on a busy 2-core machine).
         sb.faults.clear()
-        sb.faults.delay("/api/v1/single/check", 0.02, times=None)
+        sb.faults.delay("/api/v1/single/check", 0.1, times=None)
         sb.reset_stats()
         held = [o async for o in client.validation.check_many(
-            [f"h{i}@example.com" for i in range(1000)], concurrency=CONCURRENCY)]
+            [f"h{i}@example.com" for i in range(300)], concurrency=CONCURRENCY)]
         held_max_in_flight = sb.max_in_flight
-    FIGURES["calls made"] += SIZE + 1000 + 200
+    FIGURES["calls made"] += SIZE + 300 + 200
     FIGURES["faults injected"] += faults
     FIGURES["soak inputs"] += SIZE
     print(f"\nsoak: {SIZE} inputs in {elapsed:.1f} s, {faults} faults injected, "
@@ -78,7 +79,7 @@ async def test_check_many_soak() -> None:
     assert len(seen) == SIZE and set(seen.values()) == {1}
     assert faults >= SIZE * 0.01  # faults really were injected
     assert max_in_flight <= CONCURRENCY
-    assert len(held) == 1000 and all(o.ok for o in held)
+    assert len(held) == 300 and all(o.ok for o in held)
     assert held_max_in_flight == CONCURRENCY  # reached, never passed
     assert objects_after - objects_before < OBJECT_SLACK
     assert rss_after - rss_before < RSS_SLACK
