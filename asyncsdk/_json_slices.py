@@ -28,6 +28,8 @@ _WHITE = " \t\n\r"
 _NUMBER_GOES_ON = frozenset("0123456789.eE+-")
 #: Containers nested deeper than this are parsed whole, however big.
 _MAX_DESCENT = 16
+#: Places learned at most (then the members of an object at an unknown key share one).
+_MAX_PLACES = 1024
 
 _clock = time.perf_counter
 _sleep = time.sleep
@@ -115,6 +117,10 @@ class _Reader:
         self.base = 0  # characters of the document before text[0]
         self.window = max(1, window)
         self.slice_chars = slice_chars
+        # Text kept ahead of pos: refilled when less is left (each refill copies what is
+        # left, so it must be a fraction of the window, not the window: else every small
+        # value would copy a window's worth).
+        self.ahead = min(slice_chars, self.window // 2)
         self.share = share
         self.loads = loads
         self.descend: dict[str, bool] = {}
@@ -164,10 +170,12 @@ class _Reader:
 
     def value(self, place: str, depth: int) -> Any:
         """The value at pos (after white space), read whole or member by member."""
-        if len(self.text) - self.pos < self.window:
+        if len(self.text) - self.pos < self.ahead:  # (a value cut at the edge retries)
             self.more(self.window)
         first = self.text[self.pos]
         if first != "[" and first != "{":
+            if place not in self.descend:  # scalars here: runs of them can be batched
+                self.descend[place] = False
             return self.whole()
         start = self.base + self.pos
         if self.descend.get(place, True) and depth < _MAX_DESCENT:
@@ -218,13 +226,13 @@ class _Reader:
         The run is found without knowing where elements end: it is cut at the last
         separator in reach that is followed by the opening of the element at pos (for
         objects, up to its first member's ":"; so ``}, {"uuid":``), or at the last "],"
-        or "," for other elements, and parsed as an array of its own. That parse
+        (arrays), '",' (strings) or "," (others), and parsed as an array of its own. That parse
         succeeds only where the cut is at this array's own level: a cut in a string
         leaves it unterminated, one in a nested container leaves that unclosed (and one
         past the end of this array closes the run at the array's own "]"). After a miss
         the next few elements are read one by one (``missed``).
         """
-        if len(self.text) - self.pos < self.slice_chars:
+        if len(self.text) - self.pos < self.ahead:
             self.more(self.window)
         text, pos = self.text, self.pos
         reach = pos + self.slice_chars
@@ -241,11 +249,14 @@ class _Reader:
             if cut <= pos or text[cut] != ",":
                 self.missed(place)
                 return None
-        else:
-            cut = text.rfind("]," if first == "[" else ",", pos, reach)
+        else:  # after an array's "]", a string's closing quote, or any ","
+            tail = "]," if first == "[" else '",' if first == '"' else ","
+            cut = text.rfind(tail, pos, reach)
+            while first == '"' and cut > pos and text[cut - 1] == "\\":  # a \" in a string
+                cut = text.rfind(tail, pos, cut)
             if cut <= pos:
                 return None
-            cut += first == "["
+            cut += len(tail) - 1
         run = "[" + text[pos:cut] + "]"
         if self.loads is not None:
             try:
@@ -291,7 +302,10 @@ class _Reader:
             self.pos += 1
             if not self.skip():
                 raise _Bad
-            out[key] = self.value(f"{place}.{key}", depth)
+            here = f"{place}.{key}"
+            if here not in self.descend and len(self.descend) >= _MAX_PLACES:
+                here = place + ".*"  # a map keyed by ids: one place for its members
+            out[key] = self.value(here, depth)
             mark = self.skip()
             self.pos += 1
             if mark == "}":

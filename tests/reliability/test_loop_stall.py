@@ -118,8 +118,9 @@ async def test_big_listing_is_parsed_in_slices_off_the_loop(
 
     monkeypatch.setattr(_answer, "_json_loads", loads)
     monkeypatch.setattr(_json_slices, "_scan", scan)
-    if run_loads is not None:
-        monkeypatch.setattr(_answer, "_run_loads", lambda: parse_run)
+    # (decided before ``_json_loads`` is replaced above: without orjson, the scanner)
+    monkeypatch.setattr(_answer, "_run_loads",
+                        lambda: None if run_loads is None else parse_run)
     monkeypatch.setattr(asyncio, "to_thread", to_thread)
     got = await list_contacts(BIG_BODY)
 
@@ -438,6 +439,48 @@ def test_a_run_orjson_refuses_is_read_by_the_scanner(odd: str) -> None:
     with pytest.raises(ValueError):
         fast(body)
     assert read_json_array(body.encode(), same, slice_chars=2_000, loads=fast) == json.loads(body)
+
+
+@pytest.mark.parametrize("rows", [
+    [i * 1.5 for i in range(20_000)],
+    [f'a,b",{i}' for i in range(20_000)],  # commas and quotes inside the strings
+    [[i, "x"] for i in range(20_000)],
+    [{f"k{i % 7}": i, "v": [i]} for i in range(20_000)],  # records of differing shapes
+], ids=["numbers", "strings", "arrays", "mixed-records"])
+def test_any_array_of_small_elements_is_parsed_in_runs(
+    rows: list[Any], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Regression: an array of numbers or strings (or of records whose first member
+    varies) was read one element per parse, several times slower than ``json.loads``."""
+    calls: list[int] = []
+    real_scan = _json_slices._scan
+
+    def scan(text: str, pos: int) -> tuple[Any, int]:
+        calls.append(pos)
+        return real_scan(text, pos)
+
+    monkeypatch.setattr(_json_slices, "_scan", scan)
+    body = json.dumps(rows).encode()
+    assert read_json_array(body, same) == rows
+    assert len(calls) < len(rows) // 50
+
+
+def test_a_map_keyed_by_ids_shares_one_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An object with thousands of keys (ids) is not thousands of learned places: past
+    ``_MAX_PLACES`` its members share one, so they are read whole after the first."""
+    readers: list[Any] = []
+    real_reader = _json_slices._Reader
+
+    class Spy(real_reader):  # type: ignore[misc,valid-type]
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args)
+            readers.append(self)
+
+    monkeypatch.setattr(_json_slices, "_Reader", Spy)
+    data = [{f"id{i}": {"a": i, "b": [i, "x"]} for i in range(5_000)}]
+    body = json.dumps(data).encode()
+    assert read_json_array(body, same, slice_chars=64) == data
+    assert len(readers[0].descend) <= _json_slices._MAX_PLACES + 8
 
 
 def test_runs_of_small_elements_are_parsed_many_to_a_call(
