@@ -119,3 +119,22 @@ def test_unknown_values_are_readable_enum_values() -> None:
     code = asyncsdk.Industry(99)
     assert code == 99 and int(code) == 99 and isinstance(code, asyncsdk.Industry)
     assert list(asyncsdk.Industry).count(code) == 0
+
+
+@given(st.one_of(
+    st.text(max_size=300),
+    st.text(alphabet=st.sampled_from(list('ab@."\\ \t\x00\x1f\x7f\u00a0\u2028é')), max_size=40),
+    st.builds(lambda a, b: f"{a}@{b}", st.text(max_size=130), st.text(max_size=130)),
+))
+def test_check_email_shortcut_accepts_what_email_value_accepts(text: str) -> None:
+    """``check_email`` takes the usual address in one match; whatever it accepts or
+    refuses, ``email_value`` (the module's decision) does the same."""
+    from asyncsdk._checks import Refused, check_email, email_value
+
+    try:
+        expected = email_value(text)
+    except Refused:
+        with pytest.raises(asyncsdk.InvalidInputError):
+            check_email(text, "email")
+    else:
+        assert check_email(text, "email") == expected
