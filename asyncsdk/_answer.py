@@ -38,7 +38,7 @@ from ._errors import (
     error_class_for_status,
     error_class_for_text,
 )
-from ._json_slices import gil_sharer, read_json_array, same
+from ._json_slices import NOT_READ, gil_sharer, read_json, read_json_array, same
 from ._raw import RAW_CAPTURE
 from ._retry import parse_retry_after
 from ._wire import (
@@ -130,24 +130,26 @@ class Interpreter:
         self.credentials = credentials
 
     def interpret(self, call: Call, status: int, headers: Mapping[str, str],
-                  raw: bytes) -> Any:
+                  raw: bytes, data: Any = NOT_READ) -> Any:
         """A final answer to data, or the SDK error it means.
 
         Where ``op.fail_in_body`` ``status: fail`` raises the error its ``error`` text
         maps to whatever the HTTP status (a bare ``fail`` too, unless the operation's
         ``bare_fail_is_state``); then a non-2xx status raises by status; then a body that
         is neither blank nor JSON raises ``ResponseDecodeError``. Returns the parsed JSON
-        (None for a blank body).
+        (None for a blank body). ``data``: ``raw`` already parsed (``_big_data``).
         """
-        data: Any = None
-        parsed = False
-        blank = not raw or raw.isspace()  # bytes.isspace: the whitespace strip() removes
-        if not blank:
-            try:
-                data = _json_loads(raw)
-                parsed = True
-            except (ValueError, RecursionError):
-                pass
+        parsed = data is not NOT_READ
+        blank = False
+        if not parsed:
+            data = None
+            blank = not raw or raw.isspace()  # bytes.isspace: what strip() removes
+            if not blank:
+                try:
+                    data = _json_loads(raw)
+                    parsed = True
+                except (ValueError, RecursionError):
+                    pass
         op = call.op
         if (
             op.fail_in_body
@@ -251,31 +253,30 @@ class Interpreter:
 
     def _big_data(self, call: Call, status: int, headers: Mapping[str, str], raw: bytes,
                   model: type[Any] | None, many: bool) -> list[Any]:
-        """``_data`` for a big answer, in a worker thread, without long GIL holds: a
-        listing is parsed in pieces (``read_json_array``) and decoded as ``_data`` would,
-        stepping aside for the loop every ``OFFLOAD_SHARE_SECONDS`` (``gil_sharer``);
-        its parsed elements are then dropped one at a time (freeing them all at once is
-        one long C call). The collector is paused and what was made promoted
-        (``paused_gc``), so that no long collection follows on the loop. Anything else
-        goes through ``_data`` as a whole, which raises the error it means.
-
-        The data comes back in a one-item list that the loop empties: the thread pool
-        keeps what a thread returned until it is done with the call, and if the caller
-        had dropped a listing by then, the worker would free it holding the GIL for
-        tens of ms, at a moment that stalls whatever the loop does next."""
+        """``_data`` in a worker thread without long GIL holds: parsed in slices
+        (``read_json_array``/``read_json``), stepping aside for the loop
+        (``gil_sharer``); a listing's parsed records dropped one at a time (one big
+        object is freed whole: its parts may be the models'); the collector paused, what
+        was made promoted (``paused_gc``). Errors and non-JSON go through ``_data``.
+        Handed back in a list the loop empties: the thread pool keeps what a thread
+        returned, and a listing the caller dropped first would be freed by the worker."""
         with paused_gc(promote=True):
-            listed = None
             share = gil_sharer()
-            if many and model is not None and 200 <= status < 300:
+            if 200 <= status < 300 and many and model is not None:
                 listed = read_json_array(raw, same, share=share, loads=_run_loads())
-            if listed is None:
-                return [self._data(call, status, headers, raw, model, many)]
-            try:
-                return [self.decode_many(call.op, listed, model,  # type: ignore[arg-type]
-                                         share)]
-            finally:
-                while listed:
-                    listed.pop()
+                if listed is not None:
+                    try:
+                        return [self.decode_many(call.op, listed, model, share)]
+                    finally:  # the parsed records, one at a time (not one long free)
+                        while listed:
+                            listed.pop()
+                            share()
+            elif 200 <= status < 300:  # one big object (a list of many contacts)
+                data = read_json(raw, share=share, loads=_run_loads())
+                if data is not NOT_READ:
+                    data = self.interpret(call, status, headers, raw, data)
+                    return [data if model is None else self.decode(call.op, data, model)]
+            return [self._data(call, status, headers, raw, model, many)]
 
     def _data(self, call: Call, status: int, headers: Mapping[str, str], raw: bytes,
               model: type[Any] | None, many: bool) -> Any:

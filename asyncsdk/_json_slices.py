@@ -19,7 +19,7 @@ from typing import Any
 
 from . import _constants as C
 
-__all__ = ["gil_sharer", "read_json_array", "same"]
+__all__ = ["NOT_READ", "gil_sharer", "read_json", "read_json_array", "same"]
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _WHITE = " \t\n\r"
@@ -97,6 +97,27 @@ def read_json_array(raw: bytes, each: Callable[[Any], Any], *,
         return reader.top(each)
     except (_Bad, ValueError, RecursionError):  # UnicodeDecodeError, JSONDecodeError too
         return None
+
+
+#: What ``read_json`` gives for a body it cannot read (not UTF-8 JSON).
+NOT_READ: Any = object()
+
+
+def read_json(raw: bytes, *, window: int = C.OFFLOAD_WINDOW_BYTES,
+              slice_chars: int = C.OFFLOAD_SLICE_CHARS,
+              share: Callable[[], None] | None = None,
+              loads: Callable[[str], Any] | None = None) -> Any:
+    """``json.loads(raw)`` of any UTF-8 JSON document (a big object too: one list of
+    50,000 contacts), read as ``read_json_array`` reads an array; ``NOT_READ`` when it
+    is not one (the caller then reads it the ordinary way, which gives the error)."""
+    reader = _Reader(raw, window, slice_chars, share or _nothing, loads)
+    try:
+        if not reader.skip():
+            return NOT_READ
+        value = reader.value("$", 0)
+        return NOT_READ if reader.skip() else value
+    except (_Bad, ValueError, RecursionError):
+        return NOT_READ
 
 
 def _nothing() -> None:

@@ -272,6 +272,73 @@ def test_decode_list_promotes_what_it_made(young_collections: list[int]) -> None
     assert max(young_collections) < 15_000
 
 
+async def test_one_big_object_is_parsed_in_slices_off_the_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Regression: a big answer that is one object (``contacts.get`` of a list of
+    20,000 contacts) went to one ``json.loads`` of the whole body in the worker, holding
+    the GIL (and so the loop) for all of it."""
+    whole_parses: list[int] = []
+    spans: list[int] = []
+    real_loads, real_scan = _answer._json_loads, _json_slices._scan
+    run_loads = _answer._run_loads()
+
+    def loads(raw: Any) -> Any:
+        whole_parses.append(len(raw))
+        return real_loads(raw)
+
+    def scan(text: str, pos: int) -> tuple[Any, int]:
+        item, end = real_scan(text, pos)
+        spans.append(end - pos)
+        return item, end
+
+    def parse_run(text: str) -> Any:
+        spans.append(len(text))
+        return run_loads(text)  # type: ignore[misc]
+
+    monkeypatch.setattr(_answer, "_json_loads", loads)
+    monkeypatch.setattr(_json_slices, "_scan", scan)
+    monkeypatch.setattr(_answer, "_run_loads",
+                        lambda: None if run_loads is None else parse_run)
+    one = BIG[0] | {"emaillist": [{"contact": 20_000,
+                                   "data": [contact(i) for i in range(20_000)]}]}
+    body = json.dumps(one).encode()
+
+    async def script(request: web.Request) -> web.StreamResponse:
+        return web.Response(body=body, content_type="application/json")
+
+    async with scripted_server() as server:
+        server.on("/api/v1/contact/7/", script)
+        async with asyncsdk.Client(API_KEY, USERNAME, base_url=server.base_url,
+                                   max_retries=0) as c:
+            got = await c.contacts.get(7)
+    assert [x.uuid for x in got.emaillist[0].data] == [f"u{i}" for i in range(20_000)]
+    assert not [n for n in whole_parses if n >= _constants.OFFLOAD_DECODE_BYTES]
+    assert max(spans) <= _constants.OFFLOAD_SLICE_CHARS + 2
+    assert sum(spans) >= len(body) * 0.9
+
+
+@pytest.mark.parametrize("error", ["Invalid API Key", "Insufficient credit", "x"])
+async def test_a_big_fail_answer_raises_what_a_small_one_raises(error: str) -> None:
+    """The ``status: fail`` rule of the validation area holds for a big answer parsed in
+    slices too (the interpreter's rules run on the parsed data): the same error as the
+    same answer without its padding."""
+    small = {"status": "fail", "error": error}
+    big = {**small, "padding": ["x" * 100] * 5_000}
+    assert len(json.dumps(big)) >= _constants.OFFLOAD_DECODE_BYTES
+    raised = []
+    for answer in (small, big):
+        async with scripted_server() as server:
+            server.on("/api/v1/single/check", server.answer(answer))
+            async with asyncsdk.Client(API_KEY, USERNAME, base_url=server.base_url,
+                                       max_retries=0) as c:
+                with pytest.raises(asyncsdk.APIError) as caught:
+                    await c.validation.check("a@example.com")
+        raised.append((type(caught.value), caught.value.message))
+    assert raised[0] == raised[1]
+    assert error in raised[1][1]
+
+
 # --- paused_gc ---------------------------------------------------------------------------
 def test_paused_gc_is_counted_across_threads() -> None:
     """One decode ending must not switch the collector on under another still running
@@ -526,6 +593,20 @@ def test_read_json_array_gives_json_loads_or_none(items: list[Any], cut: int, ju
 def test_read_json_array_refuses_what_is_not_one_json_array(body: bytes) -> None:
     for window in (1, 2, 7, 1 << 20):
         assert read_json_array(body, lambda item: item, window=window) is None
+
+
+@PROPERTY
+@given(value=json_values, window=st.integers(1, 40), slice_chars=st.integers(1, 60),
+       junk=st.sampled_from(["", " ", "x", "]", "}", ","]))
+def test_read_json_equals_json_loads_for_any_document(value: Any, window: int,
+                                                      slice_chars: int, junk: str) -> None:
+    body = json.dumps(value) + junk
+    try:
+        expected = json.loads(body)
+    except ValueError:
+        expected = _json_slices.NOT_READ
+    got = _json_slices.read_json(body.encode(), window=window, slice_chars=slice_chars)
+    assert got is expected if expected is _json_slices.NOT_READ else got == expected
 
 
 def test_read_json_array_reads_an_element_longer_than_its_window() -> None:
