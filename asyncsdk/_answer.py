@@ -38,7 +38,7 @@ from ._errors import (
     error_class_for_status,
     error_class_for_text,
 )
-from ._json_slices import NOT_READ, gil_sharer, read_json, read_json_array, same
+from ._json_slices import NOT_READ, gil_sharer, read_json
 from ._raw import RAW_CAPTURE
 from ._retry import parse_retry_after
 from ._wire import (
@@ -58,7 +58,7 @@ except ImportError:  # pragma: no cover - depends on the environment
     _json_loads = json.loads
 
 def _run_loads() -> Callable[[str], Any] | None:
-    """How ``read_json_array`` parses runs of a big listing: as small answers are
+    """How ``read_json`` parses runs of a big listing: as small answers are
     parsed (``orjson.loads`` with the speedups extra; None: the ``json`` scanner)."""
     return None if _json_loads is json.loads else cast("Callable[[str], Any]", _json_loads)
 
@@ -241,50 +241,39 @@ class Interpreter:
             box = await asyncio.to_thread(self._big_data, call, status, headers, raw,
                                           model, many)
             return box.pop()
-        data = self.interpret(call, status, headers, raw)  # ``_data``, one frame less
-        if model is None:
-            return data
-        if many:
-            return self.decode_many(call.op, data, model)
-        try:
-            return decode(data, model)
-        except DecodeFailure as exc:
-            raise self.decode_error(call.op, data, str(exc)) from None
+        return self._data(call, status, headers, raw, model, many)
 
     def _big_data(self, call: Call, status: int, headers: Mapping[str, str], raw: bytes,
                   model: type[Any] | None, many: bool) -> list[Any]:
         """``_data`` in a worker thread without long GIL holds: parsed in slices
-        (``read_json_array``/``read_json``), stepping aside for the loop
-        (``gil_sharer``); a listing's parsed records dropped one at a time (one big
-        object is freed whole: its parts may be the models'); the collector paused, what
-        was made promoted (``paused_gc``). Errors and non-JSON go through ``_data``.
-        Handed back in a list the loop empties: the thread pool keeps what a thread
-        returned, and a listing the caller dropped first would be freed by the worker."""
+        (``read_json``), stepping aside for the loop (``gil_sharer``); a listing's
+        parsed records dropped one at a time (one big object is freed whole: its parts
+        may be the models'); the collector paused, what was made promoted
+        (``paused_gc``). Handed back in a list the loop empties: the thread pool keeps
+        what a thread returned, and a listing the caller dropped first would be freed
+        by the worker."""
         with paused_gc(promote=True):
             share = gil_sharer()
-            if 200 <= status < 300 and many and model is not None:
-                listed = read_json_array(raw, same, share=share, loads=_run_loads())
-                if listed is not None:
-                    try:
-                        return [self.decode_many(call.op, listed, model, share)]
-                    finally:  # the parsed records, one at a time (not one long free)
-                        while listed:
-                            listed.pop()
-                            share()
-            elif 200 <= status < 300:  # one big object (a list of many contacts)
-                data = read_json(raw, share=share, loads=_run_loads())
-                if data is not NOT_READ:
-                    data = self.interpret(call, status, headers, raw, data)
-                    return [data if model is None else self.decode(call.op, data, model)]
-            return [self._data(call, status, headers, raw, model, many)]
+            parsed = read_json(raw, share=share, loads=_run_loads())
+            try:
+                return [self._data(call, status, headers, raw, model, many, parsed, share)]
+            finally:  # not one long free (``parsed`` is the caller's data without model)
+                while model is not None and parsed.__class__ is list and parsed:
+                    parsed.pop()
+                    share()
 
     def _data(self, call: Call, status: int, headers: Mapping[str, str], raw: bytes,
-              model: type[Any] | None, many: bool) -> Any:
-        data = self.interpret(call, status, headers, raw)
+              model: type[Any] | None, many: bool, parsed: Any = NOT_READ,
+              share: Callable[[], None] | None = None) -> Any:
+        """The data of a final answer (``interpret``), decoded as ``model`` (a list of
+        them with ``many``); ``parsed``: ``raw`` already parsed, ``share``: see
+        ``decode_list``."""
+        data = self.interpret(call, status, headers, raw, parsed)
         if model is None:
             return data
-        return self.decode_many(call.op, data, model) if many else self.decode(
-            call.op, data, model)
+        if many:
+            return self.decode_many(call.op, data, model, share)
+        return self.decode(call.op, data, model)
 
     def decode(self, op: Operation, data: Any, model: type[M]) -> M:
         """``data`` read as ``model``; ``ResponseDecodeError`` (with the body) if it can't."""

@@ -1,4 +1,4 @@
-"""A big JSON array read in short C calls, for a worker thread (see ``read_json_array``),
+"""A big JSON document read in short C calls, for a worker thread (see ``read_json``),
 and ``gil_sharer``, which lets the event loop in while that thread works.
 
 Parsing a multi-megabyte listing with one ``json.loads`` holds the GIL for the whole
@@ -19,7 +19,7 @@ from typing import Any
 
 from . import _constants as C
 
-__all__ = ["NOT_READ", "gil_sharer", "read_json", "read_json_array", "same"]
+__all__ = ["NOT_READ", "gil_sharer", "read_json"]
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _WHITE = " \t\n\r"
@@ -45,12 +45,7 @@ _scan_string: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  #
 
 
 class _Bad(Exception):
-    """The body is not one JSON array (the caller reads it the ordinary way)."""
-
-
-def same(item: Any) -> Any:
-    """The element itself (``each`` of ``read_json_array`` that keeps the parsed data)."""
-    return item
+    """The body is not JSON (the caller reads it the ordinary way)."""
 
 
 def gil_sharer(every: float = C.OFFLOAD_SHARE_SECONDS) -> Callable[[], None]:
@@ -70,13 +65,18 @@ def gil_sharer(every: float = C.OFFLOAD_SHARE_SECONDS) -> Callable[[], None]:
     return share
 
 
-def read_json_array(raw: bytes, each: Callable[[Any], Any], *,
-                    window: int = C.OFFLOAD_WINDOW_BYTES,
-                    slice_chars: int = C.OFFLOAD_SLICE_CHARS,
-                    share: Callable[[], None] | None = None,
-                    loads: Callable[[str], Any] | None = None) -> list[Any] | None:
-    """``[each(element) for element in json.loads(raw)]`` for a UTF-8 JSON array, in
-    short C calls; ``share`` (a ``gil_sharer``) is called between them.
+#: What ``read_json`` gives for a body it cannot read (not UTF-8 JSON).
+NOT_READ: Any = object()
+
+
+def read_json(raw: bytes, *, window: int = C.OFFLOAD_WINDOW_BYTES,
+              slice_chars: int = C.OFFLOAD_SLICE_CHARS,
+              share: Callable[[], None] | None = None,
+              loads: Callable[[str], Any] | None = None) -> Any:
+    """``json.loads(raw)`` of a UTF-8 JSON document (a listing, or one object holding
+    50,000 contacts), in short C calls; ``share`` (a ``gil_sharer``) is called between
+    them. ``NOT_READ`` when it is not one (not UTF-8 JSON, NaN, something after the
+    value): the caller then reads it the ordinary way, which gives the error.
 
     The body is decoded to text ``window`` bytes at a time. Values are parsed with
     ``json.JSONDecoder.raw_decode``, except that the reader descends into an array or
@@ -88,28 +88,7 @@ def read_json_array(raw: bytes, each: Callable[[Any], Any], *,
     (A container far bigger than those before it at the same place is still parsed in
     one call.) With ``loads`` (``orjson.loads``: faster) runs are parsed by it first,
     and by the scanner where it refuses one; values are then what ``loads`` makes.
-
-    None when the body is anything else (not an array, not UTF-8 JSON, NaN, something
-    after the array): the caller then reads it the ordinary way, which gives the error.
     """
-    reader = _Reader(raw, window, slice_chars, share or _nothing, loads)
-    try:
-        return reader.top(each)
-    except (_Bad, ValueError, RecursionError):  # UnicodeDecodeError, JSONDecodeError too
-        return None
-
-
-#: What ``read_json`` gives for a body it cannot read (not UTF-8 JSON).
-NOT_READ: Any = object()
-
-
-def read_json(raw: bytes, *, window: int = C.OFFLOAD_WINDOW_BYTES,
-              slice_chars: int = C.OFFLOAD_SLICE_CHARS,
-              share: Callable[[], None] | None = None,
-              loads: Callable[[str], Any] | None = None) -> Any:
-    """``json.loads(raw)`` of any UTF-8 JSON document (a big object too: one list of
-    50,000 contacts), read as ``read_json_array`` reads an array; ``NOT_READ`` when it
-    is not one (the caller then reads it the ordinary way, which gives the error)."""
     reader = _Reader(raw, window, slice_chars, share or _nothing, loads)
     try:
         if not reader.skip():
@@ -125,7 +104,7 @@ def _nothing() -> None:
 
 
 class _Reader:
-    """The state of one ``read_json_array``: the text window and what was learned about
+    """The state of one ``read_json``: the text window and what was learned about
     where big containers are (``descend``: place -> whether to go into them)."""
 
     def __init__(self, raw: bytes, window: int, slice_chars: int,
@@ -210,7 +189,7 @@ class _Reader:
             self.descend[place] = True
         return item
 
-    def array(self, place: str, depth: int, each: Callable[[Any], Any] = same) -> list[Any]:
+    def array(self, place: str, depth: int) -> list[Any]:
         """The array at pos ("[" there), its elements read one by one."""
         self.pos += 1
         out: list[Any] = []
@@ -226,11 +205,9 @@ class _Reader:
                 else:
                     batch = self.batch(place)
             if batch is None:
-                out.append(each(self.value(place, depth)))
-            elif each is same:
-                out += batch
+                out.append(self.value(place, depth))
             else:
-                out += map(each, batch)
+                out += batch
             share()
             mark = self.skip()
             self.pos += 1
@@ -304,7 +281,6 @@ class _Reader:
         miss in a row), so a document that defeats ``batch`` costs little extra."""
         self.misses[place] = self.misses.get(place, 0) + 1
         self.wait[place] = 8 << min(self.misses[place], 10)
-        return None
 
     def members(self, place: str, depth: int) -> dict[str, Any]:
         """The object at pos ("{" there), its members read one by one."""
@@ -346,11 +322,3 @@ class _Reader:
             else:
                 self.pos = end
                 return key
-
-    def top(self, each: Callable[[Any], Any]) -> list[Any]:
-        if self.skip() != "[":
-            raise _Bad
-        out = self.array("$[]", 1, each)
-        if self.skip():
-            raise _Bad  # something after the array
-        return out
