@@ -260,7 +260,7 @@ class Client:
         await self.close()
 
     def __repr__(self) -> str:
-        urls = {a.argument: u for a, u in self._transport.base_urls.items() if u}
+        urls = {a.argument: u for a, u in self._transport.urls.by_area.items() if u}
         hosts = sorted({self._transport.credentials.scrub(u.split("@")[-1]) for u in
                         urls.values()})
         return f"<asyncsdk.Client hosts={hosts} closed={self.closed}>"

@@ -110,9 +110,6 @@ class TimeLimits:
                  safe: bool) -> tuple[float, float | None]:
         """A call's ``(budget, per_attempt)``, both checked; an unsafe operation's
         attempt is never abandoned (it may have arrived): its bound is None."""
-        if request_timeout is None and attempt_timeout is None and safe:  # the usual call
-            return self.timeout, (self.attempt_timeout if self.attempt_timeout is not None
-                                  else self.timeout * C.DEFAULT_ATTEMPT_SHARE)
         budget = self.budget(request_timeout)
         per_attempt = self.per_attempt(budget, attempt_timeout)
         return budget, per_attempt if safe else None
@@ -178,17 +175,12 @@ class Transport(Interpreter):
                  attempt_timeout: float | None = None) -> None:
         super().__init__(credentials)
         self.urls = BaseUrls(base_urls)
-        self.base_urls = self.urls.by_area
         self.sessions = sessions
         self.limits = TimeLimits(timeout, attempt_timeout)
         self.max_retries = max_retries
         self.sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
         self.rand: Callable[[], float] = random.random
         self.clock: Callable[[], float] = time.monotonic
-
-    def url_for(self, op: Operation, path_id: str | int | None = None) -> str:
-        """Absolute URL of ``op`` (no query), with ``path_id`` put into ``{id}``."""
-        return self.urls.of(op, path_id)
 
     def request(
         self,
@@ -259,7 +251,7 @@ class Transport(Interpreter):
         absolute_url: str | None,
     ) -> StreamedResponse:
         if absolute_url is None:
-            call, _ = build_call(op, self.url_for(op), params, None, self.credentials)
+            call, _ = build_call(op, self.urls.of(op), params, None, self.credentials)
         else:
             call = Call(op, absolute_url, dict(params or {}))
         budget = self.limits.budget(timeout)

@@ -25,7 +25,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def urls(client: asyncsdk.Client) -> dict[Area, str | None]:
-    return client._transport.base_urls
+    return client._transport.urls.by_area
 
 
 def test_constructed_outside_a_loop_without_a_session() -> None:
@@ -106,7 +106,7 @@ def test_base_url_path_is_kept_as_prefix() -> None:
     client = asyncsdk.Client("k", "u", base_url="https://h/x/")
     from asyncsdk.resources.validation import CHECK
 
-    assert client._transport.url_for(CHECK) == "https://h/x/api/v1/single/check"
+    assert client._transport.urls.of(CHECK) == "https://h/x/api/v1/single/check"
 
 
 def test_repr_hides_credentials() -> None:
