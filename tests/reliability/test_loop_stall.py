@@ -23,7 +23,7 @@ import asyncio
 import gc
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,17 +63,25 @@ BIG_BODY = json.dumps(BIG).encode()
 LONGEST_ELEMENT = max(len(json.dumps(item)) for item in BIG)
 
 
-async def list_contacts(body: bytes) -> list[ContactList]:
-    """``contacts.list()`` answered with ``body`` by a server on 127.0.0.1."""
+async def answered(body: bytes, path: str,
+                   call: Callable[[asyncsdk.Client], Awaitable[Any]]) -> Any:
+    """``call(client)`` with ``path`` answered by ``body`` from a server on 127.0.0.1."""
 
     async def script(request: web.Request) -> web.StreamResponse:
         return web.Response(body=body, content_type="application/json")
 
     async with scripted_server() as server:
-        server.on("/api/v1/contact/", script)
+        server.on(path, script)
         async with asyncsdk.Client(API_KEY, USERNAME, base_url=server.base_url,
                                    max_retries=0) as c:
-            return await c.contacts.list()
+            return await call(c)
+
+
+async def list_contacts(body: bytes) -> list[ContactList]:
+    """``contacts.list()`` answered with ``body``."""
+    got: list[ContactList] = await answered(body, "/api/v1/contact/",
+                                            lambda c: c.contacts.list())
+    return got
 
 
 def test_the_listings_here_are_big_answers() -> None:
@@ -306,15 +314,7 @@ async def test_one_big_object_is_parsed_in_slices_off_the_loop(parses: Parses) -
     one = BIG[0] | {"emaillist": [{"contact": 20_000,
                                    "data": [contact(i) for i in range(20_000)]}]}
     body = json.dumps(one).encode()
-
-    async def script(request: web.Request) -> web.StreamResponse:
-        return web.Response(body=body, content_type="application/json")
-
-    async with scripted_server() as server:
-        server.on("/api/v1/contact/7/", script)
-        async with asyncsdk.Client(API_KEY, USERNAME, base_url=server.base_url,
-                                   max_retries=0) as c:
-            got = await c.contacts.get(7)
+    got = await answered(body, "/api/v1/contact/7/", lambda c: c.contacts.get(7))
     assert [x.uuid for x in got.emaillist[0].data] == [f"u{i}" for i in range(20_000)]
     assert not [n for n in parses.whole if n >= _constants.OFFLOAD_DECODE_BYTES]
     assert max(parses.spans) <= _constants.OFFLOAD_SLICE_CHARS + 2
