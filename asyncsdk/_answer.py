@@ -27,7 +27,7 @@ from aiohttp.client_reqrep import ContentDisposition
 
 from . import _constants as C
 from ._auth import REDACTED, Area, Credentials, SecretValue, redact_url
-from ._convert import DecodeFailure, decode, decode_list, paused_gc
+from ._convert import DecodeFailure, decode, decode_list
 from ._errors import (
     APIConnectionError,
     APIError,
@@ -38,6 +38,7 @@ from ._errors import (
     error_class_for_status,
     error_class_for_text,
 )
+from ._gc_pause import paused_gc
 from ._json_slices import NOT_READ, gil_sharer, read_json
 from ._raw import RAW_CAPTURE
 from ._retry import parse_retry_after
@@ -252,7 +253,7 @@ class Interpreter:
         (``paused_gc``). Handed back in a list the loop empties: the thread pool keeps
         what a thread returned, and a listing the caller dropped first would be freed
         by the worker."""
-        with paused_gc(promote=True):
+        with paused_gc():
             share = gil_sharer()
             parsed = read_json(raw, share=share, loads=_run_loads())
             try:

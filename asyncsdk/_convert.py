@@ -30,16 +30,14 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import functools
-import gc
-import threading
 import typing
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
+from ._gc_pause import paused_gc
 from .models._base import (
     DATE_DMY,
     DATE_ISO,
@@ -63,7 +61,6 @@ __all__ = [
     "get_converter",
     "parse_bool",
     "parse_date",
-    "paused_gc",
     "structure_hook",
     "to_jsonable",
 ]
@@ -439,55 +436,19 @@ def decode(data: Any, model: type[T]) -> T:
         raise _failure(exc, model) from None
 
 
-_gc_lock = threading.Lock()
-_gc_pauses = 0  # decodes in progress (in any thread) that paused the collector
-_gc_resume = False  # whether the first of them found the collector on
-
-
-@contextmanager
-def paused_gc(*, promote: bool = False) -> Iterator[None]:
-    """The cyclic garbage collector paused (when it was on) while the block runs, and
-    back on when the last of the blocks running in any thread ends (a count, not each
-    block for itself: a thread's block must not switch it on under another's).
-
-    With ``promote`` the objects made meanwhile move to the oldest generation without a
-    collection (``gc.freeze`` then ``gc.unfreeze``, both constant time; skipped when the
-    application keeps objects frozen itself): otherwise the first young collection after
-    a big listing walks every object of it in one C call, holding the GIL (and so the
-    event loop) for tens of milliseconds. They are collected with the old objects.
-    """
-    global _gc_pauses, _gc_resume
-    with _gc_lock:
-        if _gc_pauses == 0:
-            _gc_resume = gc.isenabled()
-            gc.disable()
-        _gc_pauses += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_pauses -= 1
-            if _gc_pauses == 0 and _gc_resume:
-                if promote and gc.get_freeze_count() == 0:
-                    gc.freeze()
-                    gc.unfreeze()
-                gc.enable()
-
-
 def decode_list(data: Any, model: type[T],
                 share: Callable[[], None] | None = None) -> list[T]:
     """Read a JSON array of ``model`` objects; raises ``DecodeFailure`` (with the path to
     the bad value) if it cannot. ``share``: called after each element (a worker thread's
-    ``_json_slices.gil_sharer``, letting the event loop in). The collector is paused and
-    what was made promoted (``paused_gc(promote=True)``): tens of thousands of objects,
-    none in a cycle, whose collections would cost an eighth of the decode for nothing.
+    ``_json_slices.gil_sharer``, letting the event loop in). Inside ``paused_gc``: tens
+    of thousands of objects, none in a cycle, that no collection should walk at once.
     """
     from ._fastdecode import decoder_for
 
     if not isinstance(data, list):
         raise DecodeFailure(f"expected a list of {model.__name__}, got {type(data).__name__}")
     one = decoder_for(model)
-    with paused_gc(promote=True):
+    with paused_gc():
         try:
             if share is None:
                 return [one(item) for item in data]
