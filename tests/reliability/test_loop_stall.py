@@ -268,6 +268,15 @@ async def test_the_worker_hands_back_nothing_the_listing_outlives(
     assert returned == [] and not any(item is got for item in returned)
 
 
+def _young_bound() -> int:
+    """The most objects a young collection walks when it walks no whole listing: a
+    generation-1 collection holds about ``threshold1`` young collections' survivors
+    (7,700 objects on Python 3.11 and 3.12, 22,000 on 3.13); the listings of these
+    tests make 40,000 and more."""
+    young, old = gc.get_threshold()[:2]
+    return young * (old + 2)
+
+
 @pytest.fixture
 def young_collections() -> Iterator[list[int]]:
     """The number of objects each young (generation 0 or 1) collection walks."""
@@ -314,8 +323,8 @@ async def test_no_young_collection_walks_a_big_listing(young_collections: list[i
     kept = [[] for _ in range(5_000)]  # allocations enough for several young collections
     assert got and kept and young_collections
     # 20,000 contacts made over 60,000 tracked objects; a young generation holds a few
-    # thousand at most (700 allocations a collection, 10 young ones per generation 1).
-    assert max(young_collections) < 15_000, max(young_collections)
+    # thousand at most (see _young_bound).
+    assert max(young_collections) < _young_bound(), max(young_collections)
 
 
 def test_decode_list_promotes_what_it_made(young_collections: list[int]) -> None:
@@ -324,7 +333,7 @@ def test_decode_list_promotes_what_it_made(young_collections: list[int]) -> None
     got = decode_list(BIG, ContactList)
     kept = [[] for _ in range(5_000)]
     assert len(got) == 10 and kept and young_collections
-    assert max(young_collections) < 15_000
+    assert max(young_collections) < _young_bound()
 
 
 async def test_one_big_object_is_parsed_in_slices_off_the_loop(parses: Parses) -> None:
@@ -454,7 +463,7 @@ async def test_no_collection_walks_a_big_listing_when_objects_are_frozen(
         during = len(full_collections)
         made = [[] for _ in range(5_000)]
         assert got and made and young_collections
-        assert max(young_collections) < 15_000, max(young_collections)
+        assert max(young_collections) < _young_bound(), max(young_collections)
         assert during == 0
         assert not any(o is kept for o in gc.get_objects())  # still frozen
     finally:
