@@ -202,9 +202,10 @@ class ValidationJob:
         the result. Both wire shapes are read: a CSV body, or JSON whose ``result`` is the
         CSV text (or an http(s) URL of it, fetched without credentials). The CSV is read
         as Python's ``csv.reader(..., strict=True)`` reads it (RFC 4180 quoting; CRLF, LF
-        or CR line ends; a last record without a line end). Leaving the loop early
-        releases the connection when the generator is closed: use
-        ``contextlib.aclosing(job.rows())`` to close it at once.
+        or CR line ends; a last record without a line end; on Python 3.10, whose ``csv``
+        reads no NUL character, a result holding one is a ``ResponseDecodeError``).
+        Leaving the loop early releases the connection when the generator is closed:
+        use ``contextlib.aclosing(job.rows())`` to close it at once.
 
         Args:
             request_timeout: bounds connecting and each read (not the whole download).

@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,11 @@ async def test_raw_control_characters_in_the_json_result_are_refused(
         await local_client.validation.job(4).download(tmp_path / "o.csv")
     assert os.listdir(tmp_path) == []
     local.routes[DOWNLOAD_PATH] = streaming(good.encode(), "application/json", 3)
+    if "\x00" in inside and sys.version_info < (3, 11):  # Python 3.10's csv reads no NUL
+        with pytest.raises(asyncsdk.ResponseDecodeError, match="NUL"):
+            async for _ in local_client.validation.job(4).rows():
+                pass
+        return
     rows = [r async for r in local_client.validation.job(4).rows()]
     assert [r.name for r in rows] == [inside]
 

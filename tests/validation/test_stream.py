@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -204,7 +205,10 @@ def test_a_field_over_the_csv_field_limit_is_refused_as_csv_refuses_it() -> None
 
 
 # --- round trip --------------------------------------------------------------------------
-field_text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
+# (no NUL on Python 3.10: its csv module neither writes nor reads one)
+field_text = st.text(st.characters(
+    codec="utf-8", exclude_categories=("Cs",),
+    exclude_characters="\x00" if sys.version_info < (3, 11) else ""), max_size=12)
 row_values = st.tuples(field_text, field_text,
                        st.sampled_from([*(v.value for v in Verdict), "Other"]),
                        st.booleans())
