@@ -271,10 +271,10 @@ async def test_the_worker_hands_back_nothing_the_listing_outlives(
 def _young_bound() -> int:
     """The most objects a young collection walks when it walks no whole listing: a
     generation-1 collection holds about ``threshold1`` young collections' survivors
-    (7,700 objects on Python 3.11 and 3.12, 22,000 on 3.13); the listings of these
-    tests make 40,000 and more."""
+    (about 7,700 objects on Python 3.11 and 3.12, 22,000 on 3.13; each may hold a few
+    more than its threshold); the listings of these tests make 40,000 and more."""
     young, old = gc.get_threshold()[:2]
-    return young * (old + 2)
+    return young * (old + 5)
 
 
 @pytest.fixture
