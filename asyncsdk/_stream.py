@@ -122,7 +122,10 @@ class _StringDecoder:
         except ValueError as exc:
             why = getattr(exc, "msg", "invalid")
             raise StreamDecodeError(f"invalid JSON string ({why})") from None
-        if "\\u" in inside and _SURROGATE.search(decoded):  # lone: not writable as UTF-8
+        # A lone surrogate (only a \u escape makes one) cannot be written as UTF-8. An
+        # ASCII result holds none: isascii() is constant time, where looking for "\u"
+        # in text full of escaped line ends cost as much as the decoding itself.
+        if not decoded.isascii() and "\\u" in inside and _SURROGATE.search(decoded):
             decoded = _SURROGATE.sub("\ufffd", decoded)
         if decoded:
             out.append(decoded)
