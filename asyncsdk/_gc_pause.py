@@ -49,8 +49,8 @@ _thresholds: tuple[int, ...] | None = None  # as found, while full collections a
 
 @contextmanager
 def paused_gc() -> Iterator[None]:
-    """Run the block with the collector paused (or its full collections held off) and
-    what the block made promoted, as the module's docstring says."""
+    """Run the block with the collector paused and what the block made promoted, or
+    with only its full collections held off (when something is frozen; see above)."""
     _begin()
     try:
         yield
@@ -65,9 +65,8 @@ def _begin() -> None:
             _was_on = gc.isenabled()
             _thresholds = None
             if _was_on and (gc.get_freeze_count() or not _FREEZE_IS_CHEAP):
-                found = gc.get_threshold()
-                _thresholds = found
-                gc.set_threshold(*found[:2], *([_HELD_OFF] * (len(found) - 2)))
+                _thresholds = gc.get_threshold()
+                gc.set_threshold(*_held(_thresholds))
             elif _was_on:
                 gc.disable()
         _pauses += 1
@@ -80,11 +79,15 @@ def _end() -> None:
         if _pauses or not _was_on:
             return
         if _thresholds is not None:
-            held = (*_thresholds[:2], *([_HELD_OFF] * (len(_thresholds) - 2)))
-            if gc.get_threshold() == held:  # not changed by the application meanwhile
+            if gc.get_threshold() == _held(_thresholds):  # not changed meanwhile
                 gc.set_threshold(*_thresholds)
             return
         if gc.get_freeze_count() == 0:  # still nothing of anyone else's frozen
             gc.freeze()
             gc.unfreeze()
         gc.enable()
+
+
+def _held(thresholds: tuple[int, ...]) -> tuple[int, ...]:
+    """``thresholds`` with the oldest generation's held off."""
+    return (*thresholds[:2], *([_HELD_OFF] * (len(thresholds) - 2)))
