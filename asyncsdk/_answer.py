@@ -95,20 +95,29 @@ class Operation:
 NO_CREDENTIALS = SecretValue("")
 
 
-@attrs.frozen(repr=False)
 class Call:
     """The call in flight: its operation, URL (no query) and query (credentials
-    included, as ``SecretValue``s: shown only through ``shown_url``, which redacts them)."""
+    included, as ``SecretValue``s: shown only through ``shown_url``, which redacts them).
 
-    op: Operation
-    url: str
-    query: dict[str, Any]
-    #: Pre-encoded form (``_transport.build_call``): the URL's encoded scheme, authority
-    #: and path, and ``query`` encoded (never a credential; ``&``-terminated unless
-    #: empty), to which ``credentials`` are appended inline in the call to aiohttp.
-    #: None: aiohttp encodes ``url`` and ``query`` (credentials included) itself.
-    wire: tuple[str, str, str, str] | None = None
-    credentials: SecretValue = NO_CREDENTIALS
+    A plain slotted record, made once per call and never changed (an attrs frozen
+    class costs five ``object.__setattr__`` calls per request on the hot path).
+    """
+
+    __slots__ = ("credentials", "op", "query", "url", "wire")
+
+    def __init__(self, op: Operation, url: str, query: dict[str, Any],
+                 wire: tuple[str, str, str, str] | None = None,
+                 credentials: SecretValue = NO_CREDENTIALS) -> None:
+        self.op = op
+        self.url = url
+        self.query = query
+        #: Pre-encoded form (``_transport.build_call``): the URL's encoded scheme,
+        #: authority and path, and ``query`` encoded (never a credential;
+        #: ``&``-terminated unless empty), to which ``credentials`` are appended inline
+        #: in the call to aiohttp. None: aiohttp encodes ``url`` and ``query``
+        #: (credentials included) itself.
+        self.wire = wire
+        self.credentials = credentials
 
     @property
     def shown_url(self) -> str:
@@ -226,23 +235,34 @@ class Interpreter:
                    may_have_been_sent=failure.may_have_been_sent)
 
     # --- decoding -------------------------------------------------------------------
-    async def finish(self, call: Call, response: aiohttp.ClientResponse, raw: bytes,
-                     attempts: int, elapsed: float, model: type[Any] | None,
-                     many: bool) -> Any:
+    def finish(self, call: Call, response: aiohttp.ClientResponse, raw: bytes,
+               attempts: int, elapsed: float, model: type[Any] | None, many: bool) -> Any:
         """The data of a final answer read in full (``model``: decoded, a list of them
-        with ``many``), filling a ``with_raw_response`` capture; answers of
-        ``OFFLOAD_DECODE_BYTES`` or more are parsed and decoded in a worker thread, so
-        that no stretch on the event loop is long."""
+        with ``many``), filling a ``with_raw_response`` capture. Only for an answer
+        under ``OFFLOAD_DECODE_BYTES``, decoded here on the loop (a plain function: no
+        coroutine per call on the hot path); a bigger one goes to ``finish_off_loop``."""
         status, headers = response.status, response.headers
-        capture = RAW_CAPTURE.get()
-        if capture is not None:
+        if RAW_CAPTURE.get() is not None:
+            self._capture(call, status, headers, attempts, elapsed)
+        return self._data(call, status, headers, raw, model, many)
+
+    async def finish_off_loop(self, call: Call, response: aiohttp.ClientResponse,
+                              raw: bytes, attempts: int, elapsed: float,
+                              model: type[Any] | None, many: bool) -> Any:
+        """``finish`` for an answer of ``OFFLOAD_DECODE_BYTES`` or more: parsed and
+        decoded in a worker thread, so that no stretch on the event loop is long."""
+        status, headers = response.status, response.headers
+        self._capture(call, status, headers, attempts, elapsed)
+        box = await asyncio.to_thread(self._big_data, call, status, headers, raw, model, many)
+        return box.pop()
+
+    @staticmethod
+    def _capture(call: Call, status: int, headers: Mapping[str, str], attempts: int,
+                 elapsed: float) -> None:
+        """Fill the ``with_raw_response`` capture of this call, if one is open."""
+        if (capture := RAW_CAPTURE.get()) is not None:
             capture.status, capture.headers, capture.url = status, headers, call.shown_url
             capture.elapsed, capture.attempts = elapsed, attempts
-        if len(raw) >= C.OFFLOAD_DECODE_BYTES:
-            box = await asyncio.to_thread(self._big_data, call, status, headers, raw,
-                                          model, many)
-            return box.pop()
-        return self._data(call, status, headers, raw, model, many)
 
     def _big_data(self, call: Call, status: int, headers: Mapping[str, str], raw: bytes,
                   model: type[Any] | None, many: bool) -> list[Any]:

@@ -176,6 +176,11 @@ except ImportError:  # pragma: no cover - another yarl layout: an equivalent enc
     _quote_part = functools.partial(quote_plus, safe="?/:@")
 
 
+#: A query key -> its encoded form with ``=`` (``encode_query``): the keys of the
+#: library's requests are a few fixed names, encoded once.
+_KEY_PARTS: dict[str, str] = {}
+
+
 def encode_query(fields: Mapping[str, Any] | None) -> str | None:
     """``fields`` as an encoded query (``a=1&b=x%40y``), as aiohttp would encode them;
     None where a value is not a plain str, int or finite float (aiohttp then encodes
@@ -186,15 +191,20 @@ def encode_query(fields: Mapping[str, Any] | None) -> str | None:
     pairs = []
     for key, value in fields.items():
         kind = value.__class__
-        if kind is int:
-            text = str(value)
-        elif kind is str:
-            text = value
+        if kind is str:
+            text = _quote_part(value)
+        elif kind is int:
+            text = str(value)  # digits and "-" only: nothing to encode
         elif kind is float and math.isfinite(value):
-            text = str(value)
+            text = _quote_part(str(value))  # the "+" of "1e+20" is encoded
         else:
             return None
-        pairs.append(f"{_quote_part(key)}={_quote_part(text)}")
+        head = _KEY_PARTS.get(key)
+        if head is None:
+            head = _quote_part(key) + "="
+            if len(_KEY_PARTS) < 256:
+                _KEY_PARTS[key] = head
+        pairs.append(head + text)
     return "&".join(pairs)
 
 

@@ -110,8 +110,13 @@ class TimeLimits:
                  safe: bool) -> tuple[float, float | None]:
         """A call's ``(budget, per_attempt)``, both checked; an unsafe operation's
         attempt is never abandoned (it may have arrived): its bound is None."""
-        budget = self.budget(request_timeout)
-        per_attempt = self.per_attempt(budget, attempt_timeout)
+        if request_timeout is None and attempt_timeout is None:  # the usual call
+            budget = self.timeout
+            per_attempt = (self.attempt_timeout if self.attempt_timeout is not None
+                           else budget * C.DEFAULT_ATTEMPT_SHARE)
+        else:
+            budget = self.budget(request_timeout)
+            per_attempt = self.per_attempt(budget, attempt_timeout)
         return budget, per_attempt if safe else None
 
     def client_timeout(self, remaining: float, per_attempt: float | None,
@@ -278,9 +283,8 @@ class Transport(Interpreter):
         and its data returned.
 
         The call is marked in flight meanwhile, so that ``Client.close()`` can end it: a
-        cancellation by ``close()`` becomes ``APIConnectionError``. (One coroutine for
-        all of it: every frame between the caller and aiohttp is crossed again at each
-        of aiohttp's suspensions.)
+        cancellation by ``close()`` becomes ``APIConnectionError``. (One coroutine: every
+        frame between caller and aiohttp is crossed again at each of its suspensions.)
         """
         owner = self.sessions
         session, task = owner.begin()
@@ -289,6 +293,8 @@ class Transport(Interpreter):
         safe = op.safe_to_repeat
         debug = logger.isEnabledFor(logging.DEBUG)  # a disabled log costs one test a call
         options = owner.request_options
+        # Pre-encoded, no body, no extra option: aiohttp gets only URL and timeout.
+        plain = wire is not None and safe and json_body is None and form is None and not options
         limits = self.limits
         clock = self.clock
         begun = clock()
@@ -312,15 +318,22 @@ class Transport(Interpreter):
                 response: aiohttp.ClientResponse | None = None
                 try:
                     # ``reveal`` inline: no local variable holds a credential as text.
-                    response = await session.request(
-                        op.method, call.url if wire is None else URL.build(
-                            scheme=wire[0], authority=wire[1], path=wire[2],
-                            query_string=wire[3] + call.credentials.reveal(), encoded=True),
-                        params=None if wire else reveal(call.query), json=json_body,
-                        data=None if form is None else reveal(form),
-                        timeout=client_timeout, allow_redirects=safe,
-                        **options,
-                    )
+                    if plain:  # each keyword costs aiohttp a dict entry: only what differs
+                        response = await session.request(op.method, URL.build(
+                            scheme=wire[0], authority=wire[1], path=wire[2],  # type: ignore[index]
+                            query_string=wire[3] + call.credentials.reveal(),  # type: ignore[index]
+                            encoded=True), timeout=client_timeout)
+                    else:
+                        response = await session.request(
+                            op.method, call.url if wire is None else URL.build(
+                                scheme=wire[0], authority=wire[1], path=wire[2],
+                                query_string=wire[3] + call.credentials.reveal(),
+                                encoded=True),
+                            params=None if wire else reveal(call.query), json=json_body,
+                            data=None if form is None else reveal(form),
+                            timeout=client_timeout, allow_redirects=safe,
+                            **options,
+                        )
                 except TRANSPORT_ERRORS as exc:
                     failure = describe_exception(exc, self.credentials.scrub)
                 except RuntimeError:
@@ -352,8 +365,11 @@ class Transport(Interpreter):
                         finally:
                             response.release()
                         if failure is None:
-                            return await self.finish(call, response, raw, retry + 1,
-                                                     clock() - begun, model, many)
+                            if len(raw) < C.OFFLOAD_DECODE_BYTES:
+                                return self.finish(call, response, raw, retry + 1,
+                                                   clock() - begun, model, many)
+                            return await self.finish_off_loop(
+                                call, response, raw, retry + 1, clock() - begun, model, many)
                     else:
                         retry_after = parse_retry_after(response.headers.get("Retry-After"))
                         last_response = (status, response.headers,

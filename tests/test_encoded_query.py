@@ -16,7 +16,7 @@ from asyncsdk.resources.validation import CHECK
 from asyncsdk.testing import Sandbox
 
 VALUES = ["someone@example.com", "a b+c&d=e;f%g/h?i:j@k#l", "ünï€ode😀", "'\"!$()*,~", "",
-          0, 20, 2**70, 1.5, 20.0, 1e-7]
+          0, 20, 2**70, -5, -(2**70), 1.5, 20.0, 1e-7, 1e20, -2.5e+300]
 BASES = ["http://127.0.0.1:8080/api/v1/single/check", "https://h.example/p%20q/ä b/x",
          "http://[::1]:9/a"]
 
