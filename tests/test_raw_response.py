@@ -89,3 +89,20 @@ async def test_user_agent_with_a_callers_session() -> None:
 def test_app_name_is_checked(bad: Any) -> None:
     with pytest.raises(asyncsdk.InvalidInputError, match="app_name"):
         asyncsdk.Client("k", base_url="https://h", app_name=bad)
+
+
+async def test_raw_response_of_an_answer_decoded_off_the_loop(
+    client: asyncsdk.Client, mocked: aioresponses, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big answer is finished by another path (a worker thread decodes it): its raw
+    response is filled all the same."""
+    monkeypatch.setattr(_constants, "OFFLOAD_DECODE_BYTES", 64)
+    url = re.compile(r"^https://api\.test/api/v1/contact/\?.*$")
+    lists = [{"id": i, "name": f"list {i}", "is_email": True, "is_push": False,
+              "is_sms": False, "emaillist": []} for i in range(20)]
+    mocked.get(url, status=502)
+    mocked.get(url, payload=lists, headers={"X-Request-Id": "big-1"})
+    raw = await client.with_raw_response.contacts.list()
+    assert [cl.id for cl in raw.parsed] == list(range(20))
+    assert raw.status_code == 200 and raw.request_id == "big-1" and raw.attempts == 2
+    assert API_KEY not in raw.url and "REDACTED" in raw.url
