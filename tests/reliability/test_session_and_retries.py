@@ -134,3 +134,29 @@ async def test_the_attempt_timeout_object_is_not_rebuilt_per_call(
     assert len(calls) == 5
     assert len(built) <= 1  # before: one per attempt
     assert all(c.kwargs["timeout"].total == pytest.approx(60.0 / 3) for c in calls)
+
+
+async def test_a_safe_call_follows_a_redirect_an_unsafe_one_never_does() -> None:
+    """A redirect is followed for a request that may be repeated (``check``), and never
+    for one that may have had its effect (``mail.send``): the redirected target gets
+    nothing, the caller gets the 3xx as an ``APIError``."""
+    from aiohttp import web
+
+    def moved(to: str) -> Any:
+        async def script(request: web.Request) -> web.StreamResponse:
+            return web.Response(status=307, headers={"Location": to})
+        return script
+
+    async with scripted_server() as server:
+        server.on(CHECK_PATH, moved("/moved/check"))
+        server.on("/moved/check", server.answer(CHECK_OK))
+        server.on("/api/v1/mail/send/", moved("/moved/mail"))
+        server.on("/moved/mail", server.answer({"status": "success", "message": "Send"}))
+        async with asyncsdk.Client("k", "u", base_url=server.base_url) as client:
+            assert (await client.validation.check("a@b.com")).email == CHECK_OK["email"]
+            with pytest.raises(asyncsdk.APIError) as info:
+                await client.mail.send(sender="a@b.com", to="c@d.com", subject="s",
+                                       html="<p>x</p>")
+        assert info.value.status_code == 307
+        assert server.count("/moved/check") == 1
+        assert server.count("/moved/mail") == 0
