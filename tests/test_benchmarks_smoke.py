@@ -34,3 +34,16 @@ def test_quick_benchmark_runs_every_scenario() -> None:
     assert "== summary:" in proc.stdout
     after = results.read_bytes() if results.exists() else None
     assert after == before, "--no-write must leave RESULTS.md alone"
+
+
+@pytest.mark.skipif(not (ROOT / "benchmarks" / "ablate_check.py").exists(),
+                    reason="benchmarks/ is not part of this checkout")
+def test_check_ablation_runs_every_contender() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.ablate_check", "--concurrency", "2",
+         "--repeats", "2", "--requests", "20"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    lines = proc.stdout.splitlines()
+    for name in ("raw", "raw_prebuilt", "wire", "one_coroutine", "asyncsdk"):
+        assert any(line.split()[:1] == [name] for line in lines), proc.stdout
