@@ -293,7 +293,8 @@ class Transport(Interpreter):
         safe = op.safe_to_repeat
         debug = logger.isEnabledFor(logging.DEBUG)  # a disabled log costs one test a call
         options = owner.request_options
-        # Pre-encoded, no body, no extra option: aiohttp gets only URL and timeout.
+        # Pre-encoded, safe (aiohttp's default: follow redirects), no body, no option:
+        # aiohttp gets only URL and timeout.
         plain = wire is not None and safe and json_body is None and form is None and not options
         limits = self.limits
         clock = self.clock
