@@ -24,6 +24,7 @@ from typing import Any, TypeVar, cast
 import aiohttp
 import attrs
 from aiohttp.client_reqrep import ContentDisposition
+from yarl import URL
 
 from . import _constants as C
 from ._auth import REDACTED, Area, Credentials, SecretValue, redact_url
@@ -118,6 +119,16 @@ class Call:
         #: (credentials included) itself.
         self.wire = wire
         self.credentials = credentials
+
+    def target(self) -> str | URL:
+        """The URL handed to aiohttp: ``url`` (aiohttp encodes ``query`` itself), or the
+        pre-encoded URL with the credentials appended, built in the call so that no
+        local variable holds a credential as text."""
+        wire = self.wire
+        if wire is None:
+            return self.url
+        return URL.build(scheme=wire[0], authority=wire[1], path=wire[2], encoded=True,
+                         query_string=wire[3] + self.credentials.reveal())
 
     @property
     def shown_url(self) -> str:

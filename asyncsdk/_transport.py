@@ -5,9 +5,9 @@ Resource modules describe an operation (``Operation``: name, method, area, path,
 whether it is safe to repeat) and call ``Transport.request`` or ``Transport.stream``.
 Everything else happens here, once:
 
-* **The call in flight** is one frozen record, ``Call`` (operation, URL, query).
+* **The call in flight** is one record, ``Call`` (operation, URL, query), never changed once made.
 * **Credentials** by area, where ``_auth.Area``'s table says (``place_credentials``), as
-  ``SecretValue``s revealed only inline in the call to aiohttp (``reveal``).
+  ``SecretValue``s revealed only inline in the call to aiohttp (``reveal``, ``Call.target``).
 * **Retries** (DESIGN §3) follow from ``Operation.safe_to_repeat``, not from the HTTP
   method: connection errors, timeouts, 408 and 5xx are retried only for safe operations;
   an unsafe one is retried only when the request surely never left (connect refused,
@@ -318,18 +318,13 @@ class Transport(Interpreter):
                 retry_after: float | None = None
                 response: aiohttp.ClientResponse | None = None
                 try:
-                    # ``reveal`` inline: no local variable holds a credential as text.
+                    # ``target``/``reveal`` inline: no local variable holds a credential.
                     if plain:  # each keyword costs aiohttp a dict entry: only what differs
-                        response = await session.request(op.method, URL.build(
-                            scheme=wire[0], authority=wire[1], path=wire[2],  # type: ignore[index]
-                            query_string=wire[3] + call.credentials.reveal(),  # type: ignore[index]
-                            encoded=True), timeout=client_timeout)
+                        response = await session.request(op.method, call.target(),
+                                                         timeout=client_timeout)
                     else:
                         response = await session.request(
-                            op.method, call.url if wire is None else URL.build(
-                                scheme=wire[0], authority=wire[1], path=wire[2],
-                                query_string=wire[3] + call.credentials.reveal(),
-                                encoded=True),
+                            op.method, call.target(),
                             params=None if wire else reveal(call.query), json=json_body,
                             data=None if form is None else reveal(form),
                             timeout=client_timeout, allow_redirects=safe,
