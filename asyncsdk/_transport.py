@@ -110,13 +110,8 @@ class TimeLimits:
                  safe: bool) -> tuple[float, float | None]:
         """A call's ``(budget, per_attempt)``, both checked; an unsafe operation's
         attempt is never abandoned (it may have arrived): its bound is None."""
-        if request_timeout is None and attempt_timeout is None:  # the usual call
-            budget = self.timeout
-            per_attempt = (self.attempt_timeout if self.attempt_timeout is not None
-                           else budget * C.DEFAULT_ATTEMPT_SHARE)
-        else:
-            budget = self.budget(request_timeout)
-            per_attempt = self.per_attempt(budget, attempt_timeout)
+        budget = self.budget(request_timeout)
+        per_attempt = self.per_attempt(budget, attempt_timeout)
         return budget, per_attempt if safe else None
 
     def client_timeout(self, remaining: float, per_attempt: float | None,
