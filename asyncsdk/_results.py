@@ -1,8 +1,8 @@
-"""A job's result: the bytes of jobs/download -> the result's CSV text -> ``EmailRow``.
+"""A job's result on the wire: the bytes of jobs/download -> the result's CSV text.
 
 ``ResultText`` turns the answer's bytes into the CSV text, whichever wire shape it came
-in, and finds a result hosted elsewhere; ``EmailRows`` maps CSV records (read by
-``_stream.CsvRecordReader``) to ``EmailRow``. ``jobs`` drives them; neither does I/O.
+in, and finds a result hosted elsewhere (no I/O); ``csv_text`` streams the job's answer
+(and a hosted result) through it. ``_rows`` turns the text into ``EmailRow``s.
 
 The shape of an answer (DESIGN §2):
 
@@ -25,22 +25,18 @@ from __future__ import annotations
 import asyncio
 import re
 import warnings
-from collections.abc import AsyncGenerator, Callable, Iterator
-from operator import itemgetter
+from collections.abc import AsyncGenerator
 from typing import Any, Protocol
 
 import aiohttp
-import attrs
 
 from . import _constants as C
 from ._checks import is_http_url
 from ._errors import APIConnectionError, ResponseDecodeError, SDKError, UsageError
 from ._stream import JsonMemberReader, StreamDecodeError, Utf8Decoder
 from ._transport import Area, Operation, Transport
-from .models.codes import Verdict
-from .models.validation import EmailRow
 
-__all__ = ["DOWNLOAD", "Answer", "EmailRows", "ResultText", "csv_text", "decode_error"]
+__all__ = ["DOWNLOAD", "Answer", "ResultText", "csv_text", "decode_error"]
 
 
 class _Disposition(Protocol):
@@ -202,200 +198,6 @@ class ResultText:
             if text[0] == "\ufeff":
                 return text[1:]
         return text
-
-
-# --- rows ----------------------------------------------------------------------------------
-def _header_key(name: str) -> str:
-    return "".join(name.split()).casefold().lstrip("\ufeff")
-
-
-_COLUMNS = {"email": "Email", "name": "Name", "status": "Status",
-            "rolebasedemails": "Role Based Emails"}
-_REQUIRED = ("email", "status", "rolebasedemails")
-_VERDICTS: dict[str, Verdict] = {
-    **{v.value.casefold(): v for v in Verdict}, **{v.value: v for v in Verdict}}
-#: ``Role Based Emails``: these spellings, in any case and with white space around;
-#: any other value (empty included) is None.
-_ROLE_WORDS = {"true": True, "false": False, "yes": True, "no": False, "y": True,
-               "n": False, "1": True, "0": False}
-_ROLES: dict[str, bool] = {**_ROLE_WORDS, **{k.upper(): v for k, v in _ROLE_WORDS.items()},
-                           **{k.capitalize(): v for k, v in _ROLE_WORDS.items()}}
-
-
-def read_role(text: str) -> bool | None:
-    """``Role Based Emails`` as a bool: true/false, yes/no, y/n, 1/0 in any case (white
-    space around ignored); None for anything else. An unexpected flag never fails a
-    result of a million rows."""
-    value = _ROLES.get(text)
-    if value is None:
-        value = _ROLE_WORDS.get(text.strip().casefold())
-    return value
-
-
-def read_verdict(text: str) -> Verdict:
-    """``Status`` as a ``Verdict`` (any case, white space around ignored); a verdict this
-    library does not know is an unknown ``Verdict`` of the text (stripped), which
-    compares equal to it."""
-    verdict = _VERDICTS.get(text)
-    return verdict if verdict is not None else Verdict(text.strip())
-
-
-class _Memo(dict[str, Any]):
-    """Raw text -> its parsed value, parsed on the first look-up (``memo[text]``, in C
-    when known). A result holds few distinct verdicts and flags, and short ones: at most
-    ``_MEMO_LIMIT`` texts of up to ``_MEMO_TEXT`` characters are kept, so a hostile file
-    of a million distinct or long values costs no memory."""
-
-    __slots__ = ("_parse",)
-
-    def __init__(self, parse: Callable[[str], Any], known: dict[str, Any]) -> None:
-        super().__init__(known)
-        self._parse = parse
-
-    def __missing__(self, text: str) -> Any:
-        value = self._parse(text)
-        if len(self) < _MEMO_LIMIT and len(text) <= _MEMO_TEXT:
-            self[text] = value
-        return value
-
-
-_MEMO_LIMIT = 256
-_MEMO_TEXT = 64
-_VERDICT_MEMO = _Memo(read_verdict, _VERDICTS)
-_ROLE_MEMO = _Memo(read_role, _ROLES)
-
-
-def _row_setters() -> tuple[Any, ...] | None:
-    """The slot setters of ``EmailRow`` when its ``__init__`` does nothing but store the
-    four values (no validator, converter or hook): building a row through them costs a
-    third of the keyword call, over a million rows. None otherwise (then ``__init__``)."""
-    fields = attrs.fields(EmailRow)
-    names = tuple(f.name for f in fields)
-    plain = (names == ("email", "name", "status", "role_based")
-             and all(f.validator is None and f.converter is None and f.init
-                     and f.default is attrs.NOTHING for f in fields)
-             and "__slots__" in EmailRow.__dict__
-             and not hasattr(EmailRow, "__attrs_post_init__")
-             and not hasattr(EmailRow, "__attrs_pre_init__"))
-    if not plain:
-        return None
-    return tuple(EmailRow.__dict__[name].__set__ for name in names)
-
-
-_SETTERS = _row_setters()
-
-
-class EmailRows:
-    """CSV records to ``EmailRow``s: the first record that is not blank is the header,
-    matched to ``Email``, ``Name``, ``Status``, ``Role Based Emails`` ignoring case and
-    spaces, in any order; other columns are ignored; ``Name`` may be absent (then "").
-    Blank records are skipped; a record without the header's columns is refused."""
-
-    __slots__ = ("_index", "_need", "_seen")
-
-    def __init__(self) -> None:
-        self._index: tuple[int, int, int, int] | None = None  # email, name, status, role
-        self._need = 0
-        self._seen = 0  # records before the current batch
-
-    def rows(self, records: list[list[str]]) -> Iterator[EmailRow]:
-        """The rows of ``records``, made as they are taken (a batch of rows never lives
-        at once: less work for the garbage collector over a million rows)."""
-        index = self._index
-        if index is None:
-            records = self._header(records)
-            index = self._index
-            if index is None:
-                return
-        at_email, at_name, at_status, at_role = index
-        need = self._need
-        base = self._seen
-        self._seen += len(records)
-        if records and min(map(len, records)) < need:  # blank records (a short one raises)
-            records = [r for r in records if len(r) >= need or not self._skip(r, records, base)]
-        no_name = at_name < 0
-        verdicts, roles = _VERDICT_MEMO, _ROLE_MEMO  # each distinct text read once
-        setters = _SETTERS
-        if setters is None:
-            fields = itemgetter(at_email, at_email if no_name else at_name, at_status, at_role)
-            for email, name, status, role in map(fields, records):
-                yield EmailRow(email=email.strip(), name="" if no_name else name,
-                               status=verdicts[status], role_based=roles[role])
-            return
-        # The fast path (0.4 µs a row, the bulk of rows()' own cost): the slots set
-        # directly, fields by index.
-        set_email, set_name, set_status, set_role = setters
-        new = object.__new__
-        for record in records:
-            row = new(EmailRow)
-            set_email(row, record[at_email].strip())
-            set_name(row, "" if no_name else record[at_name])
-            set_status(row, verdicts[record[at_status]])
-            set_role(row, roles[record[at_role]])
-            yield row
-
-    @property
-    def need(self) -> int:
-        """The fields a record must have once the header is read (0 before)."""
-        return self._need
-
-    def count(self, records: list[list[str]] | int) -> int:
-        """How many rows ``records`` hold, checked as ``rows`` checks them (an int: that
-        many records, already known to have ``need`` fields each)."""
-        if isinstance(records, int):
-            self._seen += records
-            return records
-        if self._index is None:
-            records = self._header(records)
-            if self._index is None:
-                return 0
-        need = self._need
-        base = self._seen
-        self._seen += len(records)
-        if not records or min(map(len, records)) >= need:  # the usual case, in C
-            return len(records)
-        blank = 0
-        for record in records:
-            if len(record) < need and self._skip(record, records, base):
-                blank += 1
-        return len(records) - blank
-
-    def finish(self) -> None:
-        """Raise ``StreamDecodeError`` if no header was ever read."""
-        if self._index is None:
-            raise StreamDecodeError("the result CSV is empty: no header record")
-
-    # --- inside ---------------------------------------------------------------------
-    def _skip(self, record: list[str], records: list[list[str]], base: int) -> bool:
-        """True for a blank record; raises for a short one."""
-        if not record or (len(record) == 1 and not record[0].strip()):
-            return True
-        line = base + records.index(record) + 1
-        raise StreamDecodeError(f"CSV record {line} has {len(record)} fields, expected at "
-                                f"least {self._need}")
-
-    def _header(self, records: list[list[str]]) -> list[list[str]]:
-        """Read the header from ``records``; the records after it."""
-        for at, record in enumerate(records):
-            if not record or (len(record) == 1 and not record[0].strip()):
-                continue
-            index: dict[str, int] = {}
-            for column, name in enumerate(record):
-                key = _header_key(name)
-                if key in _COLUMNS and key not in index:
-                    index[key] = column
-            missing = [_COLUMNS[k] for k in _REQUIRED if k not in index]
-            if missing:
-                shown = ", ".join(map(repr, record[:8]))  # cut by jobs, once scrubbed
-                raise StreamDecodeError(f"the result CSV lacks the column(s) "
-                                        f"{', '.join(missing)} (header: {shown})")
-            self._index = (index["email"], index.get("name", -1), index["status"],
-                           index["rolebasedemails"])
-            self._need = max(index.values()) + 1
-            self._seen += at + 1
-            return records[at + 1:]
-        self._seen += len(records)
-        return []
 
 
 # --- the wire: the job's answer (and a hosted result) as CSV text ----------------------

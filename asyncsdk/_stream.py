@@ -43,6 +43,14 @@ _scanstring: Callable[[str, int, bool], tuple[str, int]] = (
     json.decoder.scanstring)  # type: ignore[attr-defined]
 
 
+#: orjson's parser (the ``speedups`` extra), for a piece of a JSON string that holds no
+#: closing quote: 2-3x faster than the json scanner on CSV text full of escaped line ends.
+_orjson_loads: Callable[[str], Any] | None
+try:
+    from orjson import loads as _orjson_loads  # type: ignore[import-not-found,no-redef,unused-ignore]
+except ImportError:  # pragma: no cover - depends on the environment
+    _orjson_loads = None
+
 _T = TypeVar("_T")
 
 
@@ -117,11 +125,15 @@ class _StringDecoder:
         # holds it, else at the added one (the string goes on).
         cut = _unfinished_escape(text, pos)
         inside = text[pos:cut]
-        try:
-            decoded, end = _scanstring(inside + '"', 0, True)
-        except ValueError as exc:
-            why = getattr(exc, "msg", "invalid")
-            raise StreamDecodeError(f"invalid JSON string ({why})") from None
+        decoded = _whole_piece(inside)
+        if decoded is not None:
+            end = len(inside) + 1  # not closed in this piece
+        else:
+            try:
+                decoded, end = _scanstring(inside + '"', 0, True)
+            except ValueError as exc:
+                why = getattr(exc, "msg", "invalid")
+                raise StreamDecodeError(f"invalid JSON string ({why})") from None
         # A lone surrogate (only a \u escape makes one) cannot be written as UTF-8. An
         # ASCII result holds none: isascii() is constant time, where looking for "\u"
         # in text full of escaped line ends cost as much as the decoding itself.
@@ -134,6 +146,20 @@ class _StringDecoder:
             return pos + end - carried
         self._carry = text[cut:]
         return len(text) - carried
+
+
+def _whole_piece(inside: str) -> str | None:
+    """``inside`` decoded by orjson when, quoted, it is one whole JSON string: every quote
+    in it escaped (the string goes on in the next piece), every escape and character
+    valid, no lone surrogate. None otherwise, and without orjson: then the json scanner
+    finds the closing quote, or says what is wrong."""
+    if _orjson_loads is None:
+        return None
+    try:
+        decoded = _orjson_loads('"' + inside + '"')
+    except ValueError:
+        return None
+    return decoded if isinstance(decoded, str) else None
 
 
 # --- JSON objects -----------------------------------------------------------------------
@@ -358,6 +384,16 @@ class CsvRecordReader:
             return []
         records = self._quick(head, list)
         return records if records is not None else self._slow(head)
+
+    def feed_batches(self, text: str) -> Iterator[list[list[str]]]:
+        """The records completed by ``text``, as ``feed`` gives them, in batches read
+        from at most ``CSV_BATCH_CHARS`` characters each (few records alive at once)."""
+        size = C.CSV_BATCH_CHARS
+        if len(text) <= size:
+            yield self.feed(text)
+            return
+        for at in range(0, len(text), size):
+            yield self.feed(text[at:at + size])
 
     def feed_counted(self, text: str, min_fields: int) -> int | list[list[str]]:
         """How many records ``text`` completes when each has at least ``min_fields``

@@ -14,6 +14,7 @@ import os
 import secrets
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing, suppress
+from functools import partial
 from typing import Any
 
 from . import _constants as C
@@ -26,7 +27,8 @@ from ._errors import (
     RateLimitError,
     ServerError,
 )
-from ._results import EmailRows, csv_text, decode_error
+from ._results import csv_text, decode_error
+from ._rows import EmailRows, email_rows
 from ._stream import CsvRecordReader, StreamDecodeError
 from ._transport import Area, Operation, Transport
 from .models.codes import JobStatus
@@ -193,7 +195,7 @@ class ValidationJob:
                                       on_status, request_timeout)
 
     # --- results ---------------------------------------------------------------------
-    async def rows(
+    def rows(
         self, *, request_timeout: float | None = None
     ) -> AsyncGenerator[EmailRow, None]:
         """The rows of the job's result, streamed from jobs/download.
@@ -223,18 +225,9 @@ class ValidationJob:
             APIConnectionError: the connection failed or broke;
             UsageError: the client was closed meanwhile.
         """
-        reader = CsvRecordReader()
-        builder = EmailRows()
-        try:
-            async with aclosing(csv_text(self._transport, self.job_id, request_timeout)) as pieces:
-                async for text in pieces:
-                    for row in builder.rows(reader.feed(text)):
-                        yield row
-            for row in builder.rows(reader.finish()):
-                yield row
-            builder.finish()
-        except StreamDecodeError as exc:
-            raise decode_error(self._transport, exc) from None
+        transport = self._transport
+        return email_rows(csv_text(transport, self.job_id, request_timeout),
+                          partial(decode_error, transport))
 
     async def download(
         self, path: str | os.PathLike[str], *, request_timeout: float | None = None

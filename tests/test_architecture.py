@@ -42,6 +42,7 @@ LAYERS: dict[str, int] = {
     "asyncsdk._answer": 5,
     "asyncsdk._transport": 6,
     "asyncsdk._results": 7,
+    "asyncsdk._rows": 7,
     "asyncsdk.jobs": 8,
     "asyncsdk.resources": 9,
     "asyncsdk._client": 10,

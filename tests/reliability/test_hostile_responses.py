@@ -24,13 +24,13 @@ from typing import Any
 import attrs
 import pytest
 from aiohttp import web
-from helpers import API_KEY, USERNAME
+from helpers import API_KEY, USERNAME, rows_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reliability_helpers import FIGURES, assert_no_secrets, exception_text, instant
 
 import asyncsdk
-from asyncsdk import _constants, _results, _stream
+from asyncsdk import _constants, _stream
 from asyncsdk._convert import DecodeFailure, decode
 from asyncsdk._transport import Area, Operation
 from asyncsdk._transport import Call as Request
@@ -219,13 +219,7 @@ def split(text: str, cuts: list[int]) -> list[str]:
 
 
 def read_rows(pieces: list[str]) -> list[EmailRow]:
-    reader, builder = _stream.CsvRecordReader(), _results.EmailRows()
-    rows: list[EmailRow] = []
-    for piece in pieces:
-        rows.extend(builder.rows(reader.feed(piece)))
-    rows.extend(builder.rows(reader.finish()))
-    builder.finish()
-    return rows
+    return rows_of(pieces)
 
 
 @FAST

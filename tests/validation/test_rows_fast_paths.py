@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from asyncsdk import _results
-from asyncsdk._results import read_role, read_verdict
+from asyncsdk import _rows
+from asyncsdk._rows import read_role, read_verdict
 from asyncsdk._stream import CsvRecordReader, StreamDecodeError
 
 CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "peer-corpora"
@@ -84,20 +84,45 @@ def test_the_memos_read_as_the_parsers_do() -> None:
              "True", "true", "YES", " y ", "n", "0", "1", "False", "maybe", "tRuE"]
     for _ in range(3):  # the second look-up comes from the memo
         for word in words:
-            assert _results._VERDICT_MEMO[word] == read_verdict(word)
-            assert type(_results._VERDICT_MEMO[word]) is type(read_verdict(word))
-            assert _results._ROLE_MEMO[word] is read_role(word)
+            assert _rows._VERDICT_MEMO[word] == read_verdict(word)
+            assert type(_rows._VERDICT_MEMO[word]) is type(read_verdict(word))
+            assert _rows._ROLE_MEMO[word] is read_role(word)
 
 
 def test_the_memos_stay_bounded() -> None:
     rng = random.Random(7)
     for i in range(5_000):
         text = f"status-{i}-{rng.random()}"
-        assert _results._VERDICT_MEMO[text] == text
-        assert _results._ROLE_MEMO[text] is None
+        assert _rows._VERDICT_MEMO[text] == text
+        assert _rows._ROLE_MEMO[text] is None
     long = "x" * 10_000
-    assert _results._VERDICT_MEMO[long] == long
-    assert long not in _results._VERDICT_MEMO
-    limit = _results._MEMO_LIMIT
-    assert len(_results._VERDICT_MEMO) <= limit
-    assert len(_results._ROLE_MEMO) <= limit
+    assert _rows._VERDICT_MEMO[long] == long
+    assert long not in _rows._VERDICT_MEMO.seen
+    limit = _rows._MEMO_LIMIT
+    assert len(_rows._VERDICT_MEMO.seen) <= limit
+    assert len(_rows._ROLE_MEMO.seen) <= limit
+
+
+@pytest.mark.parametrize("batch", [1, 2, 5, 64])
+def test_feed_batches_agrees_with_feed_at_every_chunking(
+    batch: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """rows() reads each piece in batches of at most ``CSV_BATCH_CHARS``: the records,
+    joined, are ``feed``'s, and a refusal is the same refusal, wherever the batches cut."""
+    from asyncsdk import _constants
+
+    monkeypatch.setattr(_constants, "CSV_BATCH_CHARS", batch)
+    for text in corpus():
+        for pieces in chunkings(text)[:6]:
+            plain, batched = CsvRecordReader(), CsvRecordReader()
+            for piece in pieces:
+                try:
+                    expected = plain.feed(piece)
+                except StreamDecodeError:
+                    with pytest.raises(StreamDecodeError):
+                        [r for records in batched.feed_batches(piece) for r in records]
+                    break
+                got = [r for records in batched.feed_batches(piece) for r in records]
+                assert got == expected
+            else:
+                assert finished(batched) == finished(plain)

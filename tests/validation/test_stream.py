@@ -8,11 +8,11 @@ import json
 import sys
 
 import pytest
+from helpers import rows_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from asyncsdk import EmailRow, Verdict
-from asyncsdk._results import EmailRows
+from asyncsdk import EmailRow, Verdict, _stream
 from asyncsdk._stream import (
     CsvRecordReader,
     JsonMemberReader,
@@ -51,15 +51,8 @@ def extract(chunks: list[bytes]) -> tuple[str, dict[str, object]]:
 
 def parse_rows(chunks: list[bytes]) -> list[EmailRow]:
     decoder = Utf8Decoder()
-    reader = CsvRecordReader()
-    builder = EmailRows()
-    rows: list[EmailRow] = []
-    for chunk in chunks:
-        rows += builder.rows(reader.feed(decoder.decode(chunk)))
-    rows += builder.rows(reader.feed(decoder.decode(b"", True)))
-    rows += builder.rows(reader.finish())
-    builder.finish()
-    return rows
+    texts = [decoder.decode(chunk) for chunk in chunks]
+    return rows_of([*texts, decoder.decode(b"", True)])
 
 
 # --- JSON string extraction --------------------------------------------------------------
@@ -132,6 +125,58 @@ def test_result_is_streamed_not_accumulated() -> None:
     assert extractor.feed("\\n") == ["\n"]
     assert extractor.feed('"}') == []
     extractor.finish()
+
+
+def _outcome(chunks: list[bytes]) -> object:
+    try:
+        return extract(chunks)
+    except StreamDecodeError:
+        return StreamDecodeError
+
+
+#: Strings that orjson and the json scanner must read alike, or refuse alike, wherever cut.
+ORJSON_CASES = [
+    json.dumps({"status": "success", "result": TRICKY}).encode(),
+    json.dumps({"result": 'a,"b""c"\r\n' * 5, "status": "success"}).encode(),
+    b'{"result": "p\\\\u12q\\\\\\ud83d\\ude00\\\\"}',
+    b'{"result": "a\\ud83db\\ude00c\\ud83d", "status": "success"}',
+    b'{"result": "a\\x"}', b'{"result": "\\u12G4"}', b'{"result": "a\x01b"}',
+    b'{"result": "ab\\"}', b'{"result": "a\\/b\\bc\\fd"}', b'{"result": "\\u0000"}',
+]
+
+
+@pytest.mark.skipif(_stream._orjson_loads is None, reason="orjson (speedups) not installed")
+@pytest.mark.parametrize("body", ORJSON_CASES)
+def test_orjson_and_the_json_scanner_read_result_strings_alike(
+    body: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the speedups extra a piece of ``result`` that holds no closing quote is
+    decoded by orjson; what comes out (or the refusal) is what the json scanner gives."""
+    splits = every_split(body)
+    fast = [_outcome(chunks) for chunks in splits]
+    monkeypatch.setattr(_stream, "_orjson_loads", None)
+    assert fast == [_outcome(chunks) for chunks in splits]
+
+
+@pytest.mark.skipif(_stream._orjson_loads is None, reason="orjson (speedups) not installed")
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(max_size=60), ascii_only=st.booleans(),
+       cuts=st.lists(st.integers(0, 10_000), max_size=8))
+def test_orjson_result_strings_at_random_cuts(
+    text: str, ascii_only: bool, cuts: list[int]
+) -> None:
+    body = json.dumps({"result": text, "status": "success"}, ensure_ascii=ascii_only)
+    try:
+        data = body.encode()
+    except UnicodeEncodeError:  # a lone surrogate, raw: not UTF-8
+        return
+    chunks = split_at(data, cuts)
+    fast = _outcome(chunks)
+    saved, _stream._orjson_loads = _stream._orjson_loads, None
+    try:
+        assert fast == _outcome(chunks)
+    finally:
+        _stream._orjson_loads = saved
 
 
 # --- CSV ---------------------------------------------------------------------------------
@@ -251,16 +296,63 @@ def test_rows_round_trip_in_random_chunks(
     assert got == expected
 
 
-def test_rows_are_the_same_without_the_slot_setters(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Rows built through EmailRow's slots equal rows built through its __init__ (used
-    when the model stops being a plain slotted class)."""
-    from asyncsdk import _results
+def test_rows_built_through_the_twin_are_genuine_email_rows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rows made as ``_RowTwin`` and turned into ``EmailRow`` are EmailRows in every way
+    (type, equality, hash, repr, frozen, evolve, pickle), and equal the rows built by
+    calling the class (the fallback, used when the model stops being plain)."""
+    import pickle
 
-    body = (b"Status,Email,Role Based Emails\r\nvalid,a@b.com,yes\r\nOdd, c@d.com ,x\r\n"
-            b"\r\n")
+    import attrs
+
+    from asyncsdk import _rows
+
+    body = (b"Status,Email,Role Based Emails,Name\r\nvalid,a@b.com,yes,Ann\r\n"
+            b"Odd, c@d.com ,x,\r\n\r\nCatchAll,e@f.g,0,E\r\n")
+    assert _rows._TWIN is not None  # EmailRow is plain today: the fast path
     fast = parse_rows([body])
-    monkeypatch.setattr(_results, "_SETTERS", None)
-    assert parse_rows([body]) == fast == [
-        EmailRow(email="a@b.com", name="", status=Verdict.VALID, role_based=True),
-        EmailRow(email="c@d.com", name="", status="Odd", role_based=None)]
-    assert _results._row_setters() is not None  # EmailRow is plain today: the fast path
+    monkeypatch.setattr(_rows, "_TWIN", None)
+    plain = parse_rows([body])
+    expected = [
+        EmailRow(email="a@b.com", name="Ann", status=Verdict.VALID, role_based=True),
+        EmailRow(email="c@d.com", name="", status=Verdict("Odd"), role_based=None),
+        EmailRow(email="e@f.g", name="E", status=Verdict.CATCH_ALL, role_based=False)]
+    assert fast == plain == expected
+    for row, want in zip(fast, expected, strict=True):
+        assert type(row) is EmailRow
+        assert hash(row) == hash(want) and repr(row) == repr(want)
+        assert attrs.asdict(row) == attrs.asdict(want)
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            row.email = "x"  # type: ignore[misc]
+        assert attrs.evolve(row, name="Z") == attrs.evolve(want, name="Z")
+        assert pickle.loads(pickle.dumps(row)) == want
+
+
+def test_the_twin_is_refused_when_the_model_is_not_plain(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A model with a ``__weakref__`` slot (another layout) or a validator is built by
+    calling it, never through the twin."""
+    import attrs
+
+    from asyncsdk import _rows
+
+    @attrs.frozen(kw_only=True)
+    class WithWeakref:
+        email: str
+        name: str
+        status: Verdict
+        role_based: bool | None
+
+    @attrs.frozen(kw_only=True, weakref_slot=False)
+    class Validated:
+        email: str = attrs.field(validator=attrs.validators.instance_of(str))
+        name: str
+        status: Verdict
+        role_based: bool | None
+
+    assert _rows._row_twin() is _rows._RowTwin
+    for model in (WithWeakref, Validated):
+        monkeypatch.setattr(_rows, "EmailRow", model)
+        assert _rows._row_twin() is None
