@@ -15,10 +15,14 @@ request, and the ratio the median of per-repeat ratios to the floor:
 * ``one_coroutine``: everything the library does per check, written as one coroutine:
   the address check, the call marked in flight, the body-size cap, ``status: fail`` in
   the body, the ``CheckResult`` decode.
+* ``+url``, ``+timeout``, ``+answer``, ``+in_flight``: ``one_coroutine`` with one of its
+  steps done by the library's own code instead (``build_call`` and ``Call.target``; the
+  budget and ``client_timeout`` per call; ``Transport.finish``, i.e. the interpreter and
+  the raw-response capture; ``Sessions.begin``/``leave``), and ``+all_four``: all of them.
 * ``asyncsdk``: ``client.validation.check``.
 
-``one_coroutine`` against ``raw`` is what the checks themselves cost; ``asyncsdk``
-against ``one_coroutine`` is what the library's layers cost on top.
+``one_coroutine`` against ``raw`` is what the checks themselves cost; the ``+`` rows
+split what the library's layers cost on top, and ``asyncsdk`` is the whole of it.
 """
 
 from __future__ import annotations
@@ -60,7 +64,9 @@ async def _contenders(base: str, stack: Any) -> dict[str, Call]:
     from asyncsdk import _answer
     from asyncsdk._checks import check_email
     from asyncsdk._convert import decode
+    from asyncsdk._transport import build_call
     from asyncsdk.models.validation import CheckResult
+    from asyncsdk.resources.validation import CHECK
 
     _answer._json_loads = json.loads  # the same JSON function on every side
     authority = base.split("//", 1)[1]
@@ -93,32 +99,64 @@ async def _contenders(base: str, stack: Any) -> dict[str, Call]:
             return json.loads(await response.read())
 
     in_flight: dict[Any, int] = {}
+    transport = client._transport
 
-    async def one_coroutine(email: str) -> Any:
-        check_email(email, "email")
-        task = asyncio.current_task()
-        in_flight[task] = in_flight.get(task, 0) + 1
-        try:
-            response = await own.request("GET", url_of(email), timeout=timeout)
+    answer_call, _ = build_call(CHECK, transport.urls.of(CHECK),
+                                {"email": "warm@example.com", "timeout": 30}, None,
+                                transport.credentials)
+
+    def layered(*library: str) -> Call:
+        """Every check of the library in one coroutine; the steps named in ``library``
+        done by the library's own code (see the module's docstring)."""
+        async def check(email: str) -> Any:
+            check_email(email, "email")
+            call = answer_call  # ``+answer`` alone: a record built once, not per request
+            if "url" in library:
+                call, _ = build_call(CHECK, transport.urls.of(CHECK),
+                                     {"email": email, "timeout": 30}, None, transport.credentials)
+            target = call.target() if "url" in library else url_of(email)
+            attempt = timeout
+            if "timeout" in library:
+                call_budget, call_attempt = limits.for_call(None, None, True)
+                begun = transport.clock()
+                attempt = limits.client_timeout(call_budget - (transport.clock() - begun),
+                                                call_attempt, call_budget, False)
+            if "in_flight" in library:
+                session, task = transport.sessions.begin()
+            else:
+                session, task = own, asyncio.current_task()
+                in_flight[task] = in_flight.get(task, 0) + 1
             try:
-                length = response.content_length
-                if length is None or length > 1 << 18 or "Content-Encoding" in response.headers:
-                    raise RuntimeError("not a small answer")
-                body = await response.read()
+                response = await session.request("GET", target, timeout=attempt)
+                try:
+                    length = response.content_length
+                    if (length is None or length > 1 << 18
+                            or "Content-Encoding" in response.headers):
+                        raise RuntimeError("not a small answer")
+                    body = await response.read()
+                finally:
+                    response.release()
+                if "answer" in library:
+                    return transport.finish(call, response, body, 1, 0.0, CheckResult, False)
+                data = json.loads(body)
+                if isinstance(data, dict) and str(data.get("status", "")).lower() == "fail":
+                    raise RuntimeError(data.get("error"))
+                if not 200 <= response.status < 300:
+                    raise RuntimeError(response.status)
+                return decode(data, CheckResult)
             finally:
-                response.release()
-            data = json.loads(body)
-            if isinstance(data, dict) and str(data.get("status", "")).lower() == "fail":
-                raise RuntimeError(data.get("error"))
-            if not 200 <= response.status < 300:
-                raise RuntimeError(response.status)
-            return decode(data, CheckResult)
-        finally:
-            if in_flight.pop(task, 1) > 1:
-                in_flight[task] = 1
+                if "in_flight" in library:
+                    transport.sessions.leave(task)
+                elif in_flight.pop(task, 1) > 1:
+                    in_flight[task] = 1
 
+        return check
+
+    steps = ("url", "timeout", "answer", "in_flight")
     return {"raw": raw, "raw_prebuilt": raw_prebuilt, "wire": wire,
-            "one_coroutine": one_coroutine, "asyncsdk": client.validation.check}
+            "one_coroutine": layered(),
+            **{f"+{step}": layered(step) for step in steps},
+            "+all_four": layered(*steps), "asyncsdk": client.validation.check}
 
 
 async def _run(base: str, concurrency: int, repeats: int, requests: int) -> None:
@@ -148,7 +186,7 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--repeats", type=int, default=21)
-    parser.add_argument("--requests", type=int, default=1000)
+    parser.add_argument("--requests", type=int, default=3000)
     args = parser.parse_args()
     pin(CLIENT_CPU)
     with server_process(contacts=10) as server:

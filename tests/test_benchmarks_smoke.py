@@ -45,5 +45,6 @@ def test_check_ablation_runs_every_contender() -> None:
         cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
     lines = proc.stdout.splitlines()
-    for name in ("raw", "raw_prebuilt", "wire", "one_coroutine", "asyncsdk"):
+    for name in ("raw", "raw_prebuilt", "wire", "one_coroutine", "+url", "+timeout", "+answer",
+                 "+in_flight", "+all_four", "asyncsdk"):
         assert any(line.split()[:1] == [name] for line in lines), proc.stdout
