@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import sys
+from collections.abc import AsyncGenerator
 
 import pytest
 from helpers import rows_of
@@ -356,3 +357,33 @@ def test_the_twin_is_refused_when_the_model_is_not_plain(
     for model in (WithWeakref, Validated):
         monkeypatch.setattr(_rows, "EmailRow", model)
         assert _rows._row_twin() is None
+
+
+def test_rows_before_a_malformed_batch_come_first_then_the_refusal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """rows() reads a piece in ``CSV_BATCH_CHARS`` batches: the rows of the batches before
+    the one holding a malformed record are yielded, in order and right, then it raises."""
+    import asyncio
+
+    from asyncsdk import _constants
+    from asyncsdk._rows import email_rows
+
+    monkeypatch.setattr(_constants, "CSV_BATCH_CHARS", 64)
+    good = [f"u{i}@example.com,N{i},Valid,yes\r\n" for i in range(20)]
+    text = "Email,Name,Status,Role Based Emails\r\n" + "".join(good) + '"a"b,x,Valid,no\r\n'
+    got: list[EmailRow] = []
+
+    async def read() -> None:
+        async def pieces() -> AsyncGenerator[str, None]:
+            yield text  # one piece: the batches are cut inside it
+
+        async for row in email_rows(pieces(), lambda error: error):
+            got.append(row)
+
+    with pytest.raises(StreamDecodeError, match="malformed CSV"):
+        asyncio.run(read())
+    expected = [EmailRow(email=f"u{i}@example.com", name=f"N{i}", status=Verdict.VALID,
+                         role_based=True) for i in range(20)]
+    assert len(got) >= 15  # all but the last batch or so
+    assert got == expected[:len(got)]
