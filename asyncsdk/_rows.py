@@ -102,25 +102,28 @@ class _RowTwin:
 def _row_twin() -> type[_RowTwin] | None:
     """``_RowTwin`` when a row built through it is an ``EmailRow`` like any other: the
     model's ``__init__`` does nothing but store the four values (no validator, converter
-    or hook) and the layouts match (``EmailRow`` has no ``__weakref__`` slot). None
+    or hook), Python lets the twin become one (the same slots; ``EmailRow`` has no
+    ``__weakref__`` slot) and the result equals the row the class builds. None
     otherwise: then rows are built by calling ``EmailRow``."""
     fields = attrs.fields(EmailRow)
     names = tuple(f.name for f in fields)
     plain = (names == ("email", "name", "status", "role_based")
              and all(f.validator is None and f.converter is None and f.init
                      and f.default is attrs.NOTHING for f in fields)
-             and sorted(EmailRow.__dict__.get("__slots__", ())) == sorted(_RowTwin.__slots__)
              and not hasattr(EmailRow, "__attrs_post_init__")
              and not hasattr(EmailRow, "__attrs_pre_init__"))
     if not plain:
         return None
+    values: dict[str, Any] = {"email": "a@b.c", "name": "A", "status": Verdict.VALID,
+                              "role_based": None}
     probe: Any = _RowTwin()
-    probe.email, probe.name, probe.status, probe.role_based = "a@b.c", "", Verdict.VALID, None
+    for name, value in values.items():
+        setattr(probe, name, value)
     try:
         probe.__class__ = EmailRow
-    except TypeError:  # another layout (a Python that refuses it): the plain way
+    except TypeError:  # another layout (or a Python that refuses it): the plain way
         return None
-    return _RowTwin
+    return _RowTwin if probe == EmailRow(**values) else None
 
 
 _TWIN = _row_twin()

@@ -156,10 +156,10 @@ def _whole_piece(inside: str) -> str | None:
     if _orjson_loads is None:
         return None
     try:
-        decoded = _orjson_loads('"' + inside + '"')
+        decoded: str = _orjson_loads('"' + inside + '"')  # parsed, a JSON string is a str
     except ValueError:
         return None
-    return decoded if isinstance(decoded, str) else None
+    return decoded
 
 
 # --- JSON objects -----------------------------------------------------------------------
@@ -389,10 +389,7 @@ class CsvRecordReader:
         """The records completed by ``text``, as ``feed`` gives them, in batches read
         from at most ``CSV_BATCH_CHARS`` characters each (few records alive at once)."""
         size = C.CSV_BATCH_CHARS
-        if len(text) <= size:
-            yield self.feed(text)
-            return
-        for at in range(0, len(text), size):
+        for at in range(0, len(text), size):  # a text of one batch is not copied
             yield self.feed(text[at:at + size])
 
     def feed_counted(self, text: str, min_fields: int) -> int | list[list[str]]:

@@ -218,10 +218,6 @@ def split(text: str, cuts: list[int]) -> list[str]:
     return pieces
 
 
-def read_rows(pieces: list[str]) -> list[EmailRow]:
-    return rows_of(pieces)
-
-
 @FAST
 @given(header=st.one_of(st.just(HEADER), st.permutations(HEADER),
                         st.lists(st.sampled_from([*HEADER, "Extra", ""]), max_size=6)),
@@ -235,7 +231,7 @@ def test_csv_reader_gives_rows_or_stream_decode_error(
     if cut and text:
         text = text[: cut % len(text)]  # truncated
     try:
-        out = read_rows(split(text, cuts))
+        out = rows_of(split(text, cuts))
     except _stream.StreamDecodeError:
         return
     assert all(isinstance(r, EmailRow) for r in out)
@@ -250,7 +246,7 @@ def test_csv_reader_reads_well_formed_csv_exactly(
 ) -> None:
     tried("csv-exact")
     rows = [r for r in rows if r[0].strip() or r[1].strip()]  # blank records are skipped
-    out = read_rows(split(to_csv([HEADER, *map(list, rows)]), cuts))
+    out = rows_of(split(to_csv([HEADER, *map(list, rows)]), cuts))
     assert [(r.email, r.name, str(r.status)) for r in out] == [
         (e.strip(), n, s) for e, n, s, _ in rows]
 

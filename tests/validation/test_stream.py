@@ -160,6 +160,17 @@ def test_orjson_and_the_json_scanner_read_result_strings_alike(
 
 
 @pytest.mark.skipif(_stream._orjson_loads is None, reason="orjson (speedups) not installed")
+def test_orjson_decodes_a_piece_only_while_the_string_goes_on() -> None:
+    """The fast path is live: a piece with every quote escaped is decoded by orjson; one
+    that holds the closing quote, a lone surrogate or a bad escape is left to the json
+    scanner (None)."""
+    assert _stream._whole_piece('a,\\"b\\"\\r\\n\\u00e9') == 'a,"b"\r\n\u00e9'
+    assert _stream._whole_piece("") == ""
+    for piece in ('ab", "status": "success"}', "ab\\ud800", "ab\\x", 'ab"'):
+        assert _stream._whole_piece(piece) is None
+
+
+@pytest.mark.skipif(_stream._orjson_loads is None, reason="orjson (speedups) not installed")
 @settings(max_examples=200, deadline=None)
 @given(text=st.text(max_size=60), ascii_only=st.booleans(),
        cuts=st.lists(st.integers(0, 10_000), max_size=8))
