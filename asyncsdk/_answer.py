@@ -104,20 +104,21 @@ class Call:
     class costs five ``object.__setattr__`` calls per request on the hot path).
     """
 
-    __slots__ = ("credentials", "op", "query", "url", "wire")
+    __slots__ = ("credentials", "encoded_query", "op", "query", "url", "wire")
 
-    def __init__(self, op: Operation, url: str, query: dict[str, Any],
-                 wire: tuple[str, str, str, str] | None = None,
+    def __init__(self, op: Operation, url: str, query: Mapping[str, Any],
+                 wire: tuple[str, str, str] | None = None, encoded_query: str = "",
                  credentials: SecretValue = NO_CREDENTIALS) -> None:
         self.op = op
         self.url = url
         self.query = query
         #: Pre-encoded form (``_transport.build_call``): the URL's encoded scheme,
-        #: authority and path, and ``query`` encoded (never a credential;
-        #: ``&``-terminated unless empty), to which ``credentials`` are appended inline
-        #: in the call to aiohttp. None: aiohttp encodes ``url`` and ``query``
-        #: (credentials included) itself.
+        #: authority and path, and ``query`` encoded (``encoded_query``: never a
+        #: credential; ``&``-terminated unless empty), to which ``credentials`` are
+        #: appended inline in the call to aiohttp. None: aiohttp encodes ``url`` and
+        #: ``query`` (credentials included) itself.
         self.wire = wire
+        self.encoded_query = encoded_query
         self.credentials = credentials
 
     def target(self) -> str | URL:
@@ -128,7 +129,7 @@ class Call:
         if wire is None:
             return self.url
         return URL.build(scheme=wire[0], authority=wire[1], path=wire[2], encoded=True,
-                         query_string=wire[3] + self.credentials.reveal())
+                         query_string=self.encoded_query + self.credentials.reveal())
 
     @property
     def shown_url(self) -> str:
@@ -255,7 +256,13 @@ class Interpreter:
         status, headers = response.status, response.headers
         if RAW_CAPTURE.get() is not None:
             self._capture(call, status, headers, attempts, elapsed)
-        return self._data(call, status, headers, raw, model, many)
+        data = self.interpret(call, status, headers, raw)
+        if model is None or many:
+            return data if model is None else self.decode_many(call.op, data, model)
+        try:  # ``decode`` inline: a frame less per call on the hot path
+            return decode(data, model)
+        except DecodeFailure as exc:
+            raise self.decode_error(call.op, data, str(exc)) from None
 
     async def finish_off_loop(self, call: Call, response: aiohttp.ClientResponse,
                               raw: bytes, attempts: int, elapsed: float,
@@ -277,7 +284,7 @@ class Interpreter:
 
     def _big_data(self, call: Call, status: int, headers: Mapping[str, str], raw: bytes,
                   model: type[Any] | None, many: bool) -> list[Any]:
-        """``_data`` in a worker thread without long GIL holds: parsed in slices
+        """``finish`` in a worker thread without long GIL holds: parsed in slices
         (``read_json``), stepping aside for the loop (``gil_sharer``); a listing's
         parsed records dropped one at a time (one big object is freed whole: its parts
         may be the models'); the collector paused, what was made promoted
@@ -288,24 +295,16 @@ class Interpreter:
             share = gil_sharer()
             parsed = read_json(raw, share=share, loads=_run_loads())
             try:
-                return [self._data(call, status, headers, raw, model, many, parsed, share)]
+                data = self.interpret(call, status, headers, raw, parsed)
+                if model is None:
+                    return [data]
+                if many:
+                    return [self.decode_many(call.op, data, model, share)]
+                return [self.decode(call.op, data, model)]
             finally:  # not one long free (``parsed`` is the caller's data without model)
                 while model is not None and parsed.__class__ is list and parsed:
                     parsed.pop()
                     share()
-
-    def _data(self, call: Call, status: int, headers: Mapping[str, str], raw: bytes,
-              model: type[Any] | None, many: bool, parsed: Any = NOT_READ,
-              share: Callable[[], None] | None = None) -> Any:
-        """The data of a final answer (``interpret``), decoded as ``model`` (a list of
-        them with ``many``); ``parsed``: ``raw`` already parsed, ``share``: see
-        ``decode_list``."""
-        data = self.interpret(call, status, headers, raw, parsed)
-        if model is None:
-            return data
-        if many:
-            return self.decode_many(call.op, data, model, share)
-        return self.decode(call.op, data, model)
 
     def decode(self, op: Operation, data: Any, model: type[M]) -> M:
         """``data`` read as ``model``; ``ResponseDecodeError`` (with the body) if it can't."""

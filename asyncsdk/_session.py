@@ -172,7 +172,11 @@ class SessionOwner:
     def begin(self) -> tuple[aiohttp.ClientSession, asyncio.Task[Any] | None]:
         """The session for a call, and the current task marked in flight until
         ``leave`` (``session()``'s errors are raised before anything is marked)."""
-        session = self.session()
+        session = self._session
+        # ``session()``'s checks, inline on the hot path: open, this loop, a session.
+        if self.closed or session is None or session.closed or (
+                self._loop is not asyncio.get_running_loop()):
+            session = self.session()  # raises the right UsageError, or makes the session
         task = asyncio.current_task(self._loop)
         if task is not None:
             flight = self._in_flight

@@ -59,7 +59,7 @@ from ._answer import Interpreter
 from ._answer import Operation as Operation
 from ._answer import StreamedResponse as StreamedResponse
 from ._auth import Area as Area
-from ._auth import Credentials, clean_errors, encode_query, place_credentials, reveal
+from ._auth import Credentials, SecretValue, clean_errors, encode_query, place_credentials, reveal
 from ._checks import check_seconds
 from ._errors import (
     APIConnectionError,
@@ -72,13 +72,18 @@ from ._retry import backoff_delay, parse_retry_after
 from ._session import SessionOwner
 from ._wire import CLOSED_IN_FLIGHT, TRANSPORT_ERRORS, Failure, describe_exception
 
-__all__ = ["Area", "BaseUrls", "Call", "Operation", "StreamedResponse", "TimeLimits",
+__all__ = ["Area", "BaseUrls", "Call", "Operation", "Shape", "StreamedResponse", "TimeLimits",
            "Transport"]
 
 logger = logging.getLogger(C.LOGGER_NAME)
 
+#: What every call of one operation shares (``Transport.shape``): the operation, its URL,
+#: the URL's encoded scheme, authority and path (None: aiohttp encodes the URL and
+#: query), and the credentials' encoded query part (None where they are not in it).
+Shape = tuple[Operation, str, "tuple[str, str, str] | None", "SecretValue | None"]
 
-@attrs.define
+
+@attrs.frozen
 class TimeLimits:
     """A client's time limits and the ``ClientTimeout`` of each attempt.
 
@@ -89,7 +94,16 @@ class TimeLimits:
 
     timeout: float
     attempt_timeout: float | None = None
-    _cache: dict[float, aiohttp.ClientTimeout] = attrs.field(factory=dict, init=False)
+    #: An attempt's bound -> its ``ClientTimeout`` (``client_timeout``).
+    attempt_timeouts: dict[float, aiohttp.ClientTimeout] = attrs.field(factory=dict, init=False)
+    #: ``for_call(None, None, safe)`` by ``safe``: the pair of nearly every call, found once.
+    defaults: tuple[tuple[float, float | None], tuple[float, float | None]] = attrs.field(
+        init=False)
+
+    @defaults.default
+    def _defaults(self) -> tuple[tuple[float, float | None], tuple[float, float | None]]:
+        per_attempt = self.per_attempt(self.timeout, None)
+        return (self.timeout, None), (self.timeout, per_attempt)
 
     def budget(self, request_timeout: float | None) -> float:
         """The call's time budget: its ``request_timeout`` (checked) or the client's."""
@@ -116,6 +130,7 @@ class TimeLimits:
 
     def client_timeout(self, remaining: float, per_attempt: float | None,
                         budget: float, streaming: bool) -> aiohttp.ClientTimeout:
+        """An attempt's ``ClientTimeout``, ``remaining`` seconds of ``budget`` left."""
         if streaming:
             # No total (a download may take long); the pool wait, the connect and every
             # read are bounded (a stalled read must not hang, nor a full pool).
@@ -124,33 +139,30 @@ class TimeLimits:
         # hang (tests/reliability: test_answer_stalling_mid_body_times_out); a
         # ``sock_read`` could never fire first and costs a timer rescheduled per chunk.
         if per_attempt is not None and per_attempt < remaining:
-            cached = self._cache.get(per_attempt)
+            cached = self.attempt_timeouts.get(per_attempt)
             if cached is None:
-                if len(self._cache) >= 64:  # per-call values: keep the cache small
-                    self._cache.clear()
-                cached = self._cache[per_attempt] = aiohttp.ClientTimeout(
+                if len(self.attempt_timeouts) >= 64:  # per-call values: keep it small
+                    self.attempt_timeouts.clear()
+                cached = self.attempt_timeouts[per_attempt] = aiohttp.ClientTimeout(
                     total=per_attempt)
             return cached
         return aiohttp.ClientTimeout(total=remaining)
 
 
 class BaseUrls:
-    """Each area's base URL, and the URL of an operation."""
+    """Each area's base URL, the URL of an operation, and its ``Shape``."""
 
-    __slots__ = ("_known", "by_area")
+    __slots__ = ("_credentials", "_shapes", "by_area")
 
-    def __init__(self, by_area: Mapping[Area, str | None]) -> None:
+    def __init__(self, by_area: Mapping[Area, str | None], credentials: Credentials) -> None:
         self.by_area = dict(by_area)
-        #: id(op) -> (op, URL) of operations without an id: found once (hashing the
-        #: record on every call would cost more than building the URL).
-        self._known: dict[int, tuple[Operation, str]] = {}
+        self._credentials = credentials
+        #: id(op) -> the shape of an operation without an id (hashing the record on
+        #: every call would cost more than finding the shape).
+        self._shapes: dict[int, Shape] = {}
 
     def of(self, op: Operation, path_id: str | int | None = None) -> str:
         """Absolute URL of ``op`` (no query), with ``path_id`` put into ``{id}``."""
-        if path_id is None:
-            known = self._known.get(id(op))
-            if known is not None and known[0] is op:
-                return known[1]
         base = self.by_area.get(op.area)
         if not base:
             raise ConfigurationError(
@@ -160,9 +172,23 @@ class BaseUrls:
             )
         if path_id is not None:
             return base + op.path.replace("{id}", quote(str(path_id), safe=""))
-        if len(self._known) < 256:
-            self._known[id(op)] = (op, base + op.path)
         return base + op.path
+
+    def shape(self, op: Operation, path_id: str | int | None = None) -> Shape:
+        """What every call of ``op`` (with this ``path_id``) shares (``Shape``), found
+        once per operation without a path id. ``ConfigurationError``: no URL for the
+        area, or a credential it needs is missing."""
+        if path_id is None:
+            known = self._shapes.get(id(op))
+            if known is not None and known[0] is op:
+                return known
+        url = self.of(op, path_id)
+        wire = None if op.area.placement.in_form else wire_url(url)
+        found = (op, url, wire,
+                 None if wire is None else self._credentials.query_part(op.area, op.name))
+        if path_id is None and len(self._shapes) < 256:
+            self._shapes[id(op)] = found
+        return found
 
 
 class Transport(Interpreter):
@@ -174,7 +200,7 @@ class Transport(Interpreter):
                  sessions: SessionOwner, timeout: float, max_retries: int,
                  attempt_timeout: float | None = None) -> None:
         super().__init__(credentials)
-        self.urls = BaseUrls(base_urls)
+        self.urls = BaseUrls(base_urls, credentials)
         self.sessions = sessions
         self.limits = TimeLimits(timeout, attempt_timeout)
         self.max_retries = max_retries
@@ -205,10 +231,12 @@ class Transport(Interpreter):
         Not a coroutine function (one frame less under aiohttp): ``clean_errors`` inline.
         """
         try:
-            url = self.urls.of(op, path_id)
-            call, body_form = build_call(op, url, params, form, self.credentials)
-            budget, per_attempt = self.limits.for_call(timeout, attempt_timeout,
-                                                       op.safe_to_repeat)
+            call, body_form = build_call(self.urls.shape(op, path_id), params, form,
+                                         self.credentials)
+            budget, per_attempt = (
+                self.limits.defaults[op.safe_to_repeat]
+                if timeout is None and attempt_timeout is None
+                else self.limits.for_call(timeout, attempt_timeout, op.safe_to_repeat))
         except SDKError as exc:
             self.credentials.clean(exc)
             raise
@@ -251,7 +279,7 @@ class Transport(Interpreter):
         absolute_url: str | None,
     ) -> StreamedResponse:
         if absolute_url is None:
-            call, _ = build_call(op, self.urls.of(op), params, None, self.credentials)
+            call, _ = build_call(self.urls.shape(op), params, None, self.credentials)
         else:
             call = Call(op, absolute_url, dict(params or {}))
         budget = self.limits.budget(timeout)
@@ -273,9 +301,8 @@ class Transport(Interpreter):
         many: bool = False,
     ) -> Any:
         """Attempts with retries until an answer worth handing out, or the error of the
-        last attempt. Streaming: returns the answer open (the caller releases it);
-        otherwise the answer is read in full, released and interpreted (``finish``),
-        and its data returned.
+        last attempt. Streaming: returns the answer open (the caller releases it); else
+        its data (read in full, released and interpreted: ``finish``).
 
         The call is marked in flight meanwhile, so that ``Client.close()`` can end it: a
         cancellation by ``close()`` becomes ``APIConnectionError``. (One coroutine: every
@@ -292,6 +319,7 @@ class Transport(Interpreter):
         # aiohttp gets only URL and timeout.
         plain = wire is not None and safe and json_body is None and form is None and not options
         limits = self.limits
+        attempt_timeouts = limits.attempt_timeouts
         clock = self.clock
         begun = clock()
         deadline = begun + budget
@@ -308,7 +336,11 @@ class Transport(Interpreter):
                     last_failure = Failure("the call's time ran out", sent_maybe, False,
                                            timeout=True)
                     break
-                client_timeout = limits.client_timeout(remaining, per_attempt, budget, streaming)
+                # The attempt's bound, already built, unless the budget is nearly spent.
+                client_timeout = (not streaming and per_attempt is not None
+                                  and per_attempt < remaining
+                                  and attempt_timeouts.get(per_attempt)) or (
+                    limits.client_timeout(remaining, per_attempt, budget, streaming))
                 failure: Failure | None = None
                 retry_after: float | None = None
                 response: aiohttp.ClientResponse | None = None
@@ -411,28 +443,28 @@ class Transport(Interpreter):
         raise self.connection_error(call, CLOSED_IN_FLIGHT)
 
 
-def build_call(op: Operation, url: str, params: Mapping[str, Any] | None,
+def build_call(shape: Shape, params: Mapping[str, Any] | None,
                form: Mapping[str, Any] | None,
                credentials: Credentials) -> tuple[Call, dict[str, Any] | None]:
-    """``op``'s ``Call`` and form, credentials placed where the area says.
+    """The ``Call`` of an operation's ``shape`` (``Transport.shape``) with ``params``
+    (kept, not copied: the caller hands over a dict of its own), and the form;
+    credentials placed where the area says.
 
-    Where the credentials go in the query, the URL and query are encoded here, so that
-    aiohttp re-encodes nothing (``Call.wire``): the URL once per URL (``wire_url``), the
-    credentials once per area (``Credentials.query_part``), only ``params`` per call.
-    Otherwise (credentials in a form, a URL with its own query, a value not a plain
-    str/int/float) aiohttp encodes ``params`` with the credentials (``place_credentials``).
+    Where the credentials go in the query, only ``params`` are encoded here, so that
+    aiohttp re-encodes nothing (``Call.wire``): the URL and the credentials were encoded
+    once, in the shape. Otherwise (credentials in a form, a URL with its own query, a
+    value not a plain str/int/float) aiohttp encodes ``params`` with the credentials
+    (``place_credentials``).
 
     Raises:
         ConfigurationError: a credential the area needs is not configured.
     """
-    if not op.area.placement.in_form:
-        wire = wire_url(url)
-        tail = None if wire is None else encode_query(params)
-        if wire is not None and tail is not None:
-            return Call(op, url, dict(params) if params else {},
-                        (*wire, tail + "&" if tail else ""),
-                        credentials.query_part(op.area, op.name)), (
-                None if form is None else dict(form))
+    op, url, wire, credentials_part = shape
+    if wire is not None and credentials_part is not None:
+        tail = encode_query(params)
+        if tail is not None:
+            return Call(op, url, params or {}, wire, tail + "&" if tail else "",
+                        credentials_part), None if form is None else dict(form)
     query, body = place_credentials(op.area, credentials, op.name, params, form)
     return Call(op, url, query), body
 

@@ -101,7 +101,7 @@ async def _contenders(base: str, stack: Any) -> dict[str, Call]:
     in_flight: dict[Any, int] = {}
     transport = client._transport
 
-    answer_call, _ = build_call(CHECK, transport.urls.of(CHECK),
+    answer_call, _ = build_call(transport.urls.shape(CHECK),
                                 {"email": "warm@example.com", "timeout": 30}, None,
                                 transport.credentials)
 
@@ -112,12 +112,12 @@ async def _contenders(base: str, stack: Any) -> dict[str, Call]:
             check_email(email, "email")
             call = answer_call  # ``+answer`` alone: a record built once, not per request
             if "url" in library:
-                call, _ = build_call(CHECK, transport.urls.of(CHECK),
-                                     {"email": email, "timeout": 30}, None, transport.credentials)
+                call, _ = build_call(transport.urls.shape(CHECK), {"email": email, "timeout": 30},
+                                     None, transport.credentials)
             target = call.target() if "url" in library else url_of(email)
             attempt = timeout
             if "timeout" in library:
-                call_budget, call_attempt = limits.for_call(None, None, True)
+                call_budget, call_attempt = limits.defaults[True]
                 begun = transport.clock()
                 attempt = limits.client_timeout(call_budget - (transport.clock() - begun),
                                                 call_attempt, call_budget, False)
