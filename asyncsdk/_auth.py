@@ -179,6 +179,8 @@ except ImportError:  # pragma: no cover - another yarl layout: an equivalent enc
 #: A query key -> its encoded form with ``=`` (``encode_query``): the keys of the
 #: library's requests are a few fixed names, encoded once.
 _KEY_PARTS: dict[str, str] = {}
+#: (key, int value) -> ``key=value`` (``encode_query``): a bool never reaches it.
+_INT_PAIRS: dict[tuple[str, int], str] = {}
 
 
 def encode_query(fields: Mapping[str, Any] | None) -> str | None:
@@ -194,18 +196,31 @@ def encode_query(fields: Mapping[str, Any] | None) -> str | None:
         if kind is str:
             text = _quote_part(value)
         elif kind is int:
-            text = str(value)  # digits and "-" only: nothing to encode
+            # The same few numbers on every call (``timeout=30``): each pair built once.
+            pair = _INT_PAIRS.get((key, value))
+            if pair is None:
+                pair = _pair(key, str(value))  # digits and "-" only: nothing to encode
+                if len(_INT_PAIRS) < 256:
+                    _INT_PAIRS[key, value] = pair
+            pairs.append(pair)
+            continue
         elif kind is float and math.isfinite(value):
             text = _quote_part(str(value))  # the "+" of "1e+20" is encoded
         else:
             return None
         head = _KEY_PARTS.get(key)
-        if head is None:
-            head = _quote_part(key) + "="
-            if len(_KEY_PARTS) < 256:
-                _KEY_PARTS[key] = head
-        pairs.append(head + text)
+        pairs.append(_pair(key, text) if head is None else head + text)
     return "&".join(pairs)
+
+
+def _pair(key: str, text: str) -> str:
+    """``key=text``, the key encoded (and kept in ``_KEY_PARTS``)."""
+    head = _KEY_PARTS.get(key)
+    if head is None:
+        head = _quote_part(key) + "="
+        if len(_KEY_PARTS) < 256:
+            _KEY_PARTS[key] = head
+    return head + text
 
 
 # --- scrubbing -------------------------------------------------------------------------

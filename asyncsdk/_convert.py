@@ -209,6 +209,14 @@ def _code_hook(value: Any, enum_cls: type[enum.Enum]) -> Any:
     return enum_cls(parse_int(value) if issubclass(enum_cls, int) else parse_str(value))
 
 
+def exact_members(enum_cls: type[enum.Enum]) -> dict[Any, enum.Enum]:
+    """Each member of ``enum_cls`` by its value, where the value is exactly a str or an
+    int: for such a value of that exact type, the converter's code hook returns that
+    member (``_fastdecode`` looks it up without calling the hook)."""
+    return {value: member for value, member in enum_cls._value2member_map_.items()
+            if value.__class__ is member._value_.__class__ and value.__class__ in (str, int)}
+
+
 def _list_hook(converter: cattrs.Converter, tp: Any) -> Callable[[Any, Any], Any]:
     (item_type,) = typing.get_args(tp) or (Any,)
 

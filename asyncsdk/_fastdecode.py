@@ -23,6 +23,7 @@ or ``DecodeFailure`` from both. A failure names the path to the bad value
 
 from __future__ import annotations
 
+import enum
 import inspect
 import linecache
 import typing
@@ -31,7 +32,7 @@ from typing import Any
 
 import attrs
 
-from ._convert import DecodeFailure, failing_index, structure_hook, wire_key
+from ._convert import DecodeFailure, exact_members, failing_index, structure_hook, wire_key
 from .models._base import ResponseModel, is_any, split_optional
 
 __all__ = ["decoder_for"]
@@ -119,7 +120,23 @@ def _compile(cls: type) -> Decoder:
             namespace[f"n{i}"] = decoder_for(item)
             call = f"[n{i}(x) for x in {var}] if type({var}) is list else {call}"
             where = f"{'.' + key!r} + failing_index(n{i}, {var})"
-        if call is not None:
+        if call is not None and isinstance(inner, type) and issubclass(inner, enum.Enum):
+            # A member's exact value is that member, looked up here: the hook (an enum
+            # call for anything else) only for an unknown value or another type.
+            namespace[f"e{i}"] = exact_members(inner)
+            namespace[f"k{i}"] = int if issubclass(inner, int) else str
+            lines += [
+                f"    if {test}:",
+                f"        m{i} = e{i}.get({var}) if type({var}) is k{i} else None",
+                f"        if m{i} is not None:",
+                f"            {var} = m{i}",
+                "        else:",
+                "            try:",
+                f"                {var} = {call}",
+                "            except DecodeFailure as exc:",
+                f"                raise exc.within({where}) from None",
+            ]
+        elif call is not None:
             lines += [
                 f"    if {test}:",
                 "        try:",

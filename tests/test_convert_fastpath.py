@@ -6,6 +6,7 @@ types the lenient hooks convert, wrong types, null, missing) plus unknown keys."
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import typing
 from decimal import Decimal
 from typing import Any
@@ -94,6 +95,39 @@ def test_fast_path_equals_cattrs_path(model: type, data: st.DataObject) -> None:
     assert fast[0] == slow[0], (body, fast, slow)
     if fast[0] == "ok":
         assert _same(fast[1], slow[1]), (body, fast, slow)
+
+
+ENUM_FIELDS = [
+    (model, a.name, wire_key(a), split_optional(typing.get_type_hints(model)[a.name])[0])
+    for model in RESPONSE_MODELS for a in attrs.fields(model)
+    if a.name != "extra" and isinstance(split_optional(typing.get_type_hints(model)[a.name])[0],
+                                        type)
+    and issubclass(split_optional(typing.get_type_hints(model)[a.name])[0], enum.Enum)]
+
+
+@pytest.mark.parametrize(("model", "name", "key", "enum_cls"), ENUM_FIELDS,
+                         ids=lambda v: getattr(v, "__name__", str(v)))
+def test_code_fields_read_as_the_cattrs_path(model: type, name: str, key: str,
+                                              enum_cls: Any) -> None:
+    """The decoder's inline lookup of a member's exact value gives what the converter's
+    hook gives, for every code field: each member's value, and every near miss (another
+    type, case, spaces, a bool for an int code, 1.0, another list's code, unknown)."""
+    values = [*(m.value for m in enum_cls), *(str(m.value) for m in enum_cls),
+              *(float(m.value) for m in enum_cls if isinstance(m.value, int)),
+              True, False, 1, 2, 0, -1, 1.0, "1", " 2 ", "Valid", "VALID", " valid ",
+              "Risky", "", None, [1], {"a": 1}, 2**70]
+    hints = typing.get_type_hints(model)
+    required = {wire_key(a): "x" for a in attrs.fields(model) if a.default is attrs.NOTHING}
+    assert all(hints[a.name] is str for a in attrs.fields(model) if a.default is attrs.NOTHING)
+    for value in values:
+        body = {**required, key: value}
+        fast, slow = _outcome(_fast, body, model), _outcome(cattrs_structure, body, model)
+        assert fast[0] == slow[0], (value, fast, slow)
+        if fast[0] == "ok":
+            assert _same(fast[1], slow[1]), (value, fast, slow)
+            got = getattr(fast[1], name)
+            if got in list(enum_cls):
+                assert got is getattr(slow[1], name)  # the member itself
 
 
 def test_every_response_model_is_covered() -> None:

@@ -1,4 +1,4 @@
-"""The pre-encoded query of the request path (``Transport._encoded_call``) sends what
+"""The pre-encoded URL and query of the request path (``_transport.build_call``) sends what
 aiohttp would have sent from ``params``, and keeps every credential out of sight."""
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from asyncsdk.testing import Sandbox
 VALUES = ["someone@example.com", "a b+c&d=e;f%g/h?i:j@k#l", "ünï€ode😀", "'\"!$()*,~", "",
           0, 20, 2**70, -5, -(2**70), 1.5, 20.0, 1e-7, 1e20, -2.5e+300]
 BASES = ["http://127.0.0.1:8080/api/v1/single/check", "https://h.example/p%20q/ä b/x",
-         "http://[::1]:9/a"]
+         "http://[::1]:9/a", "https://u:p%40ss@h.example:443/x", "http://Bücher.example",
+         "http://h.example/a/./b/../c", "http://h.example:80/x%2Fy"]
 
 
 @pytest.mark.parametrize("base", BASES)
@@ -29,11 +30,13 @@ def test_encoded_url_equals_what_aiohttp_builds(base: str, value: object) -> Non
     wire = wire_url(base)
     tail = encode_query(params)
     assert wire is not None and tail is not None
-    ours = URL.build(scheme=wire[0], authority=wire[1], path=wire[2], encoded=True,
-                     query_string=(tail + "&" if tail else "")
-                     + creds.query_part(Area.VALIDATION, "x").reveal())
+    ours = Call(CHECK, base, params, wire, tail + "&" if tail else "",
+                creds.query_part(Area.VALIDATION, "x")).target()
     theirs = URL(base).extend_query({**params, "api": creds.api_key, "username": creds.username})
-    assert str(ours) == str(theirs)
+    assert isinstance(ours, URL)
+    assert ours == theirs and str(ours) == str(theirs)
+    assert (ours.scheme, ours.raw_authority, ours.raw_path, ours.raw_query_string) == (
+        theirs.scheme, theirs.raw_authority, theirs.raw_path, theirs.raw_query_string)
     assert list(ours.query.items()) == list(theirs.query.items())
 
 
@@ -54,7 +57,7 @@ def test_query_part_is_redacted_and_call_shows_no_credential() -> None:
     assert part.reveal() == "api=s3cr3tkey&username=s3cr3tuser"
     assert creds.query_part(Area.MAIL, "mail.send").reveal() == ""  # form area
     call = Call(CHECK, "http://h/api/v1/single/check", {"email": "a@b.c"},
-                ("http", "h", "/api/v1/single/check", "email=a%40b.c&"), part)
+                ("http", "h", "/api/v1/single/check"), "email=a%40b.c&", part)
     shown = call.shown_url + repr(call)
     assert "s3cr3t" not in shown
     assert call.shown_url == ("http://h/api/v1/single/check?email=a%40b.c&api=REDACTED"
