@@ -35,7 +35,7 @@ import attrs
 from ._convert import DecodeFailure, exact_members, failing_index, structure_hook, wire_key
 from .models._base import ResponseModel, is_any, split_optional
 
-__all__ = ["decoder_for"]
+__all__ = ["builder_for", "decoder_for"]
 
 Decoder = Callable[[Any], Any]
 
@@ -50,6 +50,33 @@ def decoder_for(cls: type) -> Decoder:
     if decoder is None:
         decoder = _DECODERS[cls] = _compile(cls)
     return decoder
+
+
+def builder_for(cls: type, *names: str) -> Callable[..., Any]:
+    """A function ``build(*values)`` giving what ``cls(**dict(zip(names, values)))``
+    gives, the other fields at their defaults: for a model of this package, by storing
+    into its slots (a frozen attrs ``__init__`` costs an ``object.__setattr__`` per
+    field: ``check_many`` builds one outcome per input), else through ``__init__``."""
+    setters = _slot_setters(cls)
+    fields = attrs.fields(cls)
+    if (setters is None or any(a.name not in names and (
+            a.default is attrs.NOTHING or isinstance(a.default, attrs.Factory))  # type: ignore[arg-type,unused-ignore]
+            for a in fields)):
+        return lambda *values: cls(**dict(zip(names, values, strict=True)))
+    namespace: dict[str, Any] = {"new": object.__new__, "cls": cls}
+    lines = [f"def build({', '.join(names)}):", "    self = new(cls)"]
+    for i, a in enumerate(fields):
+        namespace[f"set{i}"] = setters[a.name]
+        if a.name in names:
+            lines.append(f"    set{i}(self, {a.name})")
+        else:
+            namespace[f"default{i}"] = a.default
+            lines.append(f"    set{i}(self, default{i})")
+    lines.append("    return self")
+    exec(compile("\n".join(lines) + "\n", f"<asyncsdk builder {cls.__qualname__}>", "exec"),  # noqa: S102
+         namespace)
+    build: Callable[..., Any] = namespace["build"]
+    return build
 
 
 def _slot_setters(cls: type) -> dict[str, Any] | None:

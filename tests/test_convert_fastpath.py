@@ -189,3 +189,46 @@ def test_code_hook_shortcut_reads_as_the_enum_call_does(value: Any, enum_cls: An
     assert got == expected and type(got) is type(expected)
     if expected in enum_cls.__members__.values():
         assert got is expected
+
+
+# --- builders: a model stored into its slots, as its constructor builds it ---------------
+@pytest.mark.parametrize(("cls", "values"), [
+    (asyncsdk.CheckSuccess, {"email": "a@b.c", "result": asyncsdk.CheckResult(
+        email="a@b.c", status="success")}),
+    (asyncsdk.CheckFailure, {"email": "x", "error": asyncsdk.APIError("no")}),
+    (asyncsdk.CheckFailure, {"email": "x", "error": asyncsdk.APIError("no"),
+                             "attempted": False}),
+])
+def test_builder_builds_what_the_constructor_builds(cls: type, values: dict[str, Any]) -> None:
+    from asyncsdk._fastdecode import builder_for
+
+    built = builder_for(cls, *values)(*values.values())
+    made = cls(**values)
+    assert type(built) is cls and built == made
+    assert repr(built) == repr(made)
+    for a in attrs.fields(cls):
+        assert getattr(built, a.name) is getattr(made, a.name)
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        built.email = "other"
+
+
+def test_builder_of_another_class_calls_its_constructor() -> None:
+    from asyncsdk._fastdecode import builder_for
+
+    @attrs.frozen
+    class Outside:
+        a: int
+        b: list[int] = attrs.field(factory=list)
+
+    calls = []
+    original = Outside.__init__
+
+    def counting(self: Any, *args: Any, **kwargs: Any) -> None:
+        calls.append(kwargs)
+        original(self, *args, **kwargs)
+
+    Outside.__init__ = counting  # type: ignore[method-assign]
+    assert builder_for(Outside, "a")(1) == Outside(a=1)
+    assert calls[0] == {"a": 1}
+    with pytest.raises(ValueError):  # every value named, no more
+        builder_for(Outside, "a")(1, 2)

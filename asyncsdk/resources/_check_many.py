@@ -17,7 +17,14 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Iterator
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Iterator,
+)
 from typing import Any, Protocol
 
 from .._checks import check_count, check_seconds
@@ -30,6 +37,7 @@ from .._errors import (
     RateLimitError,
     SDKError,
 )
+from .._fastdecode import builder_for
 from ..models.validation import CheckFailure, CheckOutcome, CheckResult, CheckSuccess
 
 __all__ = ["CheckFunction", "check_many"]
@@ -74,8 +82,9 @@ def check_many(
 
 
 # --- outcomes: built in one place each (the model may be split by kind) ---------------
-def _succeeded(email: str, result: CheckResult) -> CheckOutcome:
-    return CheckSuccess(email=email, result=result)
+#: ``CheckSuccess(email=, result=)``, stored into its slots: one per input.
+_succeeded: Callable[[str, CheckResult], CheckOutcome] = builder_for(
+    CheckSuccess, "email", "result")
 
 
 def _failed(email: str, error: SDKError) -> CheckOutcome:
