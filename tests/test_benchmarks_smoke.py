@@ -48,3 +48,19 @@ def test_check_ablation_runs_every_contender() -> None:
     for name in ("raw", "raw_prebuilt", "wire", "one_coroutine", "+url", "+timeout", "+answer",
                  "+in_flight", "+all_four", "asyncsdk"):
         assert any(line.split()[:1] == [name] for line in lines), proc.stdout
+
+
+@pytest.mark.skipif(not (ROOT / "benchmarks" / "count_check.py").exists(),
+                    reason="benchmarks/ is not part of this checkout")
+def test_instruction_count_contenders_run() -> None:
+    """Each contender ``count_check`` puts under callgrind runs (natively here)."""
+    from benchmarks._common import server_process
+    from benchmarks.count_check import DEFAULT
+
+    with server_process(contacts=10) as server:
+        for name in DEFAULT:
+            proc = subprocess.run(
+                [sys.executable, "-m", "benchmarks.count_check", "--child", name,
+                 server.url, "20", "2"],
+                cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+            assert proc.returncode == 0, (name, (proc.stdout + proc.stderr)[-4000:])
