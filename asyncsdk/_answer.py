@@ -43,6 +43,7 @@ from ._gc_pause import paused_gc
 from ._json_slices import NOT_READ, gil_sharer, read_json
 from ._raw import RAW_CAPTURE
 from ._retry import parse_retry_after
+from ._url import url_from_parts
 from ._wire import (
     CLOSED_IN_FLIGHT,
     TRANSPORT_ERRORS,
@@ -128,8 +129,8 @@ class Call:
         wire = self.wire
         if wire is None:
             return self.url
-        return URL.build(scheme=wire[0], authority=wire[1], path=wire[2], encoded=True,
-                         query_string=self.encoded_query + self.credentials.reveal())
+        return url_from_parts(wire[0], wire[1], wire[2],
+                              self.encoded_query + self.credentials.reveal(), "")
 
     @property
     def shown_url(self) -> str:

@@ -38,7 +38,6 @@ Everything else happens here, once:
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import random
 import time
@@ -49,7 +48,6 @@ from urllib.parse import quote
 
 import aiohttp
 import attrs
-from yarl import URL
 
 from . import _constants as C
 
@@ -70,6 +68,7 @@ from ._errors import (
 )
 from ._retry import backoff_delay, parse_retry_after
 from ._session import SessionOwner
+from ._url import wire_url
 from ._wire import CLOSED_IN_FLIGHT, TRANSPORT_ERRORS, Failure, describe_exception
 
 __all__ = ["Area", "BaseUrls", "Call", "Operation", "Shape", "StreamedResponse", "TimeLimits",
@@ -467,21 +466,6 @@ def build_call(shape: Shape, params: Mapping[str, Any] | None,
                         credentials_part), None if form is None else dict(form)
     query, body = place_credentials(op.area, credentials, op.name, params, form)
     return Call(op, url, query), body
-
-
-@functools.lru_cache(maxsize=256)
-def wire_url(url: str) -> tuple[str, str, str] | None:
-    """``url``'s scheme, authority and path, encoded as aiohttp would send them (for
-    ``URL.build(..., encoded=True)``: parsing a whole URL per call would cost more);
-    None where aiohttp must build it (not absolute, a query or fragment of its own,
-    invalid)."""
-    try:
-        parsed = URL(url)
-    except (ValueError, TypeError):
-        return None
-    if not parsed.absolute or parsed.raw_query_string or parsed.raw_fragment or "?" in url:
-        return None
-    return parsed.scheme, parsed.raw_authority, parsed.raw_path
 
 
 def _log(call: Call, outcome: int | str, elapsed: float, retry: int) -> None:

@@ -37,6 +37,7 @@ LAYERS: dict[str, int] = {
     "asyncsdk._session": 3,
     "asyncsdk._raw": 3,
     "asyncsdk._wire": 4,
+    "asyncsdk._url": 4,
     "asyncsdk._stream": 4,
     "asyncsdk._json_slices": 4,
     "asyncsdk._answer": 5,
