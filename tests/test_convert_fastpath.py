@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import pickle
 import typing
+import weakref
 from decimal import Decimal
 from typing import Any
 
@@ -160,6 +162,30 @@ def test_fast_path_builds_models_as_init_would() -> None:
     assert got.emaillist[0].data[0].tags is not body["emaillist"][0]["data"][0]["tags"]
     assert decode({"selling_price": "12.345"}, asyncsdk.Product).selling_price == Decimal(
         "12.345")
+
+
+@pytest.mark.parametrize("model", RESPONSE_MODELS, ids=lambda m: m.__name__)
+def test_decoded_models_leave_as_their_own_frozen_class(model: type) -> None:
+    """Every response model is built through its filler subclass (live: else each field
+    costs a slot descriptor call), and leaves the decoder as exactly its own class:
+    frozen against setting and deleting, weak-referenceable where the class is, and it
+    pickles to an equal model."""
+    from asyncsdk import _fastdecode
+
+    filler = _fastdecode._filler(model)
+    assert filler is not None and filler is not model and issubclass(filler, model)
+    required = {wire_key(a): "x" for a in attrs.fields(model) if a.default is attrs.NOTHING}
+    got = decoder_for(model)({**required, "unknown key": 1})
+    assert type(got) is model and got.extra == {"unknown key": 1}
+    name = attrs.fields(model)[0].name
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        setattr(got, name, "other")
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        delattr(got, name)
+    if any("__weakref__" in c.__dict__.get("__slots__", ()) for c in model.__mro__):
+        assert weakref.ref(got)() is got
+    assert pickle.loads(pickle.dumps(got)) == got
+    assert repr(got).startswith(model.__name__ + "(")
 
 
 # --- the known-code shortcut of ``_code_hook`` ------------------------------------------
