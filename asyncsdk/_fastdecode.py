@@ -13,7 +13,7 @@ once per response model, a decoder that does what that function does, faster:
   ``list[Model]`` decodes each item with the model's own fast decoder;
 * models of this package (``asyncsdk.models``, plain frozen slotted attrs classes, which
   a test checks) are built by storing into their slots as their ``__init__`` would
-  (through a ``_filler`` subclass); any other class through its ``__init__``.
+  (through a ``filler_for`` subclass); any other class through its ``__init__``.
 
 It is proven equal to the cattrs path (``_convert.cattrs_structure``) on every response
 model by a hypothesis differential test (``tests/test_convert_fastpath.py``): same model,
@@ -35,7 +35,7 @@ import attrs
 from ._convert import DecodeFailure, exact_members, failing_index, structure_hook, wire_key
 from .models._base import ResponseModel, is_any, split_optional
 
-__all__ = ["builder_for", "decoder_for"]
+__all__ = ["builder_for", "decoder_for", "filler_for"]
 
 Decoder = Callable[[Any], Any]
 
@@ -55,17 +55,17 @@ def decoder_for(cls: type) -> Decoder:
 def builder_for(cls: type, *names: str) -> Callable[..., Any]:
     """A function ``build(*values)`` giving what ``cls(**dict(zip(names, values)))``
     gives, the other fields at their defaults: for a model of this package, by plain
-    stores into a ``_filler`` (a frozen attrs ``__init__`` costs an
+    stores into a ``filler_for(cls)`` (a frozen attrs ``__init__`` costs an
     ``object.__setattr__`` per field: ``check_many`` builds one outcome per input), else
     through ``__init__``."""
-    filler = _filler(cls)
+    filler = filler_for(cls)
     fields = attrs.fields(cls)
     if (filler is None or any(a.name not in names and (
             a.default is attrs.NOTHING or isinstance(a.default, attrs.Factory))  # type: ignore[arg-type,unused-ignore]
             for a in fields)):
         return lambda *values: cls(**dict(zip(names, values, strict=True)))
-    namespace: dict[str, Any] = {"new": object.__new__, "cls": cls, "filler": filler}
-    lines = [f"def build({', '.join(names)}):", "    self = new(filler)"]
+    namespace: dict[str, Any] = {"cls": cls, "filler": filler}
+    lines = [f"def build({', '.join(names)}):", "    self = filler()"]
     for i, a in enumerate(fields):
         if a.name in names:
             lines.append(f"    self.{a.name} = {a.name}")
@@ -82,21 +82,23 @@ def builder_for(cls: type, *names: str) -> Callable[..., Any]:
 _FILLERS: dict[type, type | None] = {}
 
 
-def _filler(cls: type) -> type | None:
-    """A subclass of model ``cls`` that adds no slot and stores attributes the plain way
-    (``object``'s ``__setattr__`` and ``__delattr__``), for a model of this package whose
-    ``__init__`` only stores its values (no validator, converter, alias or init hook;
-    only ``extra`` has a factory); else None (the class is then built through
-    ``__init__``).
+def filler_for(cls: type) -> type | None:
+    """A subclass of model ``cls`` that adds no slot, is made empty by calling it
+    (``object``'s ``__init__``) and stores attributes the plain way (``object``'s
+    ``__setattr__`` and ``__delattr__``), for a model of this package whose ``__init__``
+    only stores its values (no validator, converter, alias or init hook; only ``extra``
+    has a factory); else None (the class is then built through ``__init__``).
 
     A model is built as a filler, each field stored by the interpreter's own slot store,
     and then made a ``cls`` by ``__class__`` assignment, which Python allows between a
-    class and a subclass of the same layout: 0.4 µs for a contact of 33 fields against
-    1.8 µs through the slot descriptors' setters (the frozen ``__setattr__`` refuses
-    plain stores; both ``__setattr__`` and ``__delattr__`` must be ``object``'s for the
-    store to take the fast path). The instance is a filler only inside the builder: it
-    is made after every value is decoded and leaves as a ``cls``. Probed once per
-    model: the filler must become a ``cls`` equal to the one ``cls(...)`` builds."""
+    class and a subclass of the same layout (weakref slot included): 0.4 µs for a
+    contact of 33 fields against 1.8 µs through the slot descriptors' setters (the
+    frozen ``__setattr__`` refuses plain stores; both ``__setattr__`` and
+    ``__delattr__`` must be ``object``'s for the store to take the fast path). Every
+    field must be stored before the assignment. The instance is a filler only inside
+    the builder: it is made after every value is decoded and leaves as a ``cls``.
+    Probed once per model: the filler must become a ``cls`` equal to the one
+    ``cls(...)`` builds."""
     if cls in _FILLERS:
         return _FILLERS[cls]
     _FILLERS[cls] = filler = _make_filler(cls)
@@ -121,10 +123,10 @@ def _make_filler(cls: type) -> type | None:
                     and a.name != "extra")):
             return None
     filler = type(f"_{cls.__name__}Filler", (cls,), {
-        "__slots__": (), "__module__": __name__,
+        "__slots__": (), "__module__": __name__, "__init__": object.__init__,
         "__setattr__": object.__setattr__, "__delattr__": object.__delattr__})
     values = {a.name: object() for a in fields}
-    probe: Any = object.__new__(filler)
+    probe: Any = filler()
     try:
         for name, value in values.items():
             setattr(probe, name, value)
@@ -215,10 +217,10 @@ def _compile(cls: type) -> Decoder:
     namespace["known"] = known = frozenset(keys)
     unknown = "{k: v for k, v in data.items() if k not in known}"
     extra_test = f"len(data) > {len(known)} or not known.issuperset(data)"
-    filler = _filler(cls)
+    filler = filler_for(cls)
     if filler is not None:
-        namespace.update(new=object.__new__, filler=filler)
-        lines.append("    self = new(filler)")
+        namespace["filler"] = filler
+        lines.append("    self = filler()")
         lines += [f"    self.{field} = {var}" for field, var in values]
         lines += [f"    self.extra = {unknown} if {extra_test} else {{}}",
                   "    self.__class__ = cls", "    return self"]

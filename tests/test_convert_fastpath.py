@@ -172,7 +172,7 @@ def test_decoded_models_leave_as_their_own_frozen_class(model: type) -> None:
     pickles to an equal model."""
     from asyncsdk import _fastdecode
 
-    filler = _fastdecode._filler(model)
+    filler = _fastdecode.filler_for(model)
     assert filler is not None and filler is not model and issubclass(filler, model)
     required = {wire_key(a): "x" for a in attrs.fields(model) if a.default is attrs.NOTHING}
     got = decoder_for(model)({**required, "unknown key": 1})

@@ -73,15 +73,12 @@ class CheckFailure:
 CheckOutcome: TypeAlias = CheckSuccess | CheckFailure
 
 
-@attrs.frozen(kw_only=True, weakref_slot=False)
+@attrs.frozen(kw_only=True)
 class EmailRow:
     """One row of a job's ``emaillist.csv`` (``status`` may be an unknown ``Verdict``).
 
     ``role_based`` is None when the file's ``Role Based Emails`` value is none of
     true/false, yes/no, y/n, 1/0 (any case): one odd flag never fails a whole result.
-
-    Rows cannot be weakly referenced: without a ``__weakref__`` slot, ``rows()`` can
-    build each of a million rows at a third of the cost of calling the class.
     """
 
     email: str

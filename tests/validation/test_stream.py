@@ -308,13 +308,15 @@ def test_rows_round_trip_in_random_chunks(
     assert got == expected
 
 
-def test_rows_built_through_the_twin_are_genuine_email_rows(
+def test_rows_built_through_the_filler_are_genuine_email_rows(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Rows made as ``_RowTwin`` and turned into ``EmailRow`` are EmailRows in every way
-    (type, equality, hash, repr, frozen, evolve, pickle), and equal the rows built by
-    calling the class (the fallback, used when the model stops being plain)."""
+    """Rows made as ``EmailRow``'s filler and turned into ``EmailRow`` are EmailRows in
+    every way (type, equality, hash, repr, frozen, evolve, pickle, weak references), and
+    equal the rows built by calling the class (the fallback, used when the model stops
+    being plain)."""
     import pickle
+    import weakref
 
     import attrs
 
@@ -322,9 +324,9 @@ def test_rows_built_through_the_twin_are_genuine_email_rows(
 
     body = (b"Status,Email,Role Based Emails,Name\r\nvalid,a@b.com,yes,Ann\r\n"
             b"Odd, c@d.com ,x,\r\n\r\nCatchAll,e@f.g,0,E\r\n")
-    assert _rows._TWIN is not None  # EmailRow is plain today: the fast path
+    assert _rows._FILLER is not None  # EmailRow is plain today: the fast path
     fast = parse_rows([body])
-    monkeypatch.setattr(_rows, "_TWIN", None)
+    monkeypatch.setattr(_rows, "_FILLER", None)
     plain = parse_rows([body])
     expected = [
         EmailRow(email="a@b.com", name="Ann", status=Verdict.VALID, role_based=True),
@@ -337,37 +339,61 @@ def test_rows_built_through_the_twin_are_genuine_email_rows(
         assert attrs.asdict(row) == attrs.asdict(want)
         with pytest.raises(attrs.exceptions.FrozenInstanceError):
             row.email = "x"  # type: ignore[misc]
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            del row.email  # type: ignore[misc]
         assert attrs.evolve(row, name="Z") == attrs.evolve(want, name="Z")
         assert pickle.loads(pickle.dumps(row)) == want
+        assert weakref.ref(row)() is row
 
 
-def test_the_twin_is_refused_when_the_model_is_not_plain(
+def test_the_filler_is_refused_when_the_model_is_not_plain(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A model with a ``__weakref__`` slot (another layout) or a validator is built by
-    calling it, never through the twin."""
+    """A row model with a validator, a field with a default, or another set of fields is
+    built by calling it, never through a filler (shown as a model of the package, so
+    that only the plainness checks can refuse it)."""
     import attrs
 
     from asyncsdk import _rows
 
     @attrs.frozen(kw_only=True)
-    class WithWeakref:
-        email: str
-        name: str
-        status: Verdict
-        role_based: bool | None
-
-    @attrs.frozen(kw_only=True, weakref_slot=False)
     class Validated:
         email: str = attrs.field(validator=attrs.validators.instance_of(str))
         name: str
         status: Verdict
         role_based: bool | None
 
-    assert _rows._row_twin() is _rows._RowTwin
-    for model in (WithWeakref, Validated):
+    @attrs.frozen(kw_only=True)
+    class Defaulted:
+        email: str
+        name: str
+        status: Verdict
+        role_based: bool | None = None
+
+    @attrs.frozen(kw_only=True)
+    class MoreFields:
+        email: str
+        name: str
+        status: Verdict
+        role_based: bool | None
+        score: int
+
+    @attrs.frozen(kw_only=True)
+    class Plain:
+        email: str
+        name: str
+        status: Verdict
+        role_based: bool | None
+
+    for model in (Validated, Defaulted, MoreFields, Plain):
+        model.__module__ = "asyncsdk.models.validation"
+    assert _rows._row_filler() is not None
+    for model in (Validated, Defaulted, MoreFields):
         monkeypatch.setattr(_rows, "EmailRow", model)
-        assert _rows._row_twin() is None
+        assert _rows._row_filler() is None
+    monkeypatch.setattr(_rows, "EmailRow", Plain)  # the same checks accept a plain one
+    filler = _rows._row_filler()
+    assert filler is not None and issubclass(filler, Plain)
 
 
 def test_rows_before_a_malformed_batch_come_first_then_the_refusal(
