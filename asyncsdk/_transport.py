@@ -207,19 +207,11 @@ class Transport(Interpreter):
         self.rand: Callable[[], float] = random.random
         self.clock: Callable[[], float] = time.monotonic
 
-    def request(
-        self,
-        op: Operation,
-        *,
-        path_id: str | int | None = None,
-        params: Mapping[str, Any] | None = None,
-        json_body: Any = None,
-        form: Mapping[str, Any] | None = None,
-        timeout: float | None = None,
-        attempt_timeout: float | None = None,
-        model: type[Any] | None = None,
-        many: bool = False,
-    ) -> Awaitable[Any]:
+    def request(self, op: Operation, *, path_id: str | int | None = None,
+                params: Mapping[str, Any] | None = None, json_body: Any = None,
+                form: Mapping[str, Any] | None = None, timeout: float | None = None,
+                attempt_timeout: float | None = None, model: type[Any] | None = None,
+                many: bool = False) -> Awaitable[Any]:
         """Send ``op``; the awaitable gives its parsed JSON answer (None for an empty
         2xx body), decoded as ``model`` (a list of them with ``many``) when one is given.
 
@@ -314,9 +306,9 @@ class Transport(Interpreter):
         safe = op.safe_to_repeat
         debug = logger.isEnabledFor(logging.DEBUG)  # a disabled log costs one test a call
         options = owner.request_options
-        # Pre-encoded, safe (aiohttp's default: follow redirects), no body, no option:
-        # aiohttp gets only URL and timeout.
-        plain = wire is not None and safe and json_body is None and form is None and not options
+        # Pre-encoded, safe (aiohttp's default: follow redirects), no body: aiohttp gets
+        # only URL, timeout and the options (a caller's session: User-Agent, middlewares).
+        plain = wire is not None and safe and json_body is None and form is None
         limits = self.limits
         attempt_timeouts = limits.attempt_timeouts
         clock = self.clock
@@ -345,9 +337,12 @@ class Transport(Interpreter):
                 response: aiohttp.ClientResponse | None = None
                 try:
                     # ``target``/``reveal`` inline: no local variable holds a credential.
-                    if plain:  # each keyword costs aiohttp a dict entry: only what differs
+                    if plain and not options:  # each keyword costs aiohttp: only what differs
                         response = await session.request(op.method, call.target(),
                                                          timeout=client_timeout)
+                    elif plain:  # a caller's session (``**{}`` would cost the call above)
+                        response = await session.request(op.method, call.target(),
+                                                         timeout=client_timeout, **options)
                     else:
                         response = await session.request(
                             op.method, call.target(),
