@@ -213,7 +213,7 @@ class _Reader:
             self.pos += 1
             if mark == "]":
                 return out
-            if mark != "," or not self.skip():
+            if mark != "," or self.skip() in ("", "]"):  # "]" after ",": a trailing comma
                 raise _Bad
 
     def batch(self, place: str) -> list[Any] | None:

@@ -649,7 +649,10 @@ def test_read_json_gives_json_loads_or_not_read(items: list[Any], cut: int, junk
 
 @pytest.mark.parametrize("body", [b"", b"   ", b"[1", b"[1,]", b"[,1]", b"[1 2]", b"[1]]",
                                   b"{1}", b'{"a" 1}', b'{"a": 1,}', b"[NaN]", b"[Infinity]",
-                                  b"\xef\xbb\xbf[1]"])
+                                  b"\xef\xbb\xbf[1]",
+                                  # a trailing comma where a run of small elements was due
+                                  # (found by the property test above)
+                                  b'[{"": ["",]}, null]', b'[{"a": [1, 2,]}, 3]'])
 def test_read_json_refuses_what_is_not_one_json_document(body: bytes) -> None:
     for window in (1, 2, 7, 1 << 20):
         assert read_json(body, window=window) is NOT_READ
