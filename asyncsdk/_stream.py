@@ -354,6 +354,21 @@ class JsonMemberReader:
 
 
 # --- CSV --------------------------------------------------------------------------------
+#: The line boundaries of ``str.splitlines`` that are no line end to ``csv`` (which
+#: reads ``io`` lines: CR, LF, CRLF).
+_OTHER_LINE_BOUNDARIES = ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
+def _lines(text: str) -> list[str] | io.StringIO:
+    """``text``'s lines as ``csv`` reads them from ``io.StringIO(text, newline="")``:
+    ``text.splitlines(True)`` (the same lines, about 500 fewer instructions a record)
+    unless ``text`` holds a boundary only ``splitlines`` knows; then the ``io`` lines."""
+    for boundary in _OTHER_LINE_BOUNDARIES:  # each a memchr-fast scan; usually none found
+        if boundary in text:
+            return io.StringIO(text, newline="")
+    return text.splitlines(True)
+
+
 def _parse(text: str) -> list[list[str]]:
     try:
         return list(csv.reader(io.StringIO(text, newline=""), strict=True))
@@ -365,11 +380,11 @@ class CsvRecordReader:
     """Cuts CSV text into complete records and parses them with the ``csv`` module.
 
     Each piece is cut after its last line end (a CR that may be the first half of a CRLF
-    waits for the next piece) and the part before the cut is parsed by one
-    ``csv.reader``. When quotes show the cut may fall inside a quoted field, or a quote
-    stands inside an unquoted field (``O"Brien``, which ``csv`` reads as text), the
-    records are read line by line to find the true end of the last complete record; the
-    unfinished one waits, whole, for the next piece (at most ``MAX_CSV_RECORD_CHARS``).
+    waits for the next piece) and the part before the cut is parsed by one strict
+    ``csv.reader``. When that reader refuses it (the cut fell inside a quoted field, or
+    the text is malformed), the records are read line by line to find the true end of
+    the last complete record; the unfinished one waits, whole, for the next piece (at
+    most ``MAX_CSV_RECORD_CHARS``).
     """
 
     __slots__ = ("_buf",)
@@ -420,13 +435,14 @@ class CsvRecordReader:
         return buf[:cut]
 
     def _quick(self, head: str, collect: Callable[[Iterator[list[str]]], _T]) -> _T | None:
-        """``collect`` over the records of ``head`` when its quotes are balanced and the
-        strict reader takes it whole (the usual case); None when the exact reading of
-        ``_slow`` must decide."""
-        if head.count('"') & 1:
-            return None
+        """``collect`` over the records of ``head`` when the strict reader takes it whole
+        (the usual case); None when the exact reading of ``_slow`` must decide: the cut
+        fell inside a quoted field (strict ``csv`` refuses the end of data there) or the
+        text is malformed. Where the reader takes the text whole, ``_slow`` would read
+        the same records (same lines, same strict reader), so no quote count is needed
+        first: a quote inside an unquoted field (``O"Brien``) stays on this path."""
         try:
-            collected = collect(csv.reader(io.StringIO(head, newline=""), strict=True))
+            collected = collect(csv.reader(_lines(head), strict=True))
         except csv.Error:
             return None
         self._buf = self._buf[len(head):]

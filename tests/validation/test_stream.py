@@ -261,6 +261,49 @@ def test_a_field_over_the_csv_field_limit_is_refused_as_csv_refuses_it() -> None
         reader.feed("x\n" * 10_000)
 
 
+#: Every line boundary of ``str.splitlines``: only CR, LF and CRLF end a CSV line.
+LINE_BOUNDARIES = "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(st.sampled_from([*LINE_BOUNDARIES, "a", ",", '"']), max_size=40))
+def test_csv_lines_are_the_lines_csv_reads_from_io(text: str) -> None:
+    # The quick path hands csv ``splitlines`` lines where that is the same thing.
+    assert list(_stream._lines(text)) == list(io.StringIO(text, newline=""))
+
+
+@settings(max_examples=200, deadline=None)
+@given(records=st.lists(st.lists(st.text(st.sampled_from(
+           [*LINE_BOUNDARIES, "x", ",", '"']), max_size=6), min_size=1, max_size=4),
+           min_size=1, max_size=8),
+       cuts=st.lists(st.integers(0, 300), max_size=6))
+def test_csv_reader_reads_other_line_boundaries_as_text(
+    records: list[list[str]], cuts: list[int],
+) -> None:
+    # csv.writer quotes a field with CR, LF or a quote, not one with a form feed (say):
+    # those stay inside unquoted fields, where only the io lines keep them whole.
+    out = io.StringIO(newline="")
+    csv.writer(out, lineterminator="\r\n").writerows(records)
+    text = out.getvalue()
+    reader = CsvRecordReader()
+    got: list[list[str]] = []
+    at = 0
+    for cut in [*sorted(cuts), len(text)]:
+        got += reader.feed(text[at:cut])
+        at = max(at, cut)
+    got += reader.finish()
+    assert got == list(csv.reader(io.StringIO(text, newline=""), strict=True))
+
+
+def test_a_quote_inside_an_unquoted_field_is_text_as_csv_reads_it() -> None:
+    reader = CsvRecordReader()
+    text = 'a,O"Brien,c\r\nd,"e\nf",g\r\n'
+    assert reader.feed(text) == [["a", 'O"Brien', "c"], ["d", "e\nf", "g"]]
+    assert reader.feed('h,"i\n') == []  # the cut inside a quoted field: the record waits
+    assert reader.feed('j",k\n') == [["h", "i\nj", "k"]]
+    assert reader.finish() == []
+
+
 # --- round trip --------------------------------------------------------------------------
 # (no NUL on Python 3.10: its csv module neither writes nor reads one)
 field_text = st.text(st.characters(
