@@ -19,8 +19,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-CLIENT_CPU = 0
-SERVER_CPU = 1
+#: The cores the client and the server are pinned to (override with
+#: ``ASYNCSDK_BENCH_CLIENT_CPU`` / ``ASYNCSDK_BENCH_SERVER_CPU``: on a many-core machine,
+#: two cores that are not hyper-thread siblings, neither the one taking interrupts).
+CLIENT_CPU = int(os.environ.get("ASYNCSDK_BENCH_CLIENT_CPU") or 0)
+SERVER_CPU = int(os.environ.get("ASYNCSDK_BENCH_SERVER_CPU") or 1)
 API_KEY = "bench-key"
 USERNAME = "bench-user"
 

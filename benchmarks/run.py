@@ -42,6 +42,7 @@ from ._common import (
     CLIENT_CPU,
     PAIRED_HEADERS,
     ROOT,
+    SERVER_CPU,
     Section,
     Target,
     machine_facts,
@@ -143,7 +144,8 @@ def render(sections: list[Section], facts: dict[str, str], mode: str, total: flo
         f"orjson {facts['orjson']}, httpx {facts['httpx']}, requests {facts['requests']}, "
         f"pydantic {facts['pydantic']}",
         "- Method: the server (`benchmarks/server.py`, aiohttp.web, 127.0.0.1) runs in its own "
-        "process pinned to one core, the client to the other; contenders alternate; every "
+        f"process pinned to core {SERVER_CPU}, the client to core {CLIENT_CPU}; contenders "
+        "alternate; every "
         "figure is a median of the repeats (with min-max); ratios are to the baseline of the "
         "same run. The machine may be shared: req/s moves with other load, CPU per request "
         "much less.",
@@ -218,7 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     facts["load"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"asyncsdk benchmarks, {mode}: {facts['machine']}; Python {facts['python']}; "
           f"asyncsdk {facts['asyncsdk']}, aiohttp {facts['aiohttp']}; load {facts['load']}; "
-          f"client pinned to core {CLIENT_CPU}: {'yes' if pinned else 'no'}", flush=True)
+          f"client pinned to core {CLIENT_CPU}: {'yes' if pinned else 'no'} (server: core "
+          f"{SERVER_CPU})", flush=True)
     sections: list[Section] = []
     crashed = False
     started = time.perf_counter()
