@@ -77,7 +77,9 @@ class Client:
         session: your own ``aiohttp.ClientSession``; the client never closes it, and
             every call goes through it with all its settings (headers, auth, cookies,
             trace configs, middlewares). A ``User-Agent`` header of that session is
-            kept; without one the library's is sent.
+            kept; without one the library's is sent. Its ``raise_for_status`` and
+            ``auto_decompress`` are overridden per request (off and on): the library
+            reads every status and body itself, to raise its typed errors.
         proxy: proxy URL for every request; trust_env: read proxies from the environment.
         ssl: passed to aiohttp per request: False, an ``ssl.SSLContext`` that trusts a
             private CA, or True (default: verify certificates).

@@ -7,7 +7,9 @@ areas or operations.
 * **Ownership**: without ``session=`` the owner creates its own session at first use,
   inside the running loop, and closes it on ``close()``. A caller's session is used
   with all its settings (headers, auth, cookies, trace configs, middlewares) and never
-  closed; once the caller closes it, calls raise ``UsageError``.
+  closed; once the caller closes it, calls raise ``UsageError``. Two settings are
+  overridden per request, because the library reads every answer itself: its
+  ``raise_for_status`` (off) and ``auto_decompress`` (on).
 * **Loop binding**: a client belongs to the loop of its first call (or of the caller's
   session); using or closing it from another loop raises ``UsageError``.
 * **No silent resend**: aiohttp resends an idempotent-method request once, unseen, when
@@ -133,6 +135,12 @@ class SessionOwner:
     def _borrow(self, session: aiohttp.ClientSession) -> None:
         if "User-Agent" not in session.headers:
             self.request_options["headers"] = {"User-Agent": self._agent}
+        # The library reads every status and body itself (typed errors, retries, the
+        # body cap): a session's ``raise_for_status`` would turn a 404 into aiohttp's
+        # error with the body gone, and ``auto_decompress=False`` would hand gzip bytes
+        # to the JSON parser. Both are set per request; the session is not modified.
+        self.request_options["raise_for_status"] = False
+        self.request_options["auto_decompress"] = True
         if _HAS_MIDDLEWARES:
             own = tuple(getattr(session, "_middlewares", ()) or ())
             self.request_options["middlewares"] = (*own, refuse_silent_resend)
