@@ -47,8 +47,10 @@ __all__ = [
     "OneOf",
     "Refused",
     "SingleLine",
+    "check_bool",
     "check_count",
     "check_email",
+    "check_file_path",
     "check_http_url",
     "check_id",
     "check_job_id",
@@ -56,6 +58,7 @@ __all__ = [
     "check_seconds",
     "check_single_line",
     "check_text",
+    "check_tls",
     "checked",
     "is_http_url",
     "refuse",
@@ -66,7 +69,12 @@ MAX_ID: Final = 2**63 - 1
 #: Longest text id accepted as a path segment.
 MAX_TEXT_ID: Final = 64
 
-CONTROL_RE: Final = re.compile(r"[\x00-\x1f\x7f]")
+#: Control characters: C0, DEL and C1 (Unicode category Cc).
+CONTROL_RE: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+#: What ends a line or controls a terminal: the control characters and U+2028/U+2029.
+_LINE_BREAKING_RE: Final = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+#: The range of a JSON integer the service stores (a signed 64-bit integer).
+MIN_INT: Final = -(2**63)
 _CENT = Decimal("0.01")
 _COUNTRY_CODES = frozenset({1, *range(26, 248)})
 
@@ -109,18 +117,25 @@ def checked(check: Callable[[Any], Any], value: Any, field: str) -> Any:
 
 # --- Value checks (value -> value, or Refused) -----------------------------------------
 def text_value(value: Any) -> str:
-    """A string without NUL characters."""
+    """A string without NUL characters that UTF-8 can encode (no lone surrogate such as
+    ``"\\ud800"``: it would be dropped from a URL or make the body invalid)."""
     if not isinstance(value, str):
         raise Refused("a string", value)
     if "\x00" in value:
         raise Refused("text without NUL characters", value)
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise Refused("text that UTF-8 can encode (no lone surrogates)", value) from None
     return value
 
 
 def single_line_value(value: Any) -> str:
-    """Text that ends up in a form field or header: no CR, LF or other control character."""
+    """Text that ends up in a form field or header: no CR, LF, other control character
+    (C0, DEL, C1) or Unicode line separator."""
     text = text_value(value)
-    if CONTROL_RE.search(text):
+    if _LINE_BREAKING_RE.search(text):
         raise Refused("a single line without control characters (no CR/LF)", value)
     return text
 
@@ -169,9 +184,11 @@ def strict_email_value(value: Any) -> str:
 
 
 def int_value(value: Any) -> int:
-    """An ``int`` (not a bool)."""
+    """An ``int`` (not a bool) that the service can store: -2**63 to 2**63-1."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise Refused("an integer", value)
+    if not MIN_INT <= value <= MAX_ID:
+        raise Refused("an integer from -2**63 to 2**63-1", value)
     return value
 
 
@@ -271,9 +288,11 @@ def check_single_line(value: Any, field: str) -> str:
     return text
 
 
-#: The usual address, accepted in one match: an "@", no quote, white space or control
-#: character (all it accepts, ``email_value`` accepts; the rest goes through it).
-_PLAIN_ADDRESS_RE = re.compile(r'[^\s"\x00-\x1f\x7f@]*@[^\s"\x00-\x1f\x7f]*')
+#: The usual address, accepted in one match: an "@", no quote, white space, control
+#: character or surrogate (all it accepts, ``email_value`` accepts; the rest goes
+#: through it).
+_PLAIN_ADDRESS_RE = re.compile(
+    r'[^\s"\x00-\x1f\x7f-\x9f\ud800-\udfff@]*@[^\s"\x00-\x1f\x7f-\x9f\ud800-\udfff]*')
 
 
 def check_email(value: Any, field: str) -> str:
@@ -291,11 +310,19 @@ def check_number(value: Any, field: str, *, minimum: float = 0.0, strict: bool =
     it when not ``strict``), else ``InvalidInputError``. ``unit`` is named in the message
     (e.g. ``"seconds"``)."""
     if (isinstance(value, bool) or not isinstance(value, (int, float))
-            or not math.isfinite(value) or value < minimum or (strict and value == minimum)):
+            or not _finite(value) or value < minimum or (strict and value == minimum)):
         what = ("a positive number" if minimum == 0 and strict
                 else f"a number {'>' if strict else '>='} {minimum:g}")
         raise refuse(field, f"{what} of {unit}" if unit else what, value)
     return float(value)
+
+
+def _finite(value: float) -> bool:
+    """``math.isfinite``, False for an int too big for a float (not ``OverflowError``)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def check_seconds(value: Any, field: str) -> float:
@@ -339,15 +366,75 @@ def check_job_id(value: Any, field: str = "job_id") -> int:
 
 
 def is_http_url(text: str) -> bool:
-    """True for an absolute http(s) URL with a host, without white space or control
-    characters."""
+    """True for an absolute http(s) URL with a host and a valid port (if any), without
+    white space, control characters or text UTF-8 cannot encode."""
     if CONTROL_RE.search(text) or any(c.isspace() for c in text):
         return False
     try:
+        text_value(text)  # UTF-8 can encode it (a lone surrogate would be dropped)
         parts = urlsplit(text)
+        parts.port  # noqa: B018 -- raises ValueError for a port not 0-65535
         return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
-    except ValueError:
+    except (ValueError, Refused):
         return False
+
+
+def check_bool(value: Any, field: str) -> bool:
+    """``value`` if it is ``True`` or ``False`` (not a truthy string such as ``"no"``)."""
+    if not isinstance(value, bool):
+        raise refuse(field, "True or False", value)
+    return value
+
+
+def check_tls(value: Any, field: str = "ssl") -> Any:
+    """``value`` if aiohttp takes it as ``ssl=``: True, False, an ``ssl.SSLContext`` or an
+    ``aiohttp.Fingerprint`` (None: True, the default verification)."""
+    import ssl
+
+    import aiohttp
+
+    if value is None:
+        return True
+
+    if not isinstance(value, (bool, ssl.SSLContext, aiohttp.Fingerprint)):
+        raise refuse(field, "True, False, an ssl.SSLContext or an aiohttp.Fingerprint",
+                     value)
+    return value
+
+
+def check_file_path(value: Any, field: str = "path") -> str:
+    """``value`` (a ``str`` or ``os.PathLike`` of one) as an absolute path a file can be
+    written to: no NUL, encodable as a file name, not an existing directory, and a last
+    component within the directory's file-name limit (``NAME_MAX``)."""
+    import os
+
+    allowed = "a file path (str or os.PathLike)"
+    try:
+        text = os.fspath(value)
+    except TypeError:
+        raise refuse(field, allowed, value) from None
+    if not isinstance(text, str) or not text:
+        raise refuse(field, allowed, value)
+    if "\x00" in text:
+        raise refuse(field, "a file path without NUL characters", value)
+    try:
+        name = os.fsencode(os.path.basename(text))
+    except UnicodeEncodeError:
+        raise refuse(field, "a file path the file system can encode", value) from None
+    target = os.path.abspath(text)
+    if os.path.isdir(target):
+        raise refuse(field, "a file path, not a directory", value)
+    folder = os.path.dirname(target)
+    try:
+        limit = os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    if len(name) > limit:
+        raise refuse(field, f"a file name of at most {limit} bytes", value)
+    return target
+
+
+_USERINFO_PASSWORD_RE = re.compile(r"(//[^/@:]*:)[^/@]*@")
 
 
 def check_http_url(value: Any, field: str, *,
@@ -356,6 +443,8 @@ def check_http_url(value: Any, field: str, *,
     """``value`` if ``is_http_url`` holds for it, else ``error`` (``InvalidInputError`` or
     a subclass such as ``ConfigurationError``) naming ``field`` and ``what`` is wanted."""
     if not isinstance(value, str) or not is_http_url(value):
-        shown = value if isinstance(value, str) else type(value).__name__
+        # A password in the URL's user part is not shown (nor anything past 80 chars).
+        shown = (_USERINFO_PASSWORD_RE.sub(r"\1REDACTED@", value) if isinstance(value, str)
+                 else type(value).__name__)
         raise error(f"{field}: expected {what}, got {shown!r:.80}", field=field)
     return value

@@ -13,7 +13,7 @@ import aiohttp
 
 from . import _constants as C
 from ._auth import Area, Credentials
-from ._checks import check_count, check_http_url, check_seconds
+from ._checks import check_bool, check_count, check_http_url, check_seconds, check_tls
 from ._errors import ConfigurationError, InvalidInputError
 from ._logging import setup_logging_from_env
 from ._raw import WithRawResponse
@@ -148,9 +148,12 @@ class Client:
             raise InvalidInputError(
                 "app_name: expected printable text such as 'myapp/1.2', without surrounding "
                 f"spaces, at most {C.MAX_APP_NAME_CHARS} characters", field="app_name")
+        if proxy is not None:
+            check_http_url(proxy, "proxy", what="an http(s) proxy URL")
         self._sessions = SessionOwner(
             session, max_connections=check_count(max_connections, "max_connections", 1),
-            trust_env=bool(trust_env), app_name=app_name, proxy=proxy, ssl=ssl)
+            trust_env=check_bool(trust_env, "trust_env"), app_name=app_name, proxy=proxy,
+            ssl=check_tls(ssl))
         self._transport = Transport(
             credentials=Credentials(api_key=key, username=user),
             base_urls=urls,

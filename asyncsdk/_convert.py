@@ -288,7 +288,9 @@ def _date_encoder(date_format: str) -> Callable[[Any], Any]:
             return value  # None
         if date_format == DATETIME_ISO and not isinstance(value, dt.datetime):
             value = dt.datetime.combine(value, dt.time())
-        return value.strftime(date_format)
+        # The year as four digits, as the wire formats say: ``%Y`` is not zero-padded
+        # below 1000 by every C library (glibc writes year 5 as "5").
+        return value.strftime(date_format.replace("%Y", f"{value.year:04d}"))
 
     return encode_date
 

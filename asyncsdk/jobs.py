@@ -18,7 +18,7 @@ from functools import partial
 from typing import Any
 
 from . import _constants as C
-from ._checks import check_job_id, check_number, check_seconds
+from ._checks import check_file_path, check_job_id, check_number, check_seconds
 from ._errors import (
     APIConnectionError,
     InvalidInputError,
@@ -191,6 +191,10 @@ class ValidationJob:
             deadline = check_number(deadline, "deadline", strict=False)
         if request_timeout is not None:
             request_timeout = check_seconds(request_timeout, "request_timeout")
+        if on_status is not None and not callable(on_status):
+            raise InvalidInputError(
+                "on_status: expected a function called as on_status(status, elapsed), got "
+                f"{type(on_status).__name__}", field="on_status")
         return await _poll_until_done(self, interval, max_interval, factor, deadline,
                                       on_status, request_timeout)
 
@@ -253,9 +257,11 @@ class ValidationJob:
             The number of data rows (header and blank lines not counted).
 
         Raises:
+            InvalidInputError: ``path`` is not a file path (a directory, a NUL, a name
+                over the file-name limit...), before anything is sent.
             The errors of ``rows()``, and OSError when the file cannot be written.
         """
-        target = os.path.abspath(os.fspath(path))  # noqa: ASYNC240 - no I/O to speak of
+        target = check_file_path(path)  # before anything is sent
         temp = temporary_name(target)
         reader = CsvRecordReader()
         builder = EmailRows()

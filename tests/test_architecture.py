@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     "asyncsdk._constants": 0,
     "asyncsdk._gc_pause": 0,
     "asyncsdk._checks": 1,
+    "asyncsdk._json_values": 1,
     "asyncsdk.models": 2,
     "asyncsdk._convert": 3,
     "asyncsdk._fastdecode": 3,

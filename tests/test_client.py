@@ -85,16 +85,50 @@ async def test_missing_username_is_reported_on_validation_call(mocked: object) -
             await client.validation.check("a@b.com")
 
 
-@pytest.mark.parametrize("bad", ["ftp://h", "h.example.com", "https://", "https:///path"])
+@pytest.mark.parametrize("bad", ["ftp://h", "h.example.com", "https://", "https:///path",
+                                 "https://h:99999", "https://h:abc", "https://h\ud800"])
 def test_bad_urls_are_refused(bad: str) -> None:
     with pytest.raises(asyncsdk.ConfigurationError, match="base_url"):
         asyncsdk.Client("k", base_url=bad)
+
+
+@pytest.mark.parametrize("bad", ["https://me:s3cr3tPw@h.example ", "htps://me:s3cr3tPw@h",
+                                 "https://me:s3cr3t Pw@h"])
+def test_a_refused_url_does_not_show_its_password(bad: str) -> None:
+    with pytest.raises(asyncsdk.ConfigurationError, match="base_url") as info:
+        asyncsdk.Client("k", base_url=bad)
+    assert "s3cr3t" not in str(info.value) and "me:REDACTED@" in str(info.value)
+
+
+@pytest.mark.parametrize(("kwargs", "field"), [
+    ({"proxy": 123}, "proxy"), ({"proxy": "not a url"}, "proxy"),
+    ({"proxy": "http://p:99999"}, "proxy"), ({"ssl": "yes"}, "ssl"), ({"ssl": 1}, "ssl"),
+    ({"trust_env": "no"}, "trust_env"), ({"trust_env": None}, "trust_env"),
+])
+def test_bad_connection_settings_are_refused_at_construction(
+    kwargs: dict[str, object], field: str
+) -> None:
+    """Before: accepted, then a TypeError or an APIConnectionError at the first call (or
+    ``trust_env="no"`` read as true)."""
+    with pytest.raises(asyncsdk.InvalidInputError) as info:
+        asyncsdk.Client("k", base_url="https://h", **kwargs)  # type: ignore[arg-type]
+    assert info.value.field == field
+
+
+def test_connection_settings_aiohttp_takes_are_accepted() -> None:
+    import ssl
+
+    for kwargs in ({"proxy": "http://proxy.example:3128"}, {"ssl": False},
+                   {"ssl": ssl.create_default_context()}, {"ssl": None},
+                   {"trust_env": True}):
+        asyncsdk.Client("k", base_url="https://h", **kwargs)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(("kwargs", "field"), [
     ({"timeout": 0}, "timeout"), ({"timeout": -1.0}, "timeout"),
     ({"timeout": float("nan")}, "timeout"), ({"max_retries": -1}, "max_retries"),
     ({"max_connections": 0}, "max_connections"), ({"max_retries": True}, "max_retries"),
+    ({"timeout": 10**400}, "timeout"), ({"attempt_timeout": 10**400}, "attempt_timeout"),
 ])
 def test_bad_numbers_are_refused(kwargs: dict[str, object], field: str) -> None:
     with pytest.raises(asyncsdk.InvalidInputError) as info:

@@ -90,3 +90,23 @@ def test_works_without_get_structure_hook_as_on_cattrs_23_2(
     lists = decode_list([{"emaillist": [{"data": [{"dob": "02-01-2000"}]}]}],
                         asyncsdk.ContactList)
     assert lists[0].contacts[0].dob == dt.date(2000, 1, 2)
+
+
+@pytest.mark.parametrize("year", [1, 9, 10, 99, 100, 999, 1000, 2024, 9999])
+def test_input_dates_always_have_four_year_digits(year: int) -> None:
+    """Each model's wire format (``DD-MM-YYYY``, ``YYYY-MM-DDTHH:MM:SS``, ``YYYY-MM-DD``)
+    holds for every year: before, ``strftime("%Y")`` wrote year 5 as "5" (glibc)."""
+    from asyncsdk.models.contacts import ContactInput, ContactUpdate
+    from asyncsdk.models.invoices import InvoiceUpdate
+
+    day = dt.date(year, 6, 7)
+    made = [
+        (encode(ContactInput(email="a@example.com", mobile=1, dob=day))["dob"], "%d-%m-%Y"),
+        (encode(ContactUpdate(uuid="u", email="a@example.com", mobile=1, dob=day))["dob"],
+         "%Y-%m-%dT%H:%M:%S"),
+        (encode(InvoiceUpdate(due_date=day))["due_date"], "%Y-%m-%d"),
+    ]
+    for text, form in made:
+        assert f"{year:04d}" in text and str(year).zfill(4) == text.replace("T", "-").split(
+            "-")[2 if form.startswith("%d") else 0]
+        assert dt.datetime.strptime(text, form).date() == day

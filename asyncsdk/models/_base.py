@@ -33,12 +33,12 @@ from .._checks import (
     bool_value,
     date_value,
     decimal_value,
-    dict_value,
     int_value,
     refuse,
     text_value,
 )
 from .._errors import InvalidInputError
+from .._json_values import json_dict_value, json_value
 from .codes import OpenIntEnum, is_known
 
 if TYPE_CHECKING:
@@ -195,8 +195,9 @@ def _make_checker() -> cattrs.Converter:
                       (Decimal, decimal_value), (dt.date, date_value),
                       (dt.datetime, date_value)):
         checker.register_structure_hook(tp, leaf(check))
-    checker.register_structure_hook_func(is_any, lambda value, _: value)
-    checker.register_structure_hook_func(_is_dict, leaf(dict_value))
+    # Free-form fields (``tags``, ``attributes``) take any value JSON can carry.
+    checker.register_structure_hook_func(is_any, leaf(json_value))
+    checker.register_structure_hook_func(_is_dict, leaf(json_dict_value))
     # A class hook: more specific than int's, so code lists get theirs.
     checker.register_structure_hook(OpenIntEnum, _code_check)
     checker.register_structure_hook_factory(

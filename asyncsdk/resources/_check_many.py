@@ -27,7 +27,7 @@ from collections.abc import (
 )
 from typing import Any, Protocol
 
-from .._checks import check_count, check_seconds
+from .._checks import check_bool, check_count, check_seconds
 from .._errors import (
     APIError,
     APITimeoutError,
@@ -68,6 +68,7 @@ def check_many(
     """The generator of ``Validation.check_many`` (documented there), each input checked
     with ``check``; the arguments are checked here, at the call."""
     check_count(concurrency, "concurrency")
+    check_bool(adaptive, "adaptive")
     check_seconds(validity_timeout, "validity_timeout")
     if request_timeout is not None:
         check_seconds(request_timeout, "request_timeout")

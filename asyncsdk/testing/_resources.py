@@ -235,7 +235,8 @@ def _authenticate(request: web.Request) -> None:
 
 def _object_id(request: web.Request, store: Mapping[int, Any]) -> int:
     raw = request.match_info["id"]
-    if not raw.isdigit() or int(raw) not in store:
+    # ASCII digits only: "²" is a digit to str.isdigit but not to int().
+    if not (raw.isascii() and raw.isdigit()) or int(raw) not in store:
         raise _fail({"detail": _texts.NOT_FOUND_DETAIL}, 404)
     return int(raw)
 

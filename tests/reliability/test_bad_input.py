@@ -90,6 +90,9 @@ OUT_OF_LIST: dict[tuple[type[Any], str], list[Any]] = {
     (ContactInput, "customer_type"): [2, -1],
     (ContactUpdate, "customer_type"): [2],
 }
+#: Text that cannot be sent as it is: a lone surrogate (UTF-8 cannot encode it; yarl
+#: would drop it from a URL and send the rest), C1 control characters.
+LONE_SURROGATE = "\ud800"
 EMAIL_FIELDS = [(LeadInput, "email"), (CustomerCreate, "email"), (CustomerUpdate, "email")]
 
 
@@ -162,6 +165,85 @@ def test_nul_in_text_is_invalid_input(model: type[Any]) -> None:
                 model(**{**VALID[model], a.name: "x\x00y"})
 
 
+def _text_fields(model: type[Any]) -> list[str]:
+    """Every field of ``model`` that takes text (tried with a plain string)."""
+    names = []
+    for a in attrs.fields(model):
+        try:
+            model(**{**VALID[model], a.name: VALID[model].get(a.name, "x")
+                     if isinstance(VALID[model].get(a.name), str) else "x"})
+        except asyncsdk.InvalidInputError:
+            continue
+        names.append(a.name)
+    return names
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
+def test_text_utf8_cannot_encode_is_invalid_input(model: type[Any]) -> None:
+    """Before: a lone surrogate passed the checks, then went out dropped from a URL or
+    into a body the service stored, or raised ``UnicodeEncodeError`` at send time."""
+    fields = _text_fields(model)
+    for name in fields:
+        count("surrogate")
+        with pytest.raises(asyncsdk.InvalidInputError, match=name):
+            model(**{**VALID[model], name: f"x{LONE_SURROGATE}@example.com"})
+
+
+#: Free-form fields (``tags``, ``attributes``): what JSON cannot carry, at any depth.
+NOT_JSON: list[Any] = [math.nan, -math.inf, object(), b"x", {1, 2}, 10**5000, 2**63,
+                       f"x{LONE_SURROGATE}", [[math.inf]], {"a": [object()]},
+                       {"a": {"b": math.nan}}, {1: "x"}, Decimal("1.5")]
+
+
+def _nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("model", [ContactInput, ContactUpdate], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("name", ["tags", "attributes"])
+def test_free_form_fields_take_only_json(model: type[Any], name: str) -> None:
+    """Before: NaN/Infinity went out as not-JSON (and the service created the record),
+    objects and huge ints raised bare TypeError/ValueError at send time."""
+    for value in NOT_JSON:
+        count("not json")
+        wrapped = [value] if name == "tags" else {"k": value}
+        with pytest.raises(asyncsdk.InvalidInputError, match=name):
+            model(**{**VALID[model], name: wrapped})
+    with pytest.raises(asyncsdk.InvalidInputError, match="deep"):
+        model(**{**VALID[model], name: [_nested(40)] if name == "tags" else {"k": _nested(40)}})
+    fine: Any = [1, -2**63, 2**63 - 1, 1.5, "ö", None, True, {"a": [1, {"b": None}]},
+                 _nested(20)]
+    made = model(**{**VALID[model], name: fine if name == "tags" else {"k": fine}})
+    assert getattr(made, name) == (fine if name == "tags" else {"k": fine})
+
+
+def _takes(model: type[Any], name: str, value: Any) -> bool:
+    try:
+        model(**{**VALID[model], name: value})
+    except asyncsdk.InvalidInputError:
+        return False
+    return True
+
+
+#: Fields that take an int (not also a Decimal, which holds big numbers exactly).
+INT_FIELDS = [(m, f) for m in MODELS for f in typed_fields(m)
+              if not _takes(m, f, Decimal(1)) and any(_takes(m, f, v) for v in (0, 1, 2))]
+
+
+@pytest.mark.parametrize(("model", "name"), INT_FIELDS,
+                         ids=lambda v: getattr(v, "__name__", v))
+def test_ints_beyond_64_bits_are_invalid_input(model: type[Any], name: str) -> None:
+    """Before: a huge int was accepted, then a bare ValueError or the service's 400."""
+    for value in (2**63, -(2**63) - 1, 10**5000):
+        count("huge int")
+        with pytest.raises(asyncsdk.InvalidInputError) as refused:
+            model(**{**VALID[model], name: value})
+        assert refused.value.field is not None and name in refused.value.field
+
+
 def test_nested_models_are_checked() -> None:
     count("nested")
     with pytest.raises(asyncsdk.InvalidInputError):
@@ -175,10 +257,17 @@ def test_nested_models_are_checked() -> None:
         ContactInput(email="a@example.com", mobile=1, attributes={1: "x"})  # type: ignore[dict-item]
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+#: Any character, surrogates and C1 controls included (``st.text`` leaves surrogates out).
+_ANY_CHAR = st.one_of(st.characters(blacklist_categories=()),
+                      st.sampled_from(["\x85", "\x9b", "\ud800", "\udfff", "\u2028", '"']))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=st.one_of(st.text(max_size=40),
                       st.builds(lambda a, b, c: f"{a}@{b}.{c}", st.text(max_size=8),
-                                st.text(max_size=8), st.text(max_size=4))))
+                                st.text(max_size=8), st.text(max_size=4)),
+                      st.builds(lambda a, b, c: f"{a}@{b}.{c}", st.text(_ANY_CHAR, max_size=8),
+                                st.text(_ANY_CHAR, max_size=8), st.text(max_size=4))))
 def test_email_check_accepts_only_single_line_addresses(text: str) -> None:
     count("email (generated)")
     try:
@@ -187,7 +276,9 @@ def test_email_check_accepts_only_single_line_addresses(text: str) -> None:
         return
     # Issue 13: only what cannot be an address is refused; white space only in quotes.
     assert "@" in checked and len(checked) <= 254
-    assert not any(ord(c) < 32 or ord(c) == 127 for c in checked)
+    # No control character (C0, DEL, C1), and UTF-8 can encode it (no lone surrogate).
+    assert not any(ord(c) < 32 or 127 <= ord(c) <= 159 for c in checked)
+    checked.encode("utf-8")
     assert '"' in checked or not any(c.isspace() for c in checked)
 
 
@@ -219,8 +310,17 @@ def _job_status(job_id: Any) -> Bad:
     return lambda c, w: c.validation.job(job_id).status()
 
 
-BAD_IDS: list[Any] = [-1, True, None, "", "a/b", "..", ".", 1.5, b"1", [1]]
-BAD_TIMEOUTS: list[Any] = [0, -1, math.nan, math.inf, "5", True, [1]]
+BAD_IDS: list[Any] = [-1, True, None, "", "a/b", "..", ".", 1.5, b"1", [1], "x\ud800"]
+#: 10**400: an int too big for a float (``math.isfinite`` raises OverflowError on it).
+BAD_TIMEOUTS: list[Any] = [0, -1, math.nan, math.inf, "5", True, [1], 10**400]
+
+
+def _download(path: Any) -> Bad:
+    return lambda c, w: c.validation.job(w.job_id).download(path)
+
+
+def _wait(**kwargs: Any) -> Bad:
+    return lambda c, w: c.validation.job(w.job_id).wait(**kwargs)
 
 BAD_CALLS: dict[str, Bad] = {
     **{f"contacts.get[{i!r}]": _bad("contacts.get", i) for i in BAD_IDS},
@@ -240,7 +340,8 @@ BAD_CALLS: dict[str, Bad] = {
     "invoices.update[line]": lambda c, w: c.invoices.update(
         1, InvoiceLine(products=1, quantity=Decimal(1), rate=Decimal(1))),  # type: ignore[arg-type]
     **{f"check[{e!r}]": _bad("validation.check", e)
-       for e in [*IMPOSSIBLE_EMAILS, None, 5, b"a@b.com"]},
+       for e in [*IMPOSSIBLE_EMAILS, None, 5, b"a@b.com", f"a{LONE_SURROGATE}@b.com",
+                 f"a@b.com{LONE_SURROGATE}", "a@b.com\x9b[31m", "a\x85b@c.com"]},
     **{f"check[validity_timeout={t!r}]": _bad("validation.check", "ada@example.com",
                                               validity_timeout=t)
        for t in [0, -1, math.nan, "30", True]},
@@ -249,11 +350,15 @@ BAD_CALLS: dict[str, Bad] = {
     **{f"check_many[concurrency={n!r}]": _drain(emails=["a@example.com"], concurrency=n)
        for n in [0, -1, 1.5, "5", True]},
     "check_many[validity_timeout=-1]": _drain(emails=["a@example.com"], validity_timeout=-1),
+    **{f"check_many[adaptive={a!r}]": _drain(emails=["a@example.com"], adaptive=a)
+       for a in ["yes", None, 1, 2]},
     **{f"create_job[{u!r}]": _bad("validation.create_job", u)
        for u in ["", "list.csv", "ftp://127.0.0.1/x.csv", "file:///etc/passwd",
                  "http://", "http:///x", "http://127.0.0.1/x.csv\r\nX-Injected: 1",
                  "http://127.0.0.1/a b\n", "javascript:alert(1)", None, 5,
-                 b"http://127.0.0.1/x.csv", "http://[::1/x"]},
+                 b"http://127.0.0.1/x.csv", "http://[::1/x",
+                 f"http://127.0.0.1/x{LONE_SURROGATE}.csv", "http://127.0.0.1:99999/x.csv",
+                 "http://127.0.0.1:abc/x.csv", "http://127.0.0.1/x\x85.csv"]},
     "create_job[validity_timeout=0]": lambda c, w: c.validation.create_job(
         w.file_url, validity_timeout=0),
     **{f"job[{j!r}]": _job_status(j)
@@ -262,11 +367,20 @@ BAD_CALLS: dict[str, Bad] = {
     "job_from_dict[str]": lambda c, w: c.validation.job_from_dict("7").status(),  # type: ignore[arg-type]
     **{f"mail.send[subject={s!r}]": _mail(subject=s)
        for s in ["Hi\r\nBcc: evil@example.com", "Hi\nthere", "Hi\rX", "\x00", "", "  ", 5,
-                 None]},
+                 None, "Hi\x85there", "Hi\u2028there", "Hi\x9b", f"Hi{LONE_SURROGATE}"]},
     **{f"mail.send[to={t!r}]": _mail(to=t) for t in [*IMPOSSIBLE_EMAILS, None, ["a@example.com"]]},
     **{f"mail.send[sender={s!r}]": _mail(sender=s)
        for s in ["news@example.com\r\nBcc: evil@x.com", "news", "", None]},
-    **{f"mail.send[html={h!r}]": _mail(html=h) for h in ["", "   ", None, b"<p>", 5]},
+    **{f"mail.send[html={h!r}]": _mail(html=h)
+       for h in ["", "   ", None, b"<p>", 5, f"<p>{LONE_SURROGATE}</p>"]},
+    **{f"mail.send[to={t!r}]": _mail(to=t)
+       for t in [f"a{LONE_SURROGATE}@example.com", "a@example.com\x9f"]},
+    **{f"wait[{k}={v!r}]": _wait(**{k: v})
+       for k, v in [("on_status", "print"), ("on_status", 5), ("interval", 10**400),
+                    ("deadline", 10**400), ("factor", math.nan)]},
+    **{f"download[{p!r}]": _download(p)
+       for p in [None, 5, b"out.csv", "a\x00b.csv", "", ".", "/", "x" * 300 + ".csv",
+                 f"out{LONE_SURROGATE}.csv"]},
 }
 #: ``request_timeout`` out of range, for every operation of the table.
 TIMEOUT_CASES = [(op, t) for op in OPS for t in BAD_TIMEOUTS]
@@ -309,12 +423,13 @@ async def test_bad_request_timeout_sends_nothing(op: Op, timeout: Any, tmp_path:
 async def test_a_bad_address_in_check_many_is_its_own_outcome_and_not_sent(
     tmp_path: Path
 ) -> None:
-    emails = ["ada@example.com", "a@b.com\r\nX-Injected: 1", "", None, "bob@example.org"]
+    emails = ["ada@example.com", "a@b.com\r\nX-Injected: 1", "", None,
+              f"x{LONE_SURROGATE}@example.com", "bob@example.org"]
     async with sandbox() as sb, sb.client() as client:
         outcomes = [o async for o in client.validation.check_many(emails)]  # type: ignore[arg-type]
         assert len(outcomes) == len(emails)
         bad = [o for o in outcomes if not o.ok]
-        assert len(bad) == 3
+        assert len(bad) == 4
         assert all(isinstance(o.error, asyncsdk.InvalidInputError) for o in bad)
         sent = sorted(r.query["email"] for r in sb.requests)
         assert sent == ["ada@example.com", "bob@example.org"]

@@ -119,7 +119,8 @@ async def test_resource_credentials(api: Api, path: str, api_key: str | None) ->
 
 @pytest.mark.parametrize("path", [CONTACTS, LEADS, CUSTOMERS, PRODUCTS])
 async def test_unknown_ids_are_404(api: Api, path: str) -> None:
-    for obj_id in ("7", "abc"):
+    # Superscript two and full-width digits: str.isdigit is True (before: "²" was a 500).
+    for obj_id in ("7", "abc", "%C2%B2", "%EF%BC%91%EF%BC%92"):
         assert await api.resource("GET", f"{path}{obj_id}/") == (404, {"detail": "Not found."})
         assert (await api.resource("DELETE", f"{path}{obj_id}/"))[0] == 404
         assert (await api.resource("PUT", f"{path}{obj_id}/", {}))[0] == 404
