@@ -97,6 +97,10 @@ def failing_index(read: Callable[[Any], Any], items: Any) -> str:
 
 
 # --- Leaf decode hooks: (value, type) -> value, or DecodeFailure --------------------------
+#: The largest integer every float below it holds exactly (2**53).
+_EXACT_FLOAT_INT = float(2**53)
+
+
 def parse_int(value: Any, _: Any = int) -> int:
     """An int, or integral text or float ("12", 12.0)."""
     if isinstance(value, int) and not isinstance(value, bool):
@@ -106,9 +110,12 @@ def parse_int(value: Any, _: Any = int) -> int:
         digits = text.lstrip("+-")
         if digits.isascii() and digits.isdigit() and len(digits) <= 4000:
             return int(text)
-    if isinstance(value, float) and value.is_integer():
+    # An integral float only where floats hold every integer exactly: orjson reads an
+    # integer beyond 64 bits as a float, which would give a rounded id, not an error.
+    if isinstance(value, float) and value.is_integer() and abs(value) <= _EXACT_FLOAT_INT:
         return int(value)
-    raise DecodeFailure(f"expected an integer, got {type(value).__name__}")
+    raise DecodeFailure(f"expected an integer, got {type(value).__name__}"
+                        + (" too large to be exact" if isinstance(value, float) else ""))
 
 
 def parse_str(value: Any, _: Any = str) -> str:

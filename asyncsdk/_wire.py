@@ -29,6 +29,15 @@ class Failure:
     dropped: bool = False  # the connection closed before any answer (may be stale)
 
 
+#: aiohttp's errors for redirects that cannot be followed (loop, bad or non-HTTP target).
+_REDIRECT_FAILURES: tuple[type[BaseException], ...] = tuple(
+    error for error in (getattr(aiohttp, "TooManyRedirects", None),
+                        getattr(aiohttp, "RedirectClientError", None),
+                        getattr(aiohttp, "InvalidUrlRedirectClientError", None),
+                        getattr(aiohttp, "NonHttpUrlRedirectClientError", None))
+    if isinstance(error, type))
+
+
 def describe_exception(exc: BaseException, scrub: Callable[[str], str]) -> Failure:
     """Turn an aiohttp/OS exception into a redacted description (never chained)."""
     if isinstance(exc, DroppedConnection):
@@ -44,6 +53,11 @@ def describe_exception(exc: BaseException, scrub: Callable[[str], str]) -> Failu
             "server's certificate authority",
             may_have_been_sent=False, retry_unsafe=False, fatal=True,
         )
+    if isinstance(exc, _REDIRECT_FAILURES):
+        # A redirect loop or a redirect to a URL that cannot be fetched: the same request
+        # would be sent the same way again, so no retry (one attempt, however many hops).
+        return Failure(f"the answer's redirects could not be followed ({name})",
+                       may_have_been_sent=True, retry_unsafe=False, fatal=True)
     if isinstance(exc, aiohttp.ConnectionTimeoutError):
         return Failure("timed out connecting", False, True, timeout=True)
     if isinstance(exc, aiohttp.ClientConnectorError):

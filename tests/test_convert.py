@@ -110,3 +110,16 @@ def test_input_dates_always_have_four_year_digits(year: int) -> None:
         assert f"{year:04d}" in text and str(year).zfill(4) == text.replace("T", "-").split(
             "-")[2 if form.startswith("%d") else 0]
         assert dt.datetime.strptime(text, form).date() == day
+
+
+@pytest.mark.parametrize("wire", [2.0**53 + 2, 1.8446744073709552e19, 1e30, -(2.0**60)])
+def test_an_integer_field_refuses_a_float_too_large_to_be_exact(wire: float) -> None:
+    """orjson reads an integer beyond 64 bits (``18446744073709551617``) as a float: an
+    id decoded from it would be silently rounded, so it is a ``DecodeFailure`` (before:
+    ``id=18446744073709551616``). Integral floats that are exact still read as ints."""
+    from asyncsdk.models.contacts import ContactList
+
+    with pytest.raises(DecodeFailure, match="too large to be exact"):
+        decode({"id": wire, "name": "n"}, ContactList)
+    assert decode({"id": 12.0, "name": "n"}, ContactList).id == 12
+    assert decode({"id": 2.0**53, "name": "n"}, ContactList).id == 2**53

@@ -160,3 +160,21 @@ async def test_a_safe_call_follows_a_redirect_an_unsafe_one_never_does() -> None
         assert info.value.status_code == 307
         assert server.count("/moved/check") == 1
         assert server.count("/moved/mail") == 0
+
+
+@pytest.mark.parametrize("location", ["/api/v1/contact/", "ftp://127.0.0.1/x",
+                                      "http://[::1/x"])
+async def test_a_redirect_that_cannot_be_followed_is_not_retried(location: str) -> None:
+    """A redirect loop (aiohttp's 10 hops) or a redirect to a URL that cannot be fetched
+    ends the call after its one attempt: retrying sends the same request into the same
+    redirect (before: 3 attempts, 30 requests for a loop with max_retries=2)."""
+    async with scripted_server() as server:
+        server.on("/api/v1/contact/", server.answer({}, 302, {"Location": location}))
+        async with asyncsdk.Client("k", "u", base_url=server.base_url,
+                                   max_retries=2) as client:
+            instant(client)
+            with pytest.raises(asyncsdk.APIConnectionError, match="redirect") as caught:
+                await client.contacts.list()
+        hops = 10 if location.startswith("/") else 1  # aiohttp stops at its 10th redirect
+        assert server.count("/api/v1/contact/") == hops
+        assert caught.value.may_have_been_sent
