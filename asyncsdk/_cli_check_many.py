@@ -1,10 +1,12 @@
 """``asyncsdk check-many``: check every address of a file, keeping every paid answer.
 
-Rows are written to the output as each check ends, flushed one by one: Ctrl-C or a
-crash keeps every finished row, and ``--resume`` (the same command again) sends only the
-addresses the file lacks. A configuration error (no URL, no username) stops before
-anything is sent; a run of consecutive connection failures (a service that is down)
-stops sending and accounts for the rest as not attempted.
+Rows are written to the output as each check ends, flushed one by one: a crash keeps
+every finished row, and ``--resume`` (the same command again) sends only the addresses
+the file lacks. A first Ctrl-C (or SIGTERM) stops sending and waits for the checks in
+flight, so that every paid answer is written; a second one stops at once. The input and
+the output are checked before anything is sent. A configuration error (no URL, no
+username) stops before anything is sent; a run of consecutive connection failures (a
+service that is down) stops sending and accounts for the rest as not attempted.
 """
 
 from __future__ import annotations
@@ -19,9 +21,19 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from ._cli_common import EXIT_FAILED, EXIT_OK, Environment, UsageProblem, plain
+from ._cli_common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    Environment,
+    UsageProblem,
+    handle_signals,
+    plain,
+    signal_name,
+)
+from ._cli_inputs import InputFile, InputProblem, InputRow
 from ._cli_progress import Progress
-from ._cli_results import InputFile, InputRow, ResultWriter, output_columns, read_previous
+from ._cli_results import ResultWriter, check_output, output_columns, read_previous
 from ._client import Client
 from ._errors import APIConnectionError, ConfigurationError, ServerError
 from .models.validation import CheckOutcome
@@ -32,20 +44,34 @@ DOWN = (APIConnectionError, ServerError)
 
 async def cmd_check_many(client: Client, args: argparse.Namespace, env: Environment) -> int:
     """Check the file's addresses; see the module docstring. Exit 1 if any row failed."""
-    inputs = await asyncio.to_thread(InputFile.open, Path(args.file))
-    output = Path(args.output)
+    source_path, output = Path(args.file), Path(args.output)
+    await asyncio.to_thread(check_output, output, overwrite=args.overwrite,
+                            resume=args.resume, source=source_path)
+    inputs = await asyncio.to_thread(InputFile.open, source_path)
     columns = output_columns(inputs.extra_columns)
     handle, writer, done = await asyncio.to_thread(
         open_output, output, columns, inputs, resume=args.resume, overwrite=args.overwrite)
-    total = await asyncio.to_thread(count_rows, inputs) if env.stderr.isatty() else None
-    progress = Progress(total, "addr", env.stderr)
+    progress = Progress(inputs.count, "addr", env.stderr)
     progress.advance(len(done))
     run = Run(writer, progress, args.max_consecutive_failures)
     source = (row for row in inputs.rows() if row.position not in done)
+    task = asyncio.current_task()
+    assert task is not None
+
+    def on_signal(signum: int) -> None:
+        if run.interrupted is None:  # the first: finish what is paid for, send no more
+            run.interrupted = env.signal = signum
+            progress.close()
+            env.say(f"stopping: waiting for the checks in flight to end (at most "
+                    f"{args.timeout:g}s); {signal_name(signum)} again stops at once, "
+                    "losing their answers")
+        else:  # the second: at once
+            task.cancel()
+
     try:
-        with handle:
+        with handle, handle_signals(on_signal):
             stopped = await run.check(client, source, args.concurrency)
-            if stopped is not None:
+            if stopped is not None and run.interrupted is None:
                 run.give_up(source, stopped)
     except ConfigurationError:
         progress.close()
@@ -53,13 +79,25 @@ async def cmd_check_many(client: Client, args: argparse.Namespace, env: Environm
             # nothing was sent: leave no file behind
             await asyncio.to_thread(output.unlink, missing_ok=True)
         raise
-    except BaseException:  # Ctrl-C, a crash: the rows written so far are kept
+    except InputProblem as exc:  # the input changed since it was checked
+        progress.close()
+        env.say(f"error: {exc}")
+        env.say(f"{writer.tally.total} finished rows kept in {output}; a resume would stop "
+                f"at the same line: fix {args.file}, then run: "
+                f"{env.command(*resume_words(args))}")
+        return EXIT_USAGE
+    except BaseException:  # a second Ctrl-C, a crash: the rows written so far are kept
         progress.close()
         rows = writer.tally.total
         env.say(f"stopped: {rows} finished rows kept in {output}; to check only the "
                 f"rest, run: {env.command(*resume_words(args))}")
         raise
     progress.close()
+    if run.interrupted is not None:
+        env.say(f"interrupted: {writer.tally.total} finished rows kept in {output} (every "
+                f"check sent has its row); to check only the rest, run: "
+                f"{env.command(*resume_words(args))}")
+        return 128 + run.interrupted
     if stopped is not None:
         env.say(f"stopped sending: {stopped}; {run.given_up} addresses not attempted. "
                 f"When the service is back: {env.command(*resume_words(args))}")
@@ -69,11 +107,6 @@ async def cmd_check_many(client: Client, args: argparse.Namespace, env: Environm
                 f"{env.command(*resume_words(args))}")
     writer.tally.print(f"{writer.tally.total} addresses checked -> {output}", env.stdout)
     return EXIT_FAILED if writer.tally.failed else EXIT_OK
-
-
-def count_rows(inputs: InputFile) -> int:
-    """How many addresses the input holds (a first pass, for the progress bar's total)."""
-    return sum(1 for _ in inputs.rows())
 
 
 def resume_words(args: argparse.Namespace) -> list[str]:
@@ -90,35 +123,45 @@ def open_output(path: Path, columns: list[str], inputs: InputFile, *, resume: bo
     Returns:
         The open file, its writer, and the input positions already done.
     Raises:
-        UsageProblem: the file exists without ``--resume``/``--overwrite``, or it was
-            made from another input.
+        UsageProblem: the file exists without ``--resume``/``--overwrite``, it was
+            made from another input (a row whose address differs from the input's at
+            its position, or a position the input does not have), or it cannot be
+            written.
     """
-    exists = path.is_file() and path.stat().st_size > 0
-    if exists and not (resume or overwrite):
-        raise UsageProblem(
-            f"{path} exists: add --resume to check only the addresses it lacks, or "
-            "--overwrite to start again")
-    if not (exists and resume):
-        handle = path.open("w", newline="", encoding="utf-8")
-        writer = ResultWriter(handle, columns)
-        writer.header()
-        return handle, writer, set()
-    kept, _ = read_previous(path, columns)
-    by_position = {int(record["row"]): record for record in kept}
-    for row in inputs.rows():  # the earlier run must be of this very input
-        record = by_position.get(row.position)
-        if record is not None and record["email"] != row.email:
+    exists = check_output(path, overwrite=overwrite, resume=resume)
+    try:
+        if not (exists and resume):
+            handle = path.open("w", newline="", encoding="utf-8")
+            writer = ResultWriter(handle, columns)
+            writer.header()
+            return handle, writer, set()
+        previous = read_previous(path, columns)
+        rows = previous.final + previous.retried
+        beyond = [r for r in rows if int(r["row"]) > inputs.count]
+        if beyond:
+            first = min(beyond, key=lambda r: int(r["row"]))
             raise UsageProblem(
-                f"{path} was made from another input: its row {row.position} is "
-                f"{record['email']!r}, the input's is {row.email!r}; pass another -o")
-    temp = path.with_name(f".{path.name}.{os.getpid()}.part")
-    with temp.open("w", newline="", encoding="utf-8") as rewrite:
-        copier = ResultWriter(rewrite, columns)
-        copier.header()
-        for position in sorted(by_position):
-            copier.copy(by_position[position])
-    os.replace(temp, path)
-    handle = path.open("a", newline="", encoding="utf-8")
+                f"{path} was made from another input: it has row {first['row']} "
+                f"({first['email']!r}) and {inputs.path} only {inputs.count} addresses; "
+                "pass another -o (or --overwrite to start again)")
+        by_row = {int(record["row"]): record for record in rows}
+        for row in inputs.rows():  # the earlier run must be of this very input
+            record = by_row.get(row.position)
+            if record is not None and record["email"] != row.email:
+                raise UsageProblem(
+                    f"{path} was made from another input: its row {row.position} is "
+                    f"{record['email']!r}, the input's is {row.email!r}; pass another -o")
+        by_position = {int(record["row"]): record for record in previous.final}
+        temp = path.with_name(f".{path.name}.{os.getpid()}.part")
+        with temp.open("w", newline="", encoding="utf-8") as rewrite:
+            copier = ResultWriter(rewrite, columns)
+            copier.header()
+            for position in sorted(by_position):
+                copier.copy(by_position[position])
+        os.replace(temp, path)
+        handle = path.open("a", newline="", encoding="utf-8")
+    except PermissionError as exc:
+        raise UsageProblem(f"-o {path}: cannot write it: {exc.strerror}") from None
     writer = ResultWriter(handle, columns)
     writer.tally = copier.tally
     return handle, writer, set(by_position)
@@ -134,22 +177,28 @@ class Run:
         self.sent: dict[str, deque[InputRow]] = {}  # handed to check_many, no outcome yet
         self.given_up = 0
         self.stopping = False  # set on a run of failures: feed() hands out no more input
+        self.interrupted: int | None = None  # the signal that asked to stop: the same
 
     def feed(self, source: Iterator[InputRow]) -> Iterator[str]:
-        """The addresses of ``source``, remembering each row until its outcome comes."""
+        """The addresses of ``source``, remembering each row until its outcome comes;
+        ends early once ``stopping`` or ``interrupted`` is set (``check_many`` reads an
+        input only when a worker is free, so the checks in flight then finish)."""
+        if self.interrupted is not None:
+            return
         for row in source:
             self.sent.setdefault(row.email, deque()).append(row)
             yield row.email
-            if self.stopping:
+            if self.stopping or self.interrupted is not None:
                 return
 
     async def check(self, client: Client, source: Iterator[InputRow],
                     concurrency: int) -> Exception | None:
         """Check until the input ends; returns the failure that stopped sending, if any.
 
-        A run of failures ends the *input* rather than closing ``check_many``: the
-        checks already sent then finish and their outcomes are written, so nothing that
-        may have been paid for is recorded as not attempted. Ctrl-C closes it
+        A run of failures, or a first Ctrl-C/SIGTERM (``interrupted``), ends the
+        *input* rather than closing ``check_many``: the checks already sent then finish
+        and their outcomes are written, so nothing that may have been paid for is lost
+        or recorded as not attempted. Only a cancellation (a second signal) closes it
         (``aclosing``), which cancels the checks in flight.
         """
         streak = 0

@@ -18,20 +18,12 @@ from ._cli_common import (
     plain,
     print_json,
 )
+from ._cli_inputs import InputRow
 from ._cli_progress import Progress
-from ._cli_results import InputRow, ResultWriter, Tally, output_columns
+from ._cli_results import ResultWriter, Tally, check_output, output_columns
 from ._client import Client
-from ._errors import (
-    APIConnectionError,
-    ConfigurationError,
-    JobTimeoutError,
-    RateLimitError,
-    ServerError,
-)
+from ._errors import ConfigurationError, JobFailedError, JobNotFoundError, JobTimeoutError
 from .jobs import ValidationJob
-
-# Failures after which the job may well be reached again.
-TRANSIENT = (APIConnectionError, ServerError, RateLimitError)
 
 
 async def cmd_validate(client: Client, args: argparse.Namespace, env: Environment) -> int:
@@ -41,50 +33,73 @@ async def cmd_validate(client: Client, args: argparse.Namespace, env: Environmen
     wait`` command that finishes the work without submitting (and paying) again.
     """
     source: str = args.source
+    output = Path(args.output)
     if not source.startswith(("http://", "https://")):
         path = Path(source)
         if env.sandbox is None:
             raise UsageProblem(
                 f"{source}: the service fetches the list from a URL: host the file and pass "
                 "its http(s) URL (or try --sandbox, which serves local files)")
+        if await asyncio.to_thread(path.is_dir):
+            raise UsageProblem(f"{source}: is a directory, not a file of addresses")
         if not await asyncio.to_thread(path.is_file):
             raise UsageProblem(f"{source}: no such file")
-        data = await asyncio.to_thread(path.read_bytes)
+        await asyncio.to_thread(check_output, output, overwrite=args.overwrite, source=path)
+        try:
+            data = await asyncio.to_thread(path.read_bytes)
+        except OSError as exc:
+            raise UsageProblem(f"{source}: cannot read it: {exc.strerror or exc}") from None
         source = env.sandbox.host_file(data, name=path.name)
+    else:  # before the job is paid for
+        await asyncio.to_thread(check_output, output, overwrite=args.overwrite)
     job = await client.validation.create_job(source)
     print(f"job {job.job_id} submitted", file=env.stderr, flush=True)
     return await finish_job(job, args, env)
 
 
 async def finish_job(job: ValidationJob, args: argparse.Namespace, env: Environment) -> int:
-    """Wait for ``job`` and, given ``-o``, write its result and print a summary."""
+    """Wait for ``job`` and, given ``-o``, write its result and print a summary.
+
+    Whatever stops it (Ctrl-C, SIGTERM, a deadline, a network failure, an output that
+    cannot be written), the command that finishes the job without paying again is
+    printed; only a job that failed or is unknown at the service has none.
+    """
+    finished = False
     try:
         await wait_for(job, args, env)
+        finished = True
         if args.output is None:
             print("success", file=env.stdout)
             return EXIT_OK
         rows = await write_result(job, Path(args.output), env)
     except JobTimeoutError as exc:
         env.say(f"{exc}")
-        resume_hint(job, args, env)
+        resume_hint(job, args, env, finished=False)
         return EXIT_FAILED
-    except (asyncio.CancelledError, KeyboardInterrupt, *TRANSIENT):
-        resume_hint(job, args, env)  # the job goes on at the service
+    except (JobFailedError, JobNotFoundError):
+        raise  # nothing left to finish
+    except BaseException:
+        resume_hint(job, args, env, finished=finished)  # the job goes on at the service
         raise
     rows.print(f"{rows.total} addresses validated -> {args.output}", env.stdout)
     return EXIT_OK
 
 
-def resume_hint(job: ValidationJob, args: argparse.Namespace, env: Environment) -> None:
-    """Say how to reach the job again from the command line."""
+def resume_hint(job: ValidationJob, args: argparse.Namespace, env: Environment, *,
+                finished: bool) -> None:
+    """Say how to reach the job again from the command line: ``jobs wait``, or once it
+    is ``finished``, ``jobs download``."""
     if env.sandbox is not None:
         env.say(f"job {job.job_id} lived in this command's in-process sandbox, which has "
                 "ended with it; run the command again")
         return
-    words = ["jobs", "wait", str(job.job_id)]
+    words = ["jobs", "download" if finished else "wait", str(job.job_id)]
     if args.output is not None:
         words += ["-o", args.output]
-    env.say(f"job {job.job_id} goes on at the service; to finish it without paying again, "
+        if args.overwrite:
+            words.append("--overwrite")
+    state = "is finished" if finished else "goes on at the service"
+    env.say(f"job {job.job_id} {state}; to finish it without paying again, "
             f"run: {env.command(*words)}")
 
 
@@ -119,6 +134,11 @@ async def write_result(job: ValidationJob, output: Path, env: Environment) -> Ta
                              verdict=plain(row.status), role=plain(row.role_based))
                 progress.advance()
         os.replace(temp, output)
+    except OSError as exc:
+        if exc.strerror:  # named by the file the person asked for, not the temporary one
+            raise OSError(exc.errno, f"cannot write it: {exc.strerror}",
+                          str(output)) from exc
+        raise
     finally:
         progress.close()
         temp.unlink(missing_ok=True)
@@ -132,8 +152,12 @@ async def cmd_jobs(client: Client, args: argparse.Namespace, env: Environment) -
         print(plain(await job.status()), file=env.stdout)
         return EXIT_OK
     if args.jobs_command == "wait":
+        if args.output is not None:
+            await asyncio.to_thread(check_output, Path(args.output),
+                                    overwrite=args.overwrite)
         return await finish_job(job, args, env)
     if args.jobs_command == "download":
+        await asyncio.to_thread(check_output, Path(args.output), overwrite=args.overwrite)
         rows = await write_result(job, Path(args.output), env)
         rows.print(f"{rows.total} addresses validated -> {args.output}", env.stdout)
         return EXIT_OK
@@ -161,6 +185,8 @@ async def cmd_mail(client: Client, args: argparse.Namespace, env: Environment) -
     html = args.html
     if html is None:
         path = Path(args.html_file)
+        if await asyncio.to_thread(path.is_dir):
+            raise UsageProblem(f"{args.html_file}: is a directory, not a file")
         if not await asyncio.to_thread(path.is_file):
             raise UsageProblem(f"{args.html_file}: no such file")
         html = await asyncio.to_thread(path.read_text, "utf-8")

@@ -78,6 +78,7 @@ def build_parser(version: str) -> argparse.ArgumentParser:
     validate = commands.add_parser("validate", help="validate a list as a job, end to end")
     validate.add_argument("source", help="a file URL (or, with --sandbox, a local file)")
     validate.add_argument("-o", "--output", required=True, help="where to write the result CSV")
+    add_overwrite_flag(validate)
     add_wait_flags(validate)
 
     jobs = commands.add_parser("jobs", help="reach a validation job by its id")
@@ -91,18 +92,22 @@ def build_parser(version: str) -> argparse.ArgumentParser:
                             help="the id that validate printed")
         if name == "wait":
             action.add_argument("-o", "--output", help="where to write the result CSV")
+            add_overwrite_flag(action)
             add_wait_flags(action)
         elif name == "download":
             action.add_argument("-o", "--output", required=True,
                                 help="where to write the result CSV")
+            add_overwrite_flag(action)
 
     check = commands.add_parser("check", help="check addresses now; one JSON line each")
     check.add_argument("emails", nargs="+", metavar="EMAIL", help="the addresses to check")
 
     many = commands.add_parser(
         "check-many", help="check every address of a file, a result row each as it comes")
-    many.add_argument("file", help="CSV with an email column (other columns are kept), "
-                                   "or one address per line")
+    many.add_argument("file", help="CSV whose header has an email column (email, e-mail, "
+                                   "mail or email address; separated by , ; or tab; other "
+                                   "columns are kept), or one address per line; UTF-8, or "
+                                   "UTF-16 with a byte order mark")
     many.add_argument("-o", "--output", required=True,
                       help="the result CSV, written row by row as checks end")
     many.add_argument("--concurrency", type=count(1), default=C.DEFAULT_CHECK_CONCURRENCY,
@@ -145,6 +150,14 @@ def build_parser(version: str) -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1",
                        help="interface to listen on (default %(default)s)")
     return parser
+
+
+def add_overwrite_flag(parser: argparse.ArgumentParser) -> None:
+    """``--overwrite``: without it an existing ``-o`` file is refused, before anything is
+    submitted (as ``check-many`` does)."""
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace an existing output file (without it, the command "
+                             "refuses one before submitting anything)")
 
 
 def add_wait_flags(parser: argparse.ArgumentParser) -> None:

@@ -1,5 +1,6 @@
-"""The result CSV of ``validate`` and ``check-many`` (one schema for both), the input
-files they read, and the summary printed at the end.
+"""The result CSV of ``validate`` and ``check-many`` (one schema for both), the checks
+of an output path, and the summary printed at the end (the input files are
+``_cli_inputs``'s).
 
 Result columns, in order::
 
@@ -17,105 +18,22 @@ where a name is already taken.
 from __future__ import annotations
 
 import csv
+import os
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, TextIO
 
 import attrs
 
 from ._cli_common import UsageProblem
+from ._cli_inputs import InputProblem, InputRow, text_lines
 
 RESULT_COLUMNS = ("row", "email", "verdict", "role", "error_type", "error", "attempted")
 # A row with a verdict, or one of these errors, is final: --resume does not send it
 # again. Any other failure (connection, 5xx, rate limit, credentials, credit) and every
 # address not attempted is sent again.
 FINAL_ERRORS = frozenset({"InvalidInputError", "InvalidEmailError"})
-
-
-@attrs.frozen
-class InputRow:
-    """One address of an input file: its position, and the cells of ``name`` and of the
-    input's other columns (``InputFile.extra_columns``), in that order."""
-
-    position: int
-    email: str
-    extra: tuple[str, ...] = ("",)
-
-
-@attrs.define
-class Layout:
-    """Where an input CSV keeps the address, the name and its other columns."""
-
-    email: int
-    name: int | None
-    others: list[int]
-    width: int
-
-    @classmethod
-    def of(cls, first_line: str) -> tuple[Layout, list[str]] | None:
-        """The layout and column names of a header line; None when it is no header."""
-        cells = [c.strip() for c in next(csv.reader([first_line]), [])]
-        lowered = [c.lower() for c in cells]
-        if "email" not in lowered or not ("," in first_line or lowered == ["email"]):
-            return None
-        email = lowered.index("email")
-        name = lowered.index("name") if "name" in lowered else None
-        others = [i for i in range(len(cells)) if i not in (email, name)]
-        return cls(email, name, others, len(cells)), cells
-
-    def split(self, cells: list[str]) -> tuple[str, ...]:
-        """``(name, *others)`` of one record (short records padded with empty cells)."""
-        cells = cells + [""] * (self.width - len(cells))
-        name = "" if self.name is None else cells[self.name]
-        return (name, *(cells[i] for i in self.others))
-
-
-@attrs.define
-class InputFile:
-    """A CSV with an ``email`` column (any case; a ``name`` and any other columns are
-    kept), or one address per line (blank lines and lines starting with # skipped).
-    Read lazily."""
-
-    path: Path
-    extra_columns: tuple[str, ...] = ("name",)
-
-    @classmethod
-    def open(cls, path: Path) -> InputFile:
-        """Check that ``path`` is a readable file and read its header.
-
-        Raises:
-            UsageProblem: no such file.
-        """
-        if not path.is_file():
-            raise UsageProblem(f"{path}: no such file")
-        found = cls(path)
-        with path.open(newline="", encoding="utf-8-sig") as handle:
-            header = Layout.of(handle.readline())
-        if header is not None:
-            layout, names = header
-            found.extra_columns = ("name", *(names[i] for i in layout.others))
-        return found
-
-    def rows(self) -> Iterator[InputRow]:
-        """Every address with its position (1-based), its name and its other cells."""
-        position = 0
-        with self.path.open(newline="", encoding="utf-8-sig") as handle:
-            first = handle.readline()
-            header = Layout.of(first)
-            if header is not None:
-                layout = header[0]
-                for cells in csv.reader(handle):
-                    if len(cells) > layout.email and cells[layout.email].strip():
-                        position += 1
-                        yield InputRow(position, cells[layout.email].strip(),
-                                       layout.split(cells))
-                return
-            for line in [first, *handle]:
-                text = line.strip()
-                if text and not text.startswith("#"):
-                    position += 1
-                    yield InputRow(position, text)
 
 
 def output_columns(extra_columns: Iterable[str]) -> list[str]:
@@ -199,29 +117,83 @@ class Tally:
               " of all, whatever their verdict)", file=out)
 
 
-def read_previous(path: Path, columns: list[str]) -> tuple[list[dict[str, str]], int]:
-    """The final rows of an earlier run's result file, and how many rows it held.
-
-    A torn last line (a crash in mid-write) or a row that is not final is left out, so
-    that ``--resume`` sends that address again.
+def check_output(path: Path, *, overwrite: bool, resume: bool | None = None,
+                 source: Path | None = None) -> bool:
+    """Check, before anything is sent (or paid for), that the result can be written to
+    ``path``; returns whether a non-empty file is there already.
 
     Raises:
-        UsageProblem: the file is not a result file of this input's shape.
+        UsageProblem: ``path`` is a directory, is in a folder that does not exist or
+            cannot be written, is the input file ``source``, or exists without
+            ``overwrite`` (or ``resume``: None for a command without ``--resume``).
     """
-    kept: list[dict[str, str]] = []
-    seen = 0
-    with path.open(newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        if reader.fieldnames != columns:
-            raise UsageProblem(
-                f"{path}: not a result file of this input (its columns are "
-                f"{','.join(reader.fieldnames or [])}); pass another -o")
-        for record in reader:
-            seen += 1
-            if None in record or any(v is None for v in record.values()):
-                continue  # torn: fewer or more cells than the header
-            if not record["row"].isdigit() or record["attempted"] not in ("True", "False"):
-                continue
-            if record["verdict"] or record["error_type"] in FINAL_ERRORS:
-                kept.append(record)
-    return kept, seen
+    if path.is_dir():
+        raise UsageProblem(f"-o {path}: is a directory; pass the name of a file to write")
+    folder = path.parent
+    if not folder.is_dir():
+        raise UsageProblem(f"-o {path}: no such directory: {folder}")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageProblem(f"-o {path}: cannot write in {folder} (permission denied)")
+    exists = path.is_file() and path.stat().st_size > 0
+    if source is not None and path.exists() and os.path.samefile(source, path):
+        raise UsageProblem(f"-o {path}: is the input file; pass another -o")
+    if exists and not (overwrite or resume):
+        again = ("add --resume to check only the addresses it lacks, or --overwrite to "
+                 "start again") if resume is not None else "add --overwrite to replace it"
+        raise UsageProblem(f"-o {path}: exists; {again}")
+    return exists
+
+
+@attrs.define
+class Previous:
+    """What an earlier run's result file holds (``read_previous``)."""
+
+    final: list[dict[str, str]] = attrs.Factory(list)  # kept: --resume skips them
+    retried: list[dict[str, str]] = attrs.Factory(list)  # well-formed, sent again
+    seen: int = 0  # rows read, torn ones included
+
+
+def read_previous(path: Path, columns: list[str]) -> Previous:
+    """The rows of an earlier run's result file, final or not.
+
+    A torn row (a crash in mid-write: too few or too many cells, or a last line
+    without its line end) is left out, so that ``--resume`` sends that address again.
+
+    Raises:
+        UsageProblem: the file is not a result file of this input's shape (or not
+            UTF-8, or broken CSV).
+    """
+    found = Previous()
+    with path.open("rb") as raw:
+        raw.seek(0, os.SEEK_END)
+        if raw.tell():
+            raw.seek(-1, os.SEEK_END)
+        ends_cleanly = raw.read(1) in (b"\n", b"\r")
+    records: list[dict[str, str]] = []
+    try:
+        with text_lines(path) as lines:
+            reader = csv.DictReader(lines)
+            try:
+                fieldnames = reader.fieldnames
+                if fieldnames != columns:
+                    raise UsageProblem(
+                        f"{path}: not a result file of this input (its columns are "
+                        f"{','.join(fieldnames or [])}); pass another -o")
+                records = list(reader)
+            except csv.Error as exc:
+                raise lines.problem(f"not a result file of this command ({exc})") from None
+    except InputProblem as exc:
+        raise UsageProblem(f"{exc}; pass another -o (or --overwrite)") from None
+    if records and not ends_cleanly:
+        records.pop()  # its last cell may be cut short
+    for record in records:
+        found.seen += 1
+        if None in record or any(v is None for v in record.values()):
+            continue  # torn: fewer or more cells than the header
+        if not record["row"].isdigit() or record["attempted"] not in ("True", "False"):
+            continue
+        if record["verdict"] or record["error_type"] in FINAL_ERRORS:
+            found.final.append(record)
+        else:
+            found.retried.append(record)
+    return found

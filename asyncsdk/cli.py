@@ -12,12 +12,15 @@ Credentials come from ``--api-key``/``--username``/``--base-url`` or the ``ASYNC
 variables; ``--sandbox`` runs the command against an in-process sandbox with demo data.
 Results go to stdout (JSON) or the ``-o`` file; progress and errors go to stderr, the
 progress only when stderr is a terminal. Exit codes: 0 success, 1 the service or the
-network failed (or some inputs did), 2 bad usage or configuration, 130 interrupted, 141
-the reader of stdout went away (``| head``).
+network failed (or some inputs did), 2 bad usage or configuration (a missing or
+unreadable input, an output that cannot be written), 130 interrupted (Ctrl-C), 143
+terminated (SIGTERM, handled as Ctrl-C is), 141 the reader of stdout went away
+(``| head``).
 
 The modules behind it: ``_cli_parser`` (flags), ``_cli_commands`` (jobs, check, mail,
 resources), ``_cli_check_many``, ``_cli_results`` (the result CSV), ``_cli_progress``,
-``_cli_common`` (exit codes, JSON output: ``to_jsonable``).
+``_cli_inputs`` (the input files), ``_cli_common`` (exit codes, signals, JSON output:
+``to_jsonable``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import argparse
 import asyncio
 import logging
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
@@ -44,7 +48,9 @@ from ._cli_common import (
     EXIT_USAGE,
     Environment,
     UsageProblem,
+    handle_signals,
     print_json,
+    signal_name,
     to_jsonable,
 )
 from ._cli_parser import RESOURCES
@@ -76,7 +82,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 async def run(args: argparse.Namespace, env: Environment) -> int:
-    """Run the parsed command, in sandbox mode or against the configured service."""
+    """Run the parsed command, in sandbox mode or against the configured service.
+
+    SIGTERM cancels it as Ctrl-C does (``asyncio.run`` cancels the command on Ctrl-C),
+    so that it says what it leaves behind and how to finish it.
+    """
+    task = asyncio.current_task()
+    assert task is not None
+
+    def terminated(signum: int) -> None:
+        env.signal = signum
+        task.cancel()
+
+    with handle_signals(terminated, (signal.SIGTERM,)):
+        return await run_command(args, env)
+
+
+async def run_command(args: argparse.Namespace, env: Environment) -> int:
+    """``run``, without the signal handler."""
     command = COMMANDS[args.command]
     if args.sandbox:
         from .testing import Sandbox
@@ -139,16 +162,19 @@ def dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                       credentials_on_command_line=hidden)
     try:
         return asyncio.run(run(args, env))
-    except KeyboardInterrupt:
-        print("asyncsdk: interrupted", file=err)
-        return EXIT_INTERRUPTED
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, SIGTERM
+        if env.signal is None or env.signal == signal.SIGINT:
+            print("asyncsdk: interrupted", file=err)
+            return EXIT_INTERRUPTED
+        print(f"asyncsdk: stopped by {signal_name(env.signal)}", file=err)
+        return 128 + env.signal
     except BrokenPipeError:
         raise
     except (UsageProblem, ConfigurationError, InvalidInputError) as exc:
         return report(exc, err, args.debug, EXIT_USAGE)
     except SDKError as exc:
         return report(exc, err, args.debug, EXIT_FAILED)
-    except OSError as exc:  # the output file, a local input file
+    except OSError as exc:  # writing the output file failed
         return report(exc, err, args.debug, EXIT_FAILED)
 
 
@@ -171,7 +197,10 @@ def report(exc: BaseException, err: TextIO, debug: bool, code: int) -> int:
     """Print ``exc`` as one line (with its traceback under ``--debug``); return ``code``."""
     if debug:
         traceback.print_exception(exc, file=err)
-    print(f"asyncsdk: error: {exc}", file=err)
+    text = str(exc)
+    if isinstance(exc, OSError) and exc.strerror and exc.filename:
+        text = f"{exc.filename}: {exc.strerror}"
+    print(f"asyncsdk: error: {text}", file=err)
     return code
 
 

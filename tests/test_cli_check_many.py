@@ -255,3 +255,60 @@ def test_a_stop_on_failures_records_every_check_that_was_sent(
     assert sent == attempted  # every address that reached the service, and only those
     assert any(r["verdict"] == "Valid" for r in rows)  # the ones in flight finished
     assert all("consecutive" in r["error"] for r in rows if r["attempted"] == "False")
+
+
+def hold_after(server: Sandbox, answered: int, seconds: float) -> None:
+    """The first ``answered`` checks are answered at once, every later one held
+    ``seconds`` on the server (in flight, already received: paid for)."""
+    server.faults.delay("/api/v1/single/check", 0.0, times=answered)
+    server.faults.delay("/api/v1/single/check", seconds, times=None)
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_first_ctrl_c_or_sigterm_writes_the_checks_in_flight(
+    server: Sandbox, tmp_path: Path, signum: int, code: int
+) -> None:
+    """Interrupted while 4 checks are held at the service, the command waits for them
+    and writes their rows: every address the service received is in the file, and the
+    resume sends each other address once (nothing is paid for twice)."""
+    people = write_people(tmp_path / "people.csv", 40)
+    output = tmp_path / "results.csv"
+    hold_after(server, 8, 1.0)
+    args = ("check-many", "people.csv", "-o", "results.csv", "--concurrency", "4")
+    env = environment(server)
+    with start(*args, env=env, cwd=tmp_path) as run:
+        wait_until(lambda: rows_written(output) == 8 and len(checked(server)) == 12,
+                   "8 rows written and 4 checks held at the service")
+        run.send_signal(signum)
+        _, err = run.communicate(timeout=30)
+    assert run.returncode == code, err
+    kept = read_rows(output)
+    assert Counter(r["email"] for r in kept) == Counter(checked(server))  # all 12
+    assert "Traceback" not in err and "--resume" in err
+    assert "stopping" in err  # it said that it waits for the checks in flight
+    assert all(r["verdict"] == "Valid" for r in kept)
+    assert_rows_match_input(kept, people)
+
+    server.faults.clear()
+    done = asyncsdk(*args, "--resume", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert Counter(checked(server)) == Counter(e for e, _ in people)  # each paid once
+    assert sorted(int(r["row"]) for r in read_rows(output)) == list(range(1, 41))
+
+
+def test_a_second_ctrl_c_stops_at_once(server: Sandbox, tmp_path: Path) -> None:
+    write_people(tmp_path / "people.csv", 40)
+    output = tmp_path / "results.csv"
+    hold_after(server, 8, 60.0)  # the checks in flight would take a minute
+    with start("check-many", "people.csv", "-o", "results.csv", "--concurrency", "4",
+               env=environment(server), cwd=tmp_path) as run:
+        assert run.stderr is not None
+        wait_until(lambda: rows_written(output) == 8 and len(checked(server)) == 12,
+                   "8 rows written and 4 checks held at the service")
+        run.send_signal(signal.SIGINT)
+        assert "stopping" in run.stderr.readline()
+        run.send_signal(signal.SIGINT)
+        _, err = run.communicate(timeout=20)
+    assert run.returncode == 130, err
+    assert "--resume" in err and "Traceback" not in err
+    assert len(read_rows(output)) == 8  # the 4 held were given up: a resume sends them

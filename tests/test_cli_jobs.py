@@ -134,3 +134,73 @@ def test_the_printed_command_never_carries_a_secret(server: Sandbox, tmp_path: P
     assert done.returncode == 1 and "jobs wait 1" in done.stderr
     assert server.api_key not in done.stderr and server.username not in done.stderr
     assert "pw" not in done.stderr
+
+
+@pytest.mark.parametrize(("output", "words"), [
+    ("missing/out.csv", ["no such directory"]),
+    (".", ["is a directory"]),
+    ("exists.csv", ["exists", "--overwrite"]),
+], ids=["missing-directory", "directory", "existing-file"])
+def test_validate_checks_the_output_before_the_job_is_paid_for(
+    server: Sandbox, tmp_path: Path, output: str, words: list[str]
+) -> None:
+    (tmp_path / "exists.csv").write_text("keep me\n")
+    done = asyncsdk("validate", server.host_file(LIST), "-o", output, env=environment(server),
+                    cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert all(word in done.stderr for word in words), done.stderr
+    assert creates(server) == 0
+    assert (tmp_path / "exists.csv").read_text() == "keep me\n"
+
+
+def test_jobs_download_refuses_an_existing_output_without_overwrite(
+    server: Sandbox, tmp_path: Path
+) -> None:
+    env = environment(server)
+    assert asyncsdk("validate", server.host_file(LIST), "-o", "x.csv", "--deadline", "0",
+                    env=env, cwd=tmp_path).returncode == 1
+    server.finish_job(1)
+    (tmp_path / "res.csv").write_text("keep me\n")
+    refused = asyncsdk("jobs", "download", "1", "-o", "res.csv", env=env, cwd=tmp_path)
+    assert refused.returncode == 2 and "--overwrite" in refused.stderr
+    assert (tmp_path / "res.csv").read_text() == "keep me\n"
+    done = asyncsdk("jobs", "download", "1", "-o", "res.csv", "--overwrite", env=env,
+                    cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert len(read_rows(tmp_path / "res.csv")) == 3
+
+
+def test_an_output_that_fails_after_the_job_exists_prints_the_command_to_finish_it(
+    server: Sandbox, tmp_path: Path
+) -> None:
+    (tmp_path / "sub").mkdir()
+    env = environment(server)
+    with start("validate", server.host_file(LIST), "-o", "sub/out.csv", "--poll-interval",
+               "0.01", env=env, cwd=tmp_path) as run:
+        assert run.stderr is not None
+        assert run.stderr.readline().strip() == "job 1 submitted"
+        (tmp_path / "sub").rmdir()  # the folder of the output goes away meanwhile
+        server.finish_job(1)
+        _, err = run.communicate(timeout=30)
+    assert run.returncode == 1, err
+    assert "Traceback" not in err and "sub/out.csv" in err and ".part" not in err
+    follow_up = printed_command(err)
+    assert follow_up == ["jobs", "download", "1", "-o", "sub/out.csv"]
+    (tmp_path / "sub").mkdir()
+    done = asyncsdk(*follow_up, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert len(read_rows(tmp_path / "sub" / "out.csv")) == 3
+    assert creates(server) == 1
+
+
+def test_sigterm_stops_validate_like_ctrl_c(server: Sandbox, tmp_path: Path) -> None:
+    with start("validate", server.host_file(LIST), "-o", "out.csv", "--poll-interval",
+               "0.05", env=environment(server), cwd=tmp_path) as run:
+        assert run.stderr is not None
+        assert run.stderr.readline().strip() == "job 1 submitted"
+        run.send_signal(signal.SIGTERM)
+        _, rest = run.communicate(timeout=30)
+    assert run.returncode == 143, rest
+    assert printed_command(rest) == ["jobs", "wait", "1", "-o", "out.csv"]
+    assert "SIGTERM" in rest and "Traceback" not in rest
