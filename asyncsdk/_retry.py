@@ -63,8 +63,9 @@ def parse_retry_after(
         if when.tzinfo is None:  # no zone, or -0000: HTTP dates are GMT
             when = when.replace(tzinfo=dt.timezone.utc)
         seconds = when.timestamp() - (time.time() if now is None else now)
-    if not math.isfinite(seconds) or seconds <= 0:
+    if math.isnan(seconds) or seconds <= 0:
         return None
+    # A number of digits too long for a float (inf) still says "wait long": the cap.
     return float(min(seconds, cap))
 
 

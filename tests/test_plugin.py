@@ -128,3 +128,35 @@ def test_threaded_sandbox_serves_clients_of_any_loop() -> None:
     import threading
 
     assert not [t for t in threading.enumerate() if t.name == "asyncsdk-sandbox"]
+
+
+LOOP_SCOPED_TEST = """
+import pytest
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_on_the_module_loop(sandbox_client):
+    await sandbox_client.validation.check("ann@example.com")
+"""
+
+
+@pytest.mark.parametrize("options", [
+    ("-o", "asyncio_default_fixture_loop_scope=function"),
+    ("-o", "asyncio_default_fixture_loop_scope=session"),
+])
+def test_a_test_on_another_loop_than_the_fixtures_fails_at_once(
+    tmp_path: Path, options: tuple[str, ...]
+) -> None:
+    """Before: every call hung until the client's timeout (60 s), then the teardown
+    raised ``UsageError``. Now the fixture says why, before anything runs."""
+    (tmp_path / "test_loops.py").write_text(LOOP_SCOPED_TEST)
+    done = run_user_suite(tmp_path, "-o", "asyncio_mode=strict", *options, "test_loops.py")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "asyncio_default_fixture_loop_scope = module" in done.stdout
+    assert "APITimeoutError" not in done.stdout
+
+
+def test_a_test_on_the_fixtures_loop_runs(tmp_path: Path) -> None:
+    (tmp_path / "test_loops.py").write_text(LOOP_SCOPED_TEST)
+    done = run_user_suite(tmp_path, "-o", "asyncio_mode=strict",
+                          "-o", "asyncio_default_fixture_loop_scope=module", "test_loops.py")
+    assert done.returncode == 0, done.stdout + done.stderr

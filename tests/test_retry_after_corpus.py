@@ -149,3 +149,13 @@ async def test_retry_now_uses_the_normal_backoff_not_a_tight_loop(value: str) ->
         client._transport.rand = lambda: 1.0
         assert await client.contacts.list() == []
     assert slept == [C.INITIAL_RETRY_DELAY]
+
+
+@pytest.mark.parametrize("digits", [35, 308, 309, 400, 5000])
+def test_a_delay_of_any_length_is_capped_not_ignored(digits: int) -> None:
+    """Before: 309 nines or more read as ``inf`` and were ignored (None: the ~0.5 s
+    backoff) where the server asked for the longest wait."""
+    from asyncsdk import _constants
+
+    assert parse_retry_after("9" * digits) == _constants.MAX_RETRY_AFTER
+    assert parse_retry_after("9" * digits, cap=5.0) == 5.0

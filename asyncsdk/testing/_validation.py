@@ -14,6 +14,7 @@ import csv
 import io
 import json
 import math
+import re
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -40,11 +41,18 @@ def _state(request: web.Request) -> SandboxState:
     return request.app[STATE_KEY]
 
 
+#: A JSON-style number in ASCII: what a client sends for ``timeout`` (``float()`` alone
+#: would also take other scripts' digits, "5_0" and " 5").
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+#: A job id: ASCII digits of a 64-bit number (other scripts' digits, superscripts and
+#: 5,000 digits are not ids).
+_JOB_ID = re.compile(r"[0-9]{1,19}", re.ASCII)
+
+
 def _valid_timeout(raw: str | None) -> bool:
-    try:
-        value = float(raw) if raw is not None else math.nan
-    except ValueError:
+    if raw is None or not _NUMBER.fullmatch(raw):
         return False
+    value = float(raw)
     return math.isfinite(value) and value >= 0
 
 
@@ -55,7 +63,7 @@ def _login(request: web.Request, required: tuple[str, ...], missing_text: str) -
         raise _fail(missing_text)
     if "timeout" in required and not _valid_timeout(query.get("timeout")):
         raise _fail(missing_text)
-    if "job_id" in required and not query["job_id"].isdigit():
+    if "job_id" in required and not _JOB_ID.fullmatch(query["job_id"]):
         raise _fail(missing_text)
     account = _state(request).account(query["api"], query["username"])
     if account is None:

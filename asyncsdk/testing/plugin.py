@@ -105,13 +105,45 @@ def sandbox_options(request: pytest.FixtureRequest) -> dict[str, Any]:
     return options
 
 
+def _loop_scope_mismatch(request: pytest.FixtureRequest) -> str | None:
+    """Why the ``sandbox`` fixture would be served by a loop other than the test's, or
+    None. pytest-asyncio runs a fixture on ``asyncio_default_fixture_loop_scope``'s loop
+    and a test on its marker's ``loop_scope`` (or ``asyncio_default_test_loop_scope``);
+    when they differ, the sandbox's loop sits idle while the test runs, and every call
+    would hang until the client's timeout. Said at once instead."""
+
+    def ini(name: str) -> str | None:
+        try:
+            value = request.config.getini(name)
+        except ValueError:  # an older pytest-asyncio without this setting
+            return None
+        return value if isinstance(value, str) and value else None
+
+    fixture_scope = ini("asyncio_default_fixture_loop_scope") or "function"
+    marker = request.node.get_closest_marker("asyncio")
+    test_scope = ((marker.kwargs.get("loop_scope") or marker.kwargs.get("scope"))
+                  if marker is not None else None)
+    test_scope = test_scope or ini("asyncio_default_test_loop_scope") or "function"
+    if test_scope == fixture_scope:
+        return None
+    return (f"the 'sandbox' fixture runs on the {fixture_scope!r} event loop but this test "
+            f"runs on the {test_scope!r} loop, so the sandbox could never answer it: set "
+            f"asyncio_default_fixture_loop_scope = {test_scope} (pytest.ini), or use "
+            f"'sandbox = shared_sandbox(scope=...)', which answers any loop")
+
+
 if HAVE_PYTEST_ASYNCIO:
 
     @pytest_asyncio.fixture
-    async def sandbox(sandbox_options: dict[str, Any]) -> AsyncIterator[Sandbox]:
-        """A started ``Sandbox``, closed after the test."""
+    async def sandbox(sandbox_options: dict[str, Any],
+                      request: pytest.FixtureRequest) -> AsyncIterator[Sandbox]:
+        """A started ``Sandbox``, closed after the test (on the test's own event loop:
+        a test whose loop scope differs from the fixtures' fails at once, saying so)."""
         from . import Sandbox
 
+        mismatch = _loop_scope_mismatch(request)
+        if mismatch is not None:
+            pytest.fail(mismatch, pytrace=False)
         async with Sandbox(**sandbox_options) as sb:
             yield sb
 

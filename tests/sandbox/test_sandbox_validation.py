@@ -63,6 +63,9 @@ async def test_rules_are_configurable() -> None:
         ({"email": None}, REQUIRED),
         ({"timeout": None}, REQUIRED),
         ({"timeout": "soon"}, REQUIRED),
+        # float() takes these; a client's number never looks like them (before: accepted)
+        ({"timeout": "\u0665"}, REQUIRED), ({"timeout": "5_0"}, REQUIRED),
+        ({"timeout": " 5"}, REQUIRED), ({"timeout": "nan"}, REQUIRED),
         ({"api": None}, REQUIRED),
         ({"api": "wrong"}, AUTH),
         ({"username": "someone-else"}, AUTH),
@@ -167,6 +170,11 @@ async def test_job_request_errors(api: Api, sandbox: Sandbox, path: str) -> None
     )
     assert await api.validation(path) == fail(missing)
     assert await api.validation(path, job_id="x1") == fail(missing)
+    # Digits of other scripts, superscripts, 5,000 digits: not ids (before: job 1, or a
+    # 500 with a ValueError in the server's log).
+    job = sandbox.make_job(rows=1)
+    for odd in ("\u0661", "\uff11", "\u00b2", "\u2460", "1" * 5000, str(job) + " "):
+        assert await api.validation(path, job_id=odd) == fail(missing), odd
     assert await api.validation(path, job_id=their_job, api="sk_other") == fail(AUTH)
     assert await api.status(their_job, api="sk_other", username="other-user") == {
         "status": "success"
