@@ -41,7 +41,7 @@ from ._errors import (
 )
 from ._gc_pause import paused_gc
 from ._json_slices import NOT_READ, gil_sharer, read_json
-from ._raw import RAW_CAPTURE
+from ._raw import RAW_CAPTURE, shown_headers
 from ._retry import parse_retry_after
 from ._url import url_from_parts
 from ._wire import (
@@ -234,7 +234,7 @@ class Interpreter:
             "error_text": clean_text,
             "url": call.shown_url,
             "body": self._body_text(raw),
-            "request_id": headers.get("X-Request-Id"),
+            "request_id": headers.get("X-Request-Id"),  # scrubbed by ``clean``
         }
         if cls is RateLimitError:
             return RateLimitError(
@@ -275,12 +275,13 @@ class Interpreter:
         box = await asyncio.to_thread(self._big_data, call, status, headers, raw, model, many)
         return box.pop()
 
-    @staticmethod
-    def _capture(call: Call, status: int, headers: Mapping[str, str], attempts: int,
+    def _capture(self, call: Call, status: int, headers: Mapping[str, str], attempts: int,
                  elapsed: float) -> None:
-        """Fill the ``with_raw_response`` capture of this call, if one is open."""
+        """Fill the ``with_raw_response`` capture of this call, if one is open (its
+        headers scrubbed: ``shown_headers``)."""
         if (capture := RAW_CAPTURE.get()) is not None:
-            capture.status, capture.headers, capture.url = status, headers, call.shown_url
+            capture.status, capture.url = status, call.shown_url
+            capture.headers = shown_headers(headers, self.credentials.scrub)
             capture.elapsed, capture.attempts = elapsed, attempts
 
     def _big_data(self, call: Call, status: int, headers: Mapping[str, str], raw: bytes,

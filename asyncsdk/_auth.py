@@ -14,30 +14,35 @@ Secrets stay out of sight in three ways:
   with its local variables (Sentry, rich, loguru) shows no credential.
 * ``Credentials.scrub`` replaces a credential in any text, in every form it can come
   back in: raw, percent-encoded (either case, twice, ``+`` for a space), form-encoded,
-  JSON-escaped (``\\u00f6``, ``\\/``), Python-escaped (``\\xf6``) and HTML character
-  references. It replaces a credential only where it stands as a whole token (not
-  inside a longer word), so a one-letter user name never garbles a message.
+  JSON-escaped (``\\u00f6``, ``\\/``), Python-escaped (``\\xf6``, ``\\+``) and HTML
+  character references, as a whole token only (see ``_pattern``). Scrubbed: the key,
+  the user name, the key in base64 (standard and URL-safe, padded or not) and a base
+  URL's password with its ``Authorization: Basic`` value (``Credentials.with_urls``).
+  Not recognised (no service is known to echo them): HTML *named* entities, Unicode
+  normalisation (NFD), case changes, quoted-printable, mojibake.
 * ``Credentials.clean`` is applied to every ``SDKError`` leaving the transport
-  (``clean_errors``): its texts are scrubbed once more and the local variables of the
-  library's frames it passed through are cleared (the frames themselves stay, so the
-  traceback still shows where it came from).
+  (``_wire.clean_errors``): its texts are scrubbed once more and the local variables of
+  the library's frames it passed through are cleared (the frames themselves stay, so
+  the traceback still shows where it came from); an exception re-raised as it is (a
+  cancellation from outside) gets the second half (``_wire.forget_frames``).
 """
 
 from __future__ import annotations
 
+import base64
 import enum
 import functools
 import math
 import re
 import traceback
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, Concatenate, Final, ParamSpec, Protocol, TypeVar
-from urllib.parse import quote_plus, urlencode
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final
+from urllib.parse import quote_plus, unquote, urlencode, urlsplit
 
 import attrs
 
 from . import _constants as C
-from ._errors import ConfigurationError, SDKError
+from ._errors import ConfigurationError
 
 __all__ = [
     "REDACTED",
@@ -48,7 +53,6 @@ __all__ = [
     "Placement",
     "Secret",
     "SecretValue",
-    "clean_errors",
     "encode_query",
     "place_credentials",
     "redact_url",
@@ -249,6 +253,8 @@ def _char_pattern(char: str) -> str:
         f"&#[xX]0*{_hex(code, 1)};",
         *(re.escape(e) for e in _SHORT_ESCAPES.get(char, ())),
     ]
+    if code < 0x80 and not char.isalnum():  # escaped with a backslash (``\\+``, ``\\=``)
+        forms.append(re.escape("\\" + char))
     if code < 0x100:
         forms.append(r"\\x" + _hex(code, 2))
     if code < 0x10000:
@@ -266,21 +272,35 @@ def _char_pattern(char: str) -> str:
 
 #: A match must not continue a word: not preceded by a word character (unless that
 #: character ends an escape such as ``%20`` or ``\n``) nor followed by one.
-_BEFORE = (r"(?:(?<!\w)|(?<=%[0-9A-Fa-f]{2})|(?<=\\[nrtbf])|(?<=\\u[0-9A-Fa-f]{4})"
-           r"|(?<=\\x[0-9A-Fa-f]{2}))")
+_ESCAPE_BEFORE = (r"(?<=%[0-9A-Fa-f]{2})|(?<=\\[nrtbf])|(?<=\\u[0-9A-Fa-f]{4})"
+                  r"|(?<=\\x[0-9A-Fa-f]{2})")
+_BEFORE = r"(?:(?<!\w)|" + _ESCAPE_BEFORE + ")"
 _AFTER = r"(?!\w)"
+#: For a credential of up to ``_JOINED_MAX`` characters an apostrophe or hyphen between
+#: two word characters joins a word too: "t" of "can't", "s" of "user's", "o" of
+#: "o-ring" stay (redacting would garble); ``{'username': 'o'}`` is still redacted. A
+#: longer one is redacted there all the same ("jsmith's": a leak costs more).
+_BEFORE_JOINED = r"(?:(?<!\w)(?:(?<!\w['\-])|(?!\w))|" + _ESCAPE_BEFORE + ")"
+_AFTER_JOINED = r"(?!\w)(?:(?<!\w)|(?!['\-]\w))"
+_JOINED_MAX = 3
 
 
 @functools.lru_cache(maxsize=32)
 def _pattern(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
-    # Longest first: a credential that contains the other is replaced whole.
-    alternatives = [
-        "".join(_char_pattern(c) for c in secret)
-        for secret in sorted(set(secrets), key=len, reverse=True) if secret
-    ]
-    if not alternatives:
-        return None
-    return re.compile(_BEFORE + "(?:" + "|".join(alternatives) + ")" + _AFTER)
+    """Every form of every one of ``secrets`` as a whole token, longest first (one that
+    contains another is replaced whole); a short one by the joined-word rule."""
+    ordered = sorted({s for s in secrets if s}, key=len, reverse=True)
+    groups = [before + "(?:" + "|".join(alternatives) + ")" + after
+              for before, after, alternatives in (
+                  (_BEFORE, _AFTER, [_forms(s) for s in ordered if len(s) > _JOINED_MAX]),
+                  (_BEFORE_JOINED, _AFTER_JOINED,
+                   [_forms(s) for s in ordered if len(s) <= _JOINED_MAX]))
+              if alternatives]
+    return re.compile("|".join(groups)) if groups else None
+
+
+def _forms(secret: str) -> str:
+    return "".join(_char_pattern(c) for c in secret)
 
 
 def _margin(secrets: tuple[str, ...]) -> int:
@@ -298,20 +318,56 @@ def scrub(text: str, secrets: Iterable[str | None]) -> str:
 # --- the credentials --------------------------------------------------------------------
 @attrs.frozen(slots=True)
 class Credentials:
-    """The secrets of the account. Never shown in a repr."""
+    """The secrets of the account. Never shown in a repr.
+
+    ``url_logins``: ``(user, password)`` of each base URL with a password
+    (``with_urls``), which aiohttp sends as ``Authorization: Basic`` (a service may echo
+    it): the password and that header's value are scrubbed too."""
 
     api_key: str | None = attrs.field(repr=False)
     username: str | None = attrs.field(repr=False)
+    url_logins: tuple[tuple[str, str], ...] = attrs.field(default=(), repr=False,
+                                                          kw_only=True)
     #: Each configured credential by its argument name, wrapped once (the request path
     #: reuses them).
     values: Mapping[str, SecretValue] = attrs.field(init=False, repr=False, eq=False)
     #: ``query_part`` per area (by its ``argument``: a str hashes faster than an Enum).
     _query_parts: dict[str, SecretValue] = attrs.field(
         init=False, repr=False, eq=False, factory=dict)
+    #: Every text ``scrub`` replaces, worked out once: the key and user name, the key in
+    #: base64 (a service may quote a token it decoded), each base-URL password (as in
+    #: the URL and decoded) and its login's ``Authorization: Basic`` value.
+    _secrets: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
 
     @values.default
     def _wrap(self) -> Mapping[str, SecretValue]:
         return {s.argument: SecretValue(v) for s in Secret if (v := self.get(s))}
+
+    @_secrets.default
+    def _texts_to_scrub(self) -> tuple[str, ...]:
+        texts = [s for s in (self.api_key, self.username) if s]
+        texts += _base64_forms(self.api_key.encode()) if self.api_key else []
+        for user, password in self.url_logins:
+            login = f"{unquote(user)}:{unquote(password)}"
+            texts += [password, unquote(password)]
+            for codec in ("latin-1", "utf-8"):  # aiohttp's ``BasicAuth``: latin-1
+                texts += _base64_forms(login.encode(codec, "replace"))
+        return tuple(dict.fromkeys(t for t in texts if t))
+
+    def with_urls(self, urls: Iterable[str | None]) -> Credentials:
+        """These credentials, also scrubbing the password of each of ``urls`` that has a
+        ``user:password@`` part (``url_logins``); ``self`` when none has one."""
+        logins = [*self.url_logins]
+        for url in urls:
+            try:
+                parts = urlsplit(url) if url and "@" in url else None
+                if parts is not None and parts.password:
+                    logins.append((parts.username or "", parts.password))
+            except ValueError:  # not a URL: it cannot be sent either
+                continue
+        if len(logins) == len(self.url_logins):
+            return self
+        return attrs.evolve(self, url_logins=tuple(dict.fromkeys(logins)))
 
     def get(self, secret: Secret) -> str | None:
         """The value of ``secret`` (None when not configured)."""
@@ -347,10 +403,6 @@ class Credentials:
             self._query_parts[area.argument] = part
         return part
 
-    @property
-    def _secrets(self) -> tuple[str, ...]:
-        return tuple(s for s in (self.api_key, self.username) if s)
-
     def scrub(self, text: str) -> str:
         """``text`` with every credential, in any encoding, replaced by ``REDACTED``
         where it stands as a whole token (see ``scrub``)."""
@@ -375,15 +427,22 @@ class Credentials:
         return pattern.sub(REDACTED, text[:cut])
 
     def clean(self, exc: BaseException) -> None:
-        """Scrub the texts of ``exc`` (message, args, ``error_text``, ``body``, ``url``)
-        and clear the local variables of the frames it has passed through (which may
-        hold bodies and URLs): the safety net at the transport's edge."""
+        """Scrub the texts of ``exc`` (message, args, ``error_text``, ``body``, ``url``,
+        ``request_id``) and clear the local variables of the frames it has passed
+        through (which may hold bodies and URLs): the safety net at the transport's
+        edge."""
         exc.args = tuple(self.scrub(a) if isinstance(a, str) else a for a in exc.args)
-        for name in ("message", "error_text", "body", "url"):
+        for name in ("message", "error_text", "body", "url", "request_id"):
             value = getattr(exc, name, None)
             if isinstance(value, str):
                 setattr(exc, name, self.scrub(value))
         traceback.clear_frames(exc.__traceback__)  # frames still running are skipped
+
+
+def _base64_forms(raw: bytes) -> list[str]:
+    """``raw`` in base64, standard and URL-safe, with and without ``=`` padding."""
+    forms = [base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()]
+    return [*forms, *(f.rstrip("=") for f in forms)]
 
 
 def place_credentials(
@@ -431,31 +490,3 @@ _USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^/?#@:]*):[^/?#]*@")
 
 def _redact_userinfo(url: str) -> str:
     return _USERINFO.sub(rf"\1:{REDACTED}@", url, count=1)
-
-
-# --- the transport's edge -----------------------------------------------------------------
-class _HasCredentials(Protocol):
-    credentials: Credentials
-
-
-P = ParamSpec("P")
-T = TypeVar("T")
-S = TypeVar("S", bound=_HasCredentials)
-
-
-def clean_errors(
-    method: Callable[Concatenate[S, P], Awaitable[T]],
-) -> Callable[Concatenate[S, P], Awaitable[T]]:
-    """Decorate a coroutine method of an object with ``credentials``: an ``SDKError``
-    leaving it goes through ``Credentials.clean``. The wrapper's own locals are its
-    arguments (no credential reaches a transport method as an argument)."""
-
-    @functools.wraps(method)
-    async def wrapper(self: S, /, *args: P.args, **kwargs: P.kwargs) -> T:
-        try:
-            return await method(self, *args, **kwargs)
-        except SDKError as exc:
-            self.credentials.clean(exc)
-            raise
-
-    return wrapper

@@ -13,6 +13,7 @@ from contextvars import ContextVar
 from typing import Any, Generic, TypeVar
 
 import attrs
+from multidict import CIMultiDict, CIMultiDictProxy
 
 from ._errors import UsageError
 
@@ -34,6 +35,21 @@ class RawCapture:
 
 #: The capture of the call being wrapped by ``with_raw_response``, if any.
 RAW_CAPTURE: ContextVar[RawCapture | None] = ContextVar("asyncsdk_raw_capture", default=None)
+
+
+def shown_headers(headers: Mapping[str, str],
+                  scrub: Callable[[str], str]) -> Mapping[str, str]:
+    """``headers`` as ``RawResponse.headers`` shows them: each value scrubbed (a service
+    may echo the request in a header: ``X-Request-Id``, ``X-Echo``).
+
+    The values are scrubbed once, joined: ``headers`` themselves (aiohttp's) are kept
+    unless that finds a credential; then a copy with each value scrubbed (read-only and
+    case-insensitive, as aiohttp's own). Only the ``with_raw_response`` path pays this.
+    """
+    values = "\n".join(headers.values())
+    if scrub(values) == values:
+        return headers
+    return CIMultiDictProxy(CIMultiDict((k, scrub(v)) for k, v in headers.items()))
 
 
 @attrs.frozen

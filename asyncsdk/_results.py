@@ -35,6 +35,7 @@ from ._checks import is_http_url
 from ._errors import APIConnectionError, ResponseDecodeError, SDKError, UsageError
 from ._stream import JsonMemberReader, StreamDecodeError, Utf8Decoder
 from ._transport import Area, Operation, Transport
+from ._wire import forget_frames
 
 __all__ = ["DOWNLOAD", "Answer", "ResultText", "csv_text", "decode_error"]
 
@@ -212,7 +213,18 @@ async def csv_text(transport: Transport, job_id: int,
                    request_timeout: float | None) -> AsyncGenerator[str, None]:
     """The result CSV of job ``job_id`` as decoded text pieces, whichever shape it came
     in: the job's answer, then the hosted result file it may point to (fetched without
-    credentials)."""
+    credentials).
+
+    The outermost frame of the stream's own: the hosted URL is the service's text and
+    may carry a credential (``?api=...``), and so do this frame's ``hosted`` and
+    ``chunk`` and the frames of ``Transport.stream`` below (``absolute_url``). Whatever
+    leaves here has them dropped: an ``SDKError`` goes through ``Credentials.clean``
+    (the frames it passed, finished now, cleared), any other through
+    ``forget_frames``, and this frame's own locals are reset. A failure of the stream
+    that is not the library's is raised as an SDK error outside the ``except`` (it
+    chains nothing).
+    """
+    failure: SDKError | None = None
     try:
         hosted: str | None = None
         while True:
@@ -239,10 +251,21 @@ async def csv_text(transport: Transport, job_id: int,
             hosted = result.hosted_url
             if hosted is None:
                 return
-    except _FOREIGN as exc:  # the stream's own failure (the client closed under it)
+    except GeneratorExit:  # closed early by the consumer: nothing shown
+        raise
+    except BaseException as exc:
+        hosted = None
+        chunk = b""
+        text = ""
         if isinstance(exc, SDKError):
+            transport.credentials.clean(exc)
             raise
-        raise _sdk_error(exc) from None
+        forget_frames(exc)
+        if not isinstance(exc, _FOREIGN):  # a cancellation, a bug: as it is
+            raise
+        failure = _sdk_error(exc)  # the stream's own failure (the client closed under it)
+    if failure is not None:
+        raise failure
 
 
 def decode_error(transport: Transport, exc: StreamDecodeError) -> ResponseDecodeError:

@@ -209,12 +209,18 @@ async def email_rows(
 ) -> AsyncGenerator[EmailRow, None]:
     """The ``EmailRow``s of the CSV text arriving in ``pieces`` (``ValidationJob.rows``
     returns this generator itself: a layer per row would cost as much as the row).
-    Closing it closes ``pieces``; an unreadable text raises ``decode_failed(error)``."""
+    Closing it closes ``pieces``; an unreadable text raises ``decode_failed(error)``.
+
+    That error is raised outside the ``except`` so that it chains nothing: the
+    ``StreamDecodeError`` quotes the records unscrubbed (a header may echo a
+    credential) and its frames hold them; the records read leave this frame's locals
+    first (``decode_failed`` scrubs its own text)."""
     builder = EmailRows()
     verdicts, roles = _VERDICT_MEMO.seen, _ROLE_MEMO.seen  # each distinct text read once
     verdict_of, role_of = _VERDICT_MEMO.miss, _ROLE_MEMO.miss
     filler, final = _FILLER, EmailRow
     row: Any
+    failed: Exception | None = None
     try:
         async with aclosing(_record_batches(pieces)) as batches:
             async for batch in batches:
@@ -245,7 +251,11 @@ async def email_rows(
                     yield row
         builder.finish()
     except StreamDecodeError as exc:
-        raise decode_failed(exc) from None
+        batch = records = []
+        record = []
+        failed = decode_failed(exc)
+    if failed is not None:
+        raise failed
 
 
 async def _record_batches(

@@ -30,7 +30,11 @@ Everything else happens here, once:
 * **Secrets** never leave this module in clear: URLs are redacted before anything stores
   them, aiohttp's exceptions (which hold the full URL) are described, not chained, and
   every ``SDKError`` leaving ``request``/``stream`` goes through ``Credentials.clean``
-  (``clean_errors``; inline on the hot path, where a wrapper coroutine would cost).
+  (``clean_errors``; inline on the hot path, where a wrapper coroutine would cost). An
+  exception re-raised as it is (a cancellation from outside: the ``__context__`` of a
+  caller's ``TimeoutError``) loses the locals of the finished frames below
+  (``forget_frames``: aiohttp's hold the full URL and the form) and ``_exchange`` its
+  answer, only in ``except`` branches. The DEBUG line is scrubbed (a hosted URL).
 * **Cancellation** is never caught, except the one ``Client.close()`` causes: that call
   ends with ``APIConnectionError`` (see ``_session``).
 """
@@ -57,7 +61,7 @@ from ._answer import Interpreter
 from ._answer import Operation as Operation
 from ._answer import StreamedResponse as StreamedResponse
 from ._auth import Area as Area
-from ._auth import Credentials, SecretValue, clean_errors, encode_query, place_credentials, reveal
+from ._auth import Credentials, SecretValue, encode_query, place_credentials, reveal
 from ._checks import check_seconds
 from ._errors import (
     APIConnectionError,
@@ -69,7 +73,14 @@ from ._errors import (
 from ._retry import backoff_delay, parse_retry_after
 from ._session import SessionOwner
 from ._url import wire_url
-from ._wire import CLOSED_IN_FLIGHT, TRANSPORT_ERRORS, Failure, describe_exception
+from ._wire import (
+    CLOSED_IN_FLIGHT,
+    TRANSPORT_ERRORS,
+    Failure,
+    clean_errors,
+    describe_exception,
+    forget_frames,
+)
 
 __all__ = ["Area", "BaseUrls", "Call", "Operation", "Shape", "StreamedResponse", "TimeLimits",
            "Transport"]
@@ -198,6 +209,7 @@ class Transport(Interpreter):
     def __init__(self, *, credentials: Credentials, base_urls: Mapping[Area, str | None],
                  sessions: SessionOwner, timeout: float, max_retries: int,
                  attempt_timeout: float | None = None) -> None:
+        credentials = credentials.with_urls(base_urls.values())  # their passwords too
         super().__init__(credentials)
         self.urls = BaseUrls(base_urls, credentials)
         self.sessions = sessions
@@ -304,7 +316,8 @@ class Transport(Interpreter):
         op = call.op
         wire = call.wire
         safe = op.safe_to_repeat
-        debug = logger.isEnabledFor(logging.DEBUG)  # a disabled log costs one test a call
+        # What scrubs the DEBUG lines, if on (a disabled log costs one test a call).
+        debug = self.credentials if logger.isEnabledFor(logging.DEBUG) else None
         options = owner.request_options
         # Pre-encoded, safe (aiohttp's default: follow redirects), no body: aiohttp gets
         # only URL, timeout and the options (a caller's session: User-Agent, middlewares).
@@ -361,7 +374,7 @@ class Transport(Interpreter):
                 if response is not None:
                     status = response.status
                     if debug:
-                        _log(call, status, clock() - started, retry)
+                        _log(call, status, clock() - started, retry, debug)
                     retryable = status in C.RETRYABLE_STATUSES and (safe or status == 429)
                     if not retryable or retry >= self.max_retries:
                         if streaming:
@@ -395,7 +408,7 @@ class Transport(Interpreter):
                         sent_maybe = True
                 if failure is not None:
                     if response is None and debug:  # an answer that broke off is logged
-                        _log(call, failure.message, clock() - started, retry)
+                        _log(call, failure.message, clock() - started, retry, debug)
                     sent_maybe = sent_maybe or failure.may_have_been_sent
                     last_failure = attrs.evolve(failure, may_have_been_sent=sent_maybe)
                     last_response = None
@@ -417,23 +430,25 @@ class Transport(Interpreter):
                 raise self.refused(call, *last_response)
             assert last_failure is not None
             raise self.connection_error(call, last_failure)
-        except SDKError as exc:
-            # ``clean_errors`` inline (no wrapper coroutine on the hot path); ``clean``
-            # skips this running frame, so the answer (its repr has the full URL) and
-            # the body are dropped by hand, here and below.
+        except BaseException as exc:
+            # ``clean_errors`` inline (no wrapper coroutine on the hot path): ``clean``
+            # skips this running frame, so the answer (its repr has the full URL), the
+            # body and the wire parts (a base URL's password) are dropped by hand. Any
+            # other exception (a cancellation from outside: the ``__context__`` of the
+            # caller's ``TimeoutError``) is raised as it is, without the locals below.
             response = last_response = None
             raw = b""
-            self.credentials.clean(exc)
-            raise
-        except asyncio.CancelledError:
-            if not owner.was_closed_under(task):
+            wire = None
+            if isinstance(exc, SDKError):
+                self.credentials.clean(exc)
+                raise
+            if not isinstance(exc, asyncio.CancelledError) or not owner.was_closed_under(task):
+                forget_frames(exc)
                 raise
         finally:
             owner.leave(task)
         # Only a cancellation by ``close()`` gets here; raised outside the ``except``, it
         # chains nothing (the cancelled frames hold the full URL).
-        response = last_response = None
-        raw = b""
         raise self.connection_error(call, CLOSED_IN_FLIGHT)
 
 
@@ -463,7 +478,9 @@ def build_call(shape: Shape, params: Mapping[str, Any] | None,
     return Call(op, url, query), body
 
 
-def _log(call: Call, outcome: int | str, elapsed: float, retry: int) -> None:
-    """The DEBUG line of one attempt (the caller checked that DEBUG is on)."""
-    logger.debug("%s %s -> %s in %.1f ms (attempt %d)", call.op.method, call.shown_url,
-                 outcome, elapsed * 1000.0, retry + 1)
+def _log(call: Call, outcome: int | str, elapsed: float, retry: int,
+         credentials: Credentials) -> None:
+    """The DEBUG line of one attempt (the caller checked that DEBUG is on); the URL
+    scrubbed too: a hosted result's URL is the service's text (it may carry one)."""
+    logger.debug("%s %s -> %s in %.1f ms (attempt %d)", call.op.method,
+                 credentials.scrub(call.shown_url), outcome, elapsed * 1000.0, retry + 1)

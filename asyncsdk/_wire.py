@@ -1,16 +1,22 @@
 """What can go wrong on the wire, described without secrets: aiohttp's and the OS's
-exceptions turned into a ``Failure`` (never chained: they hold the full URL), and the
-service's message found in an error body."""
+exceptions turned into a ``Failure`` (never chained: they hold the full URL), the
+service's message found in an error body, and the transport's edge: ``clean_errors``
+(an ``SDKError`` through ``Credentials.clean``) and ``forget_frames`` (an exception
+re-raised as it is loses the locals of the finished frames below)."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
-from collections.abc import Callable
+import traceback
+from collections.abc import Awaitable, Callable
+from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
 import aiohttp
 import attrs
 
+from ._errors import SDKError
 from ._session import DroppedConnection
 
 #: Exceptions of one attempt that mean "no usable answer", not a bug.
@@ -107,3 +113,52 @@ def message_from_body(raw: bytes) -> str | None:
     if isinstance(data, str) and data:
         return data
     return None
+
+
+# --- the transport's edge -----------------------------------------------------------------
+def forget_frames(exc: BaseException) -> None:
+    """Clear the local variables of the frames ``exc`` has passed through below the
+    frame handling it (finished frames: aiohttp's hold the full URL, the form and the
+    answer; a frame still running is skipped). For an exception re-raised as it is (a
+    cancellation, a bug), whose texts are not the library's to scrub; cheap, and only
+    ever called on the way out of an ``except``."""
+    tb = exc.__traceback__
+    if tb is not None and tb.tb_next is not None:
+        traceback.clear_frames(tb.tb_next)
+
+
+class _Cleans(Protocol):
+    def clean(self, exc: BaseException) -> None: ...
+
+
+class _HasCredentials(Protocol):
+    @property
+    def credentials(self) -> _Cleans: ...  # ``_auth.Credentials`` (_wire imports no _auth)
+
+
+P = ParamSpec("P")
+T = TypeVar("T")
+S = TypeVar("S", bound=_HasCredentials)
+
+
+def clean_errors(
+    method: Callable[Concatenate[S, P], Awaitable[T]],
+) -> Callable[Concatenate[S, P], Awaitable[T]]:
+    """Decorate a coroutine method of an object with ``credentials``: an ``SDKError``
+    leaving it goes through ``Credentials.clean``, any other exception through
+    ``forget_frames``. The wrapper's own locals are its arguments (no credential reaches
+    a transport method as an argument; a hosted result's URL, which may carry one, is
+    cleared by its caller, ``_results.csv_text``)."""
+
+    @functools.wraps(method)
+    async def wrapper(self: S, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return await method(self, *args, **kwargs)
+        except SDKError as exc:
+            self.credentials.clean(exc)
+            raise
+        except BaseException as exc:
+            forget_frames(exc)
+            raise
+
+    return wrapper

@@ -25,6 +25,7 @@ from ._errors import (
     JobFailedError,
     JobTimeoutError,
     RateLimitError,
+    ResponseDecodeError,
     ServerError,
 )
 from ._results import csv_text, decode_error
@@ -266,6 +267,7 @@ class ValidationJob:
         reader = CsvRecordReader()
         builder = EmailRows()
         count = 0
+        failure: ResponseDecodeError | None = None
         try:
             with open(temp, "xb") as handle:  # noqa: ASYNC230 - see the docstring
                 pieces_of = csv_text(self._transport, self.job_id, request_timeout)
@@ -282,9 +284,14 @@ class ValidationJob:
         except BaseException as exc:
             with suppress(OSError):
                 os.unlink(temp)
-            if isinstance(exc, StreamDecodeError):
-                raise decode_error(self._transport, exc) from None
-            raise
+            text = ""  # a piece of the CSV (its header may echo a credential)
+            if not isinstance(exc, StreamDecodeError):
+                raise
+            # Built here, raised below: outside the ``except`` it chains nothing (the
+            # StreamDecodeError quotes the CSV unscrubbed, and its frames hold records).
+            failure = decode_error(self._transport, exc)
+        if failure is not None:
+            raise failure
         return count
 
 

@@ -47,8 +47,25 @@ def _word(char: str) -> bool:
     return char.isalnum() or char == "_"
 
 
+#: A credential of at most this many characters is part of a word where an apostrophe
+#: or hyphen joins it to a word character ("t" in "can't", "o" in "o-ring"): the
+#: scrubber leaves it there (it would garble the message), so it is no leak.
+JOINED_MAX = 3
+
+
+def _joined(text: str, start: int, end: int) -> bool:
+    """True when ``text[start:end]`` is joined to a word by an apostrophe or hyphen."""
+    before = text[start - 2: start] if start >= 2 else ""
+    after = text[end: end + 2]
+    return ((len(before) == 2 and before[1] in "'-" and _word(before[0])
+             and _word(text[start]))
+            or (len(after) == 2 and after[0] in "'-" and _word(after[1])
+                and _word(text[end - 1])))
+
+
 def leaks(text: str, secrets: Iterable[str]) -> list[str]:
-    """Each ``encoding:secret`` found in ``text`` as a whole token (not inside a word)."""
+    """Each ``encoding:secret`` found in ``text`` as a whole token (not inside a word;
+    for a short secret, not joined to one: ``JOINED_MAX``)."""
     found = []
     for secret in secrets:
         for name, encode in ENCODINGS.items():
@@ -58,7 +75,8 @@ def leaks(text: str, secrets: Iterable[str]) -> list[str]:
                 end = start + len(form)
                 before = text[start - 1] if start else " "
                 after = text[end] if end < len(text) else " "
-                if not _word(before) and not _word(after):
+                if not _word(before) and not _word(after) and not (
+                        len(secret) <= JOINED_MAX and _joined(text, start, end)):
                     found.append(f"{name}:{form}")
                     break
                 start = text.find(form, start + 1)

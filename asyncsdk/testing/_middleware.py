@@ -27,6 +27,9 @@ def track(state: SandboxState) -> Middleware:
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         state.in_flight += 1
         state.max_in_flight = max(state.max_in_flight, state.in_flight)
+        task = asyncio.current_task()
+        if task is not None:
+            state.handlers.add(task)
         try:
             record: RecordedRequest | None = None
             if state.settings.record:
@@ -46,6 +49,8 @@ def track(state: SandboxState) -> Middleware:
             return response
         finally:
             state.in_flight -= 1
+            if task is not None:
+                state.handlers.discard(task)
 
     return middleware
 

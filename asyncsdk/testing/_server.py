@@ -157,12 +157,18 @@ class Sandbox(SandboxData):
         return self
 
     async def close(self) -> None:
-        """Stop serving and release the port; safe to call twice."""
+        """Stop serving and release the port; safe to call twice. Answers still being
+        made (a delay fault holding one whose client went away) are cancelled, so that
+        no task of the sandbox outlives it."""
         http, self.state.http = self.state.http, None
         if http is not None:
             await http.close()
         runner, self._runner = self._runner, None
         if runner is not None:
+            handlers = [t for t in self.state.handlers if not t.done()]
+            for task in handlers:
+                task.cancel()
+            await asyncio.gather(*handlers, return_exceptions=True)
             await runner.cleanup()
 
     async def __aenter__(self) -> Sandbox:

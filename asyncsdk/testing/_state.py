@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import uuid
 from collections.abc import Callable, Iterator
@@ -126,6 +127,9 @@ class SandboxState:
     """Fetches the files of jobs/create; opened by ``Sandbox.start``."""
     in_flight: int = 0
     max_in_flight: int = 0
+    #: The tasks answering requests now (``Sandbox.close`` ends those still running:
+    #: a held answer whose client went away would otherwise outlive the sandbox).
+    handlers: set[asyncio.Task[Any]] = field(default_factory=set)
     _counters: dict[str, Iterator[int]] = field(default_factory=dict)
 
     def next_id(self, kind: str) -> int:

@@ -112,3 +112,30 @@ def test_import_needs_neither_pytest_nor_pytest_asyncio() -> None:
         "import asyncsdk.testing as t; assert t.Sandbox"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+async def test_close_ends_an_answer_held_for_a_client_that_went_away() -> None:
+    """A delay fault holds an answer; its client gives up. ``close()`` cancels the held
+    handler, so no task of the sandbox outlives it (before: 'Task was destroyed but it
+    is pending' once the loop was closed, e.g. by ``threaded_sandbox``)."""
+    sb = await Sandbox().start()
+    sb.faults.delay("/api/v1/single/check", 3600.0)
+
+    async def call() -> None:
+        async with aiohttp.ClientSession() as session, session.get(
+            f"{sb.base_url}/api/v1/single/check",
+            params={"email": "a@example.com", "timeout": "5", "api": DEFAULT_API_KEY,
+                    "username": DEFAULT_USERNAME}) as response:
+            await response.read()
+
+    caller = asyncio.create_task(call())
+    while sb.state.in_flight == 0:  # the request reached its (held) handler
+        await asyncio.sleep(0)
+    held = set(sb.state.handlers)
+    assert len(held) == 1
+    caller.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await caller
+    await sb.close()
+    assert all(task.done() for task in held)
+    assert sb.state.handlers == set()
