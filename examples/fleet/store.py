@@ -8,8 +8,18 @@ Keys (``run`` and ``name`` are the producer's labels):
   included (``HINCRBY`` in the same ``MULTI`` as the ``HSETNX``, so even a SIGKILL
   cannot split them): the sum equals the inputs exactly when nothing was stored twice.
 - ``fleet:{run}:total``: how many inputs the producer enqueued.
-- ``fleet:job:{name}`` / ``:rows`` / ``:state``: a validation job's ``to_dict()``, its
-  result rows (row index -> JSON) and ``submitting`` / ``failed`` / ``done``.
+- ``fleet:{run}:meta`` hash: the input's ``digest`` (SHA-256 of its addresses) and the
+  run's ``batch_size``, recorded by the first producer run; a later run with another
+  input or another batch size under the same label is refused.
+- ``fleet:{run}:jobs`` hash: batch start -> its current arq job id (the producer
+  re-enqueues a batch whose job ended with inputs left under a new id).
+- ``fleet:{run}:lease:{start}``: held (``SET NX PX``, a token) by the one run checking
+  that batch; another run of the same batch sends nothing while it exists.
+- ``fleet:{run}:idle`` hash: batch start -> its runs that sent nothing (a fleet-wide
+  pause, or another run holding the batch): they do not count as tries.
+- ``fleet:job:{name}`` / ``:rows`` / ``:state`` / ``:error``: a validation job's
+  ``to_dict()``, its result rows (row index -> JSON), ``submitting`` / ``waiting`` /
+  ``failed`` / ``done``, and why it failed (for the producer's ``--wait``).
 - ``fleet:pause``: exists while the service asked the fleet to slow down; its TTL is the
   ``Retry-After`` the service gave. Every worker reads it before sending a check.
 """
@@ -17,7 +27,7 @@ Keys (``run`` and ``name`` are the producer's labels):
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from redis.asyncio import Redis
@@ -46,6 +56,37 @@ def total_key(run: str) -> str:
     return f"fleet:{run}:total"
 
 
+def meta_key(run: str) -> str:
+    """The hash of a run's input digest and batch size (see the module docstring)."""
+    return f"fleet:{run}:meta"
+
+
+def jobs_key(run: str) -> str:
+    """The hash of each batch's current arq job id (batch start -> job id)."""
+    return f"fleet:{run}:jobs"
+
+
+def lease_key(run: str, start: int) -> str:
+    """The key held by the run now checking batch ``start`` of ``run``."""
+    return f"fleet:{run}:lease:{start}"
+
+
+def idle_key(run: str) -> str:
+    """The hash of each batch's runs that sent nothing (not counted as tries)."""
+    return f"fleet:{run}:idle"
+
+
+class FleetInputError(RuntimeError):
+    """A batch that does not belong to its run (another input, another batch size).
+
+    Not retried: running it again would mix two inputs' outcomes or pay twice.
+    """
+
+
+class FleetJobError(RuntimeError):
+    """A file job that cannot go on without a person (see ``fleet:job:{name}:error``)."""
+
+
 def job_key(name: str) -> str:
     """A validation job's saved ``to_dict()`` (JSON)."""
     return f"fleet:job:{name}"
@@ -71,8 +112,16 @@ def encode_outcome(index: int, outcome: asyncsdk.CheckOutcome, by: int) -> str:
         "verdict": None if result is None else str(result.result),
         "role": None if result is None else result.role,
         "error": None if error is None else f"{type(error).__name__}: {error}",
+        "attempted": outcome.attempted,
         "by": by,
     })
+
+
+def encode_not_attempted(index: int, email: str, why: str, by: int) -> str:
+    """The stored JSON of an input never sent (its batch ran out of tries first)."""
+    return json.dumps({"i": index, "email": email, "ok": False, "verdict": None,
+                       "role": None, "error": f"NotAttempted: {why}", "attempted": False,
+                       "by": by})
 
 
 class OutcomeStore:
@@ -82,13 +131,55 @@ class OutcomeStore:
         self.redis = redis
         self.run = run
 
-    async def stored(self, indices: Iterable[int]) -> set[int]:
-        """Which of ``indices`` already have an outcome."""
+    async def stored(self, indices: Iterable[int]) -> dict[int, str]:
+        """Which of ``indices`` already have an outcome: index -> the stored address."""
         wanted = list(indices)
         if not wanted:
-            return set()
+            return {}
         values = await self.redis.hmget(outcomes_key(self.run), [str(i) for i in wanted])
-        return {i for i, value in zip(wanted, values, strict=True) if value is not None}
+        return {i: json.loads(value)["email"] for i, value in zip(wanted, values, strict=True)
+                if value is not None}
+
+    async def missing(self, start: int, count: int) -> int:
+        """How many of the inputs ``start``..``start + count - 1`` have no outcome."""
+        if count < 1:
+            return 0
+        values = await self.redis.hmget(outcomes_key(self.run),
+                                        [str(i) for i in range(start, start + count)])
+        return sum(value is None for value in values)
+
+    async def prepare(self, start: int, count: int) -> tuple[dict[int, str], int, int | None]:
+        """A batch run's first round trip.
+
+        Returns:
+            The stored addresses of ``start``.. (index -> address), the batch's idle
+            runs so far, and the run's batch size (None: no producer recorded one).
+        """
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hmget(outcomes_key(self.run), [str(i) for i in range(start, start + count)])
+            pipe.hget(idle_key(self.run), str(start))
+            pipe.hget(meta_key(self.run), "batch_size")
+            values, idle, size = await pipe.execute()
+        stored = {start + n: json.loads(value)["email"] for n, value in enumerate(values)
+                  if value is not None}
+        return stored, int(idle or 0), None if size is None else int(size)
+
+    async def note_idle(self, start: int) -> None:
+        """Count a run of batch ``start`` that sent nothing (it is not a try)."""
+        await self.redis.hincrby(idle_key(self.run), str(start), 1)
+
+    async def put_not_attempted(
+        self, entries: Sequence[tuple[int, str]], why: str, by: int
+    ) -> None:
+        """Store ``(index, address)`` inputs as never sent, unless one is stored (one MULTI)."""
+        if not entries:
+            return
+        async with self.redis.pipeline(transaction=True) as pipe:
+            for index, email in entries:
+                pipe.hsetnx(outcomes_key(self.run), str(index),
+                            encode_not_attempted(index, email, why, by))
+            pipe.hincrby(writes_key(self.run), str(by), len(entries))
+            await pipe.execute()
 
     async def put(
         self, index: int, outcome: asyncsdk.CheckOutcome, by: int, pace: FleetPace
@@ -113,6 +204,40 @@ class OutcomeStore:
         """Every stored outcome, by input index."""
         raw = await self.redis.hgetall(outcomes_key(self.run))
         return {int(k): json.loads(v) for k, v in raw.items()}
+
+
+#: Deletes the lease only if it still holds this run's token (another run may own it now).
+_RELEASE = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0
+"""
+
+
+class BatchLease:
+    """At most one run checks a batch at a time: ``SET NX PX`` with a token per run.
+
+    arq's own in-progress key can be deleted by a stale run of the same job (a worker
+    that froze past the key's TTL and woke up); this one is only ever deleted by its
+    holder, and it expires by itself when the holder dies.
+    """
+
+    def __init__(self, redis: Redis, run: str, start: int) -> None:
+        self.redis = redis
+        self.key = lease_key(run, start)
+
+    async def acquire(self, token: str, seconds: float) -> float:
+        """Hold the batch for ``seconds``; return 0.0, or the seconds another run holds it."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.set(self.key, token, px=max(1, int(seconds * 1000)), nx=True)
+            pipe.pttl(self.key)
+            got, ms = await pipe.execute()
+        if got:
+            return 0.0
+        return max(int(ms), 1) / 1000
+
+    async def release(self, token: str) -> None:
+        """Let the batch go, if this run still holds it."""
+        await self.redis.eval(_RELEASE, 1, self.key, token)
 
 
 class FleetPace:

@@ -185,7 +185,7 @@ async def test_a_job_is_submitted_once_and_resumed_by_another_worker(pool: ArqRe
             assert await submit_job(worker(a, pool, 1, job_try=2), "list", url) == job_id
         # Worker A is gone; worker B resumes from what A saved.
         assert json.loads(await pool.get(job_key("list")))["job_id"] == job_id
-        assert await pool.exists("arq:job:resume:list")
+        assert await pool.exists(f"arq:job:resume:list:{job_id}")
         async with sb.client() as b:
             for attempt in (1, 2):  # processing: re-queued after the poll interval
                 with pytest.raises(Retry) as retry:

@@ -1,0 +1,465 @@
+"""Regression tests of the fleet audit: each failed on the code before its fix.
+
+Like ``test_fleet_tasks.py``, tasks run in this process against a real redis-server and
+the sandbox; arq's part (its timeout, its job ids) is played by the test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from arq import Retry
+from arq.connections import ArqRedis, RedisSettings, create_pool
+from arq.jobs import Job
+from fleet_tools import until
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+import asyncsdk
+from asyncsdk.testing import Sandbox
+from examples.fleet import producer
+from examples.fleet import worker as fleet_worker
+from examples.fleet.harness import ROOT, redis_server_path, start_redis, stop
+from examples.fleet.producer import enqueue_batches, read_addresses, wait_for_run
+from examples.fleet.store import (
+    PAUSE_KEY,
+    FleetInputError,
+    FleetJobError,
+    FleetPace,
+    OutcomeStore,
+    idle_key,
+    job_key,
+    lease_key,
+)
+from examples.fleet.worker import FleetConfig, check_batch, resume_job, submit_job
+
+CHECK = "/api/v1/single/check"
+EMAILS = [f"user{i}@example.com" for i in range(30)]
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if redis_server_path() is None:
+        pytest.skip("redis-server is not installed (apt-get install redis-server; .ci/run does)")
+    proc, url = start_redis(tmp_path_factory.mktemp("redis"))
+    try:
+        yield url
+    finally:
+        stop(proc)
+
+
+@pytest.fixture
+async def pool(redis_url: str) -> AsyncIterator[ArqRedis]:
+    pool = await create_pool(RedisSettings.from_dsn(redis_url))
+    await pool.flushdb()
+    try:
+        yield pool
+    finally:
+        await pool.aclose()
+
+
+def worker(client: asyncsdk.Client, pool: ArqRedis, pid: int, *, job_try: int = 1,
+           **config: Any) -> dict[str, Any]:
+    """What arq gives a task on a worker whose on_startup made ``client``."""
+    return {"client": client, "redis": pool, "config": FleetConfig(**config), "pid": pid,
+            "job_try": job_try}
+
+
+def checks(sb: Sandbox) -> list[str]:
+    return [r.query["email"] for r in sb.requests if r.path == CHECK]
+
+
+def fail_on_put(monkeypatch: pytest.MonkeyPatch, after: int, action: Any) -> None:
+    """Make the ``after``+1-th ``OutcomeStore.put`` (of any run) call ``action`` first."""
+    original = OutcomeStore.put
+    calls = Counter[str]()
+
+    async def put(self: OutcomeStore, *args: Any, **kwargs: Any) -> float:
+        calls["put"] += 1
+        if calls["put"] == after + 1:
+            await action()
+        return await original(self, *args, **kwargs)
+
+    monkeypatch.setattr(OutcomeStore, "put", put)
+
+
+@pytest.fixture
+def short_margins(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Shrink the time a run keeps for its writes and arq's margin (fast tests)."""
+    monkeypatch.setattr(fleet_worker, "WRITE_SECONDS", 0.1, raising=False)
+    monkeypatch.setattr(fleet_worker, "MARGIN_SECONDS", 0.1, raising=False)
+
+
+# 1. A failure that is not an answer (Redis) is a Retry, never a failed job ------------
+
+
+async def test_a_redis_error_mid_batch_is_retried_and_the_rerun_finishes(
+    pool: ArqRedis, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def redis_drops() -> None:
+        raise RedisConnectionError("Connection reset by peer")
+
+    fail_on_put(monkeypatch, 5, redis_drops)
+    async with Sandbox() as sb, sb.client() as client:
+        with pytest.raises(Retry) as retry:
+            await check_batch(worker(client, pool, 1, concurrency=1, retry_seconds=2,
+                                     job_try=2), "r", 0, EMAILS)
+        assert retry.value.defer_score == 4000  # a backoff: doubled on the second try
+        assert await OutcomeStore(pool, "r").count() == 5
+        monkeypatch.undo()
+        await pool.delete(lease_key("r", 0))  # the failed run could not let it go
+        assert await check_batch(worker(client, pool, 1, job_try=3), "r", 0, EMAILS) == {
+            "stored": 25, "skipped": 5}
+    assert await OutcomeStore(pool, "r").count() == 30
+
+
+async def test_a_redis_stall_mid_batch_ends_the_run_with_retry_before_arqs_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, short_margins: None,
+) -> None:
+    proc, url = start_redis(tmp_path)
+    stalled = await create_pool(RedisSettings.from_dsn(url))
+
+    async def redis_stalls() -> None:
+        os.kill(proc.pid, signal.SIGSTOP)
+
+    fail_on_put(monkeypatch, 5, redis_stalls)
+    config = dict(concurrency=1, slice_seconds=0.2, request_timeout=0.3)
+    try:
+        async with Sandbox() as sb, sb.client() as client:
+            ctx = worker(client, stalled, 1, **config)
+            # arq's part: its timeout, after which it would finish the job as failed.
+            with pytest.raises(Retry):
+                await asyncio.wait_for(check_batch(ctx, "r", 0, EMAILS),
+                                       ctx["config"].batch_timeout)
+            os.kill(proc.pid, signal.SIGCONT)
+            monkeypatch.undo()
+            await stalled.delete(lease_key("r", 0))
+            while True:  # the re-runs (slices of 0.2 s) end the batch
+                try:
+                    await check_batch(worker(client, stalled, 1, job_try=2, **config), "r",
+                                      0, EMAILS)
+                    break
+                except Retry:
+                    pass
+        assert await OutcomeStore(stalled, "r").count() == 30
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
+        await stalled.aclose()
+        stop(proc)
+
+
+# 2. Two runs of one batch: a stale one neither fails nor ends it; nothing is lost ----
+
+
+async def test_a_worker_frozen_past_arqs_timeout_retries_instead_of_failing(
+    pool: ArqRedis, monkeypatch: pytest.MonkeyPatch, short_margins: None,
+) -> None:
+    ctx_config = dict(concurrency=2, slice_seconds=0.3, request_timeout=0.5)
+    timeout = FleetConfig(**ctx_config).batch_timeout  # type: ignore[arg-type]
+
+    async def freeze() -> None:
+        time.sleep(timeout + 0.2)  # SIGSTOP, swap, a VM pause: the whole loop stands
+
+    fail_on_put(monkeypatch, 5, freeze)
+    async with Sandbox() as sb, sb.client() as client:
+        # arq's wait_for(task, timeout) fires as the loop wakes: the run must end as Retry
+        # (arq then runs the batch again), not as arq's TimeoutError (a failed job).
+        with pytest.raises(Retry):
+            await asyncio.wait_for(
+                check_batch(worker(client, pool, 1, **ctx_config), "r", 0, EMAILS), timeout)
+    assert await OutcomeStore(pool, "r").count() < 30
+
+
+async def test_a_second_run_of_a_batch_sends_nothing_while_the_first_holds_it(
+    pool: ArqRedis,
+) -> None:
+    async with Sandbox() as sb, sb.client() as a, sb.client() as b:
+        sb.faults.delay(CHECK, 0.02, times=None)
+        store = OutcomeStore(pool, "r")
+        first = asyncio.create_task(
+            check_batch(worker(a, pool, 1, concurrency=2, slice_seconds=30), "r", 0, EMAILS))
+
+        async def started() -> bool:
+            return await store.count() >= 2
+
+        await until(started, timeout=10, what="the first run's outcomes")
+        # arq's in-progress key was lost (a stale run of the job deleted it): another
+        # worker starts the same batch while the first is still at it.
+        with pytest.raises(Retry) as retry:
+            await check_batch(worker(b, pool, 2), "r", 0, EMAILS)
+        assert retry.value.defer_score and retry.value.defer_score > 0
+        assert await first == {"stored": 30, "skipped": 0}
+    assert sorted(checks(sb)) == sorted(EMAILS)  # each address sent once
+    assert await pool.hget(idle_key("r"), "0") == b"1"  # not counted as a try
+    assert not await pool.exists(lease_key("r", 0))  # let go at the end
+
+
+async def test_the_producer_enqueues_again_a_batch_whose_job_ended_with_inputs_left(
+    pool: ArqRedis,
+) -> None:
+    emails = EMAILS[:10]
+    assert await enqueue_batches(pool, emails, "r", 5) == 2
+    async with Sandbox() as sb, sb.client() as client:
+        await check_batch(worker(client, pool, 1), "r", 5, emails[5:])
+        # arq finished check:r:0 as failed (a stale run, max tries): its result is kept,
+        # which blocks the id, and three inputs have no outcome.
+        await check_batch(worker(client, pool, 1), "r", 0, emails[:2])
+        await pool.delete("arq:job:check:r:0")
+        await pool.zrem("arq:queue", "check:r:0")
+        await pool.set("arq:result:check:r:0", b"failed")
+        assert await enqueue_batches(pool, emails, "r", 5) == 1
+        info = await Job("check:r:0:1", pool).info()
+        assert info is not None and info.args == ("r", 0, emails[:5])
+        assert await enqueue_batches(pool, emails, "r", 5) == 0  # queued: not again
+
+        # --wait does it by itself once progress stops.
+        await pool.delete("arq:job:check:r:0:1")
+        await pool.zrem("arq:queue", "check:r:0:1")
+        await pool.set("arq:result:check:r:0:1", b"failed")
+        waiting = asyncio.create_task(wait_for_run(
+            pool, "r", poll=0.01, requeue=lambda: iter(emails), batch_size=5,
+            requeue_after=0))
+
+        async def enqueued() -> bool:
+            return bool(await pool.exists("arq:job:check:r:0:2"))
+
+        await until(enqueued, timeout=10, what="the batch enqueued again")
+        info = await Job("check:r:0:2", pool).info()
+        assert info is not None
+        await check_batch(worker(client, pool, 2), *info.args)
+        assert await asyncio.wait_for(waiting, 10) == 10
+    assert sorted(checks(sb)) == sorted(emails)
+
+
+# 3. The last try stores an outcome for every input; a pause is not a try -----------
+
+
+async def test_the_last_try_stores_what_its_slice_left_as_not_attempted(
+    pool: ArqRedis,
+) -> None:
+    async with Sandbox() as sb, sb.client() as client:
+        sb.faults.delay(CHECK, 0.3, times=2)  # the first two answers outlast the slice
+        result = await check_batch(
+            worker(client, pool, 1, job_try=3, max_tries=3, concurrency=2,
+                   slice_seconds=0.2), "r", 0, EMAILS)
+    assert result == {"stored": 30, "skipped": 0}
+    stored = await OutcomeStore(pool, "r").all()
+    assert sorted(stored) == list(range(30))
+    sent = set(checks(sb))
+    assert len(sent) == 2
+    for i, email in enumerate(EMAILS):
+        assert stored[i]["email"] == email
+        assert stored[i]["attempted"] is (email in sent)
+        if email not in sent:
+            assert stored[i]["error"].startswith("NotAttempted: ") and not stored[i]["ok"]
+
+
+async def test_a_long_pause_on_the_last_try_is_not_a_try(pool: ArqRedis) -> None:
+    async with Sandbox() as sb, sb.client() as client:
+        await FleetPace(pool).pause(120)  # the service said Retry-After: 120
+        with pytest.raises(Retry) as retry:
+            await check_batch(worker(client, pool, 1, job_try=50, max_tries=50), "r", 0,
+                              EMAILS[:2])
+        assert retry.value.defer_score and retry.value.defer_score > 119_000
+        assert await pool.hget(idle_key("r"), "0") == b"1"
+        # arq's next run is its 51st; one waited, so it is the 50th try: still the last.
+        await pool.delete(PAUSE_KEY)
+        assert await check_batch(worker(client, pool, 1, job_try=51, max_tries=50), "r", 0,
+                                 EMAILS[:2]) == {"stored": 2, "skipped": 0}
+        assert sorted(checks(sb)) == EMAILS[:2]
+        # At arq's own limit a pause no longer defers: every input gets its outcome.
+        await FleetPace(pool).pause(120)
+        config = FleetConfig(max_tries=50)
+        await check_batch(worker(client, pool, 1, job_try=config.arq_max_tries,
+                                 max_tries=50), "p", 0, EMAILS[:2])
+    stored = await OutcomeStore(pool, "p").all()
+    assert [stored[i]["attempted"] for i in range(2)] == [False, False]
+    assert all("paused" in stored[i]["error"] for i in range(2))
+
+
+# 4. A run label holds one input in one batch size --------------------------------
+
+
+async def test_a_run_label_reused_for_another_input_is_refused(pool: ArqRedis) -> None:
+    monday = [f"mon{i}@example.com" for i in range(10)]
+    tuesday = [f"tue{i}@example.com" for i in range(10)]
+    async with Sandbox() as sb, sb.client() as client:
+        await check_batch(worker(client, pool, 1), "addresses", 0, monday)
+        before = len(checks(sb))
+        with pytest.raises(FleetInputError, match="another input under the same run"):
+            await check_batch(worker(client, pool, 1), "addresses", 0, tuesday)
+        assert len(checks(sb)) == before
+    stored = await OutcomeStore(pool, "addresses").all()
+    assert [stored[i]["email"] for i in range(10)] == monday
+    assert not await pool.exists(lease_key("addresses", 0))
+    # The producer says so before enqueueing anything.
+    assert await enqueue_batches(pool, [f"a{i}@example.com" for i in range(10)], "y", 5) == 2
+    with pytest.raises(FleetInputError, match="another input"):
+        await enqueue_batches(pool, [f"b{i}@example.com" for i in range(10)], "y", 5)
+    assert await pool.zcard("arq:queue") == 2
+
+
+async def test_another_batch_size_for_a_run_is_refused(pool: ArqRedis) -> None:
+    emails = [f"x{i}@example.com" for i in range(300)]
+    assert await enqueue_batches(pool, emails, "y", 100) == 3
+    with pytest.raises(FleetInputError, match="--batch-size 100"):
+        await enqueue_batches(pool, emails, "y", 150)
+    assert await pool.zcard("arq:queue") == 3
+    # A worker given an overlapping batch (enqueued by hand) refuses it too.
+    async with Sandbox() as sb, sb.client() as client:
+        with pytest.raises(FleetInputError, match="batches of 100"):
+            await check_batch(worker(client, pool, 1), "y", 150, emails[150:300])
+    assert checks(sb) == []
+
+
+# 5. A failed submit or resume ends the producer's wait ---------------------------
+
+
+async def test_a_refused_submit_ends_the_producers_wait_with_an_error(
+    pool: ArqRedis, redis_url: str, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("FLEET_REDIS_URL", redis_url)
+    async with Sandbox() as sb, sb.client() as client:
+        bad = f"{sb.base_url}/files/none.csv"  # not downloadable: the service refuses
+        waiting = asyncio.create_task(
+            producer.main(["--job", bad, "--name", "x", "--wait", "--poll", "0.01"]))
+
+        async def enqueued() -> bool:
+            return bool(await pool.exists("arq:job:submit:x"))
+
+        await until(enqueued, timeout=10, what="the submit job")
+        info = await Job("submit:x", pool).info()
+        assert info is not None
+        with pytest.raises(asyncsdk.FileNotDownloadableError):
+            await submit_job(worker(client, pool, 1), *info.args)
+        assert await asyncio.wait_for(waiting, 10) == 1
+    assert await pool.get(job_key("x") + ":state") == b"failed"
+    assert "refused" in capsys.readouterr().err
+
+
+async def test_a_submit_that_may_have_been_paid_records_why(pool: ArqRedis) -> None:
+    async with Sandbox() as sb, sb.client() as client:
+        url = sb.host_file("ann@example.com\n")
+        await pool.set(job_key("list") + ":state", "submitting")  # a worker died mid-send
+        with pytest.raises(FleetJobError, match="may already have been submitted"):
+            await submit_job(worker(client, pool, 1, job_try=2), "list", url)
+    assert await pool.get(job_key("list") + ":state") == b"submitting"  # the mark stays
+    assert b"delete" in await pool.get(job_key("list") + ":error")
+
+
+async def test_a_job_still_processing_at_its_last_poll_is_failed_with_a_message(
+    pool: ArqRedis,
+) -> None:
+    async with Sandbox(job_polls=10) as sb, sb.client() as client:
+        url = sb.host_file("ann@example.com\n")
+        await submit_job(worker(client, pool, 1), "list", url)
+        assert await resume_job(worker(client, pool, 1, job_try=3, job_max_polls=3),
+                                "list") == 0
+    assert await pool.get(job_key("list") + ":state") == b"failed"
+    assert b"after 3 polls" in await pool.get(job_key("list") + ":error")
+
+
+async def test_a_resume_that_keeps_failing_is_failed_with_a_message(pool: ArqRedis) -> None:
+    async with Sandbox() as sb, sb.client() as client:
+        url = sb.host_file("ann@example.com\n")
+        await submit_job(worker(client, pool, 1), "list", url)
+        # A bug, say (no client: an AttributeError): retried, then recorded as failed.
+        with pytest.raises(Retry):  # tries remain: again later
+            await resume_job({**worker(client, pool, 1, job_max_polls=2), "client": None},
+                             "list")
+        assert await pool.get(job_key("list") + ":state") == b"waiting"
+        with pytest.raises(Retry):  # the last: arq gives up, the wait must end
+            await resume_job({**worker(client, pool, 1, job_try=2, job_max_polls=2),
+                              "client": None}, "list")
+    assert await pool.get(job_key("list") + ":state") == b"failed"
+    assert b"resuming it failed" in await pool.get(job_key("list") + ":error")
+
+
+# 6. Bad settings are refused at start ----------------------------------------------
+
+
+@pytest.mark.parametrize(("variable", "value"), [
+    ("FLEET_CONCURRENCY", "0"), ("FLEET_SLICE_SECONDS", "0"), ("FLEET_MAX_TRIES", "0"),
+    ("FLEET_MAX_JOBS", "-1"), ("FLEET_REQUEST_TIMEOUT", "nan"), ("FLEET_RETRY_SECONDS", "-1"),
+    ("FLEET_JOB_MAX_POLLS", "1.5"), ("FLEET_CONCURRENCY", "many"),
+])
+def test_bad_settings_are_refused_naming_the_variable(variable: str, value: str) -> None:
+    with pytest.raises(ValueError, match=variable):
+        FleetConfig.from_env({variable: value})
+
+
+def test_a_worker_with_a_bad_setting_does_not_start() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", "import examples.fleet.worker"], cwd=ROOT,
+        env={**os.environ, "FLEET_CONCURRENCY": "0"}, capture_output=True, text=True,
+        timeout=60)
+    assert out.returncode != 0
+    assert "FLEET_CONCURRENCY (concurrency): expected an integer >= 1, got 0" in out.stderr
+
+
+def test_good_settings_are_read() -> None:
+    config = FleetConfig.from_env({"FLEET_CONCURRENCY": "8", "FLEET_SLICE_SECONDS": "2.5",
+                                   "FLEET_RETRY_SECONDS": "0"})
+    assert (config.concurrency, config.slice_seconds, config.retry_seconds) == (8, 2.5, 0)
+
+
+# 7, 8. Input: a byte-order mark, streaming; stopping -------------------------------
+
+
+def test_the_producer_reads_a_csv_with_a_byte_order_mark(tmp_path: Path) -> None:
+    path = tmp_path / "bom.csv"
+    path.write_bytes("\ufeffemail,name\nann@example.com,Ann\nbob@example.com,Bob\n".encode())
+    assert list(read_addresses(path)) == ["ann@example.com", "bob@example.com"]
+    path.write_bytes("\ufeffemail\nann@example.com\n".encode())
+    assert list(read_addresses(path)) == ["ann@example.com"]
+    path.write_bytes("\ufeffann@example.com\nbob@example.com\n".encode())
+    assert list(read_addresses(path)) == ["ann@example.com", "bob@example.com"]
+
+
+async def test_the_producer_streams_its_input(pool: ArqRedis, tmp_path: Path) -> None:
+    path = tmp_path / "a.txt"
+    path.write_text("".join(f"u{i}@example.com\n" for i in range(25)))
+    reads = Counter[str]()
+
+    def stream() -> Iterator[str]:
+        reads["read"] += 1
+        yield from read_addresses(path)
+
+    assert await enqueue_batches(pool, stream, "s", 10) == 3
+    assert reads["read"] == 2  # once to record the input, once to enqueue
+    assert await pool.get("fleet:s:total") == b"25"
+    info = await Job("check:s:20", pool).info()
+    assert info is not None and info.args == ("s", 20, [f"u{i}@example.com" for i in
+                                                        range(20, 25)])
+
+
+async def test_a_stopping_worker_sends_nothing_new_and_stores_what_is_in_flight(
+    pool: ArqRedis, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    stopping = asyncio.Event()
+
+    async def sigterm() -> None:
+        stopping.set()
+
+    fail_on_put(monkeypatch, 3, sigterm)
+    async with Sandbox() as sb, sb.client() as client:
+        ctx = {**worker(client, pool, 1, concurrency=2, slice_seconds=30),
+               "stopping": stopping}
+        with pytest.raises(Retry) as retry:
+            await check_batch(ctx, "r", 0, EMAILS)
+        assert not retry.value.defer_score  # the rest goes to another worker at once
+    sent = checks(sb)
+    stored = await OutcomeStore(pool, "r").all()
+    assert 4 <= len(sent) <= 3 + 1 + 2  # those in flight when it stopped, no more
+    assert {o["email"] for o in stored.values()} == set(sent)  # all of them stored
+    assert not await pool.exists(lease_key("r", 0))
