@@ -50,6 +50,7 @@ from ._wire import (
     Failure,
     describe_exception,
     message_from_body,
+    message_from_data,
 )
 
 M = TypeVar("M")
@@ -187,7 +188,7 @@ class Interpreter:
                     call, status, headers, raw, None,
                     fallback="the service answered fail without an error text")
         if not 200 <= status < 300:
-            raise self.status_error(call, status, headers, raw)
+            raise self.status_error(call, status, headers, raw, data if parsed else NOT_READ)
         if not blank and not parsed:
             raise ResponseDecodeError(
                 f"answer is not JSON (HTTP {status}, {headers.get('Content-Type', '?')})",
@@ -208,9 +209,11 @@ class Interpreter:
         return self.credentials.preview(raw, C.ERROR_BODY_PREVIEW)
 
     def status_error(self, call: Call, status: int, headers: Mapping[str, str],
-                     raw: bytes) -> APIError:
-        """The ``APIError`` for a non-2xx answer, with the service's message if any."""
-        return self.api_error(call, status, headers, raw, message_from_body(raw))
+                     raw: bytes, data: Any = NOT_READ) -> APIError:
+        """The ``APIError`` for a non-2xx answer, with the service's message if any
+        (``data``: ``raw`` already parsed, not parsed again)."""
+        message = message_from_body(raw) if data is NOT_READ else message_from_data(data)
+        return self.api_error(call, status, headers, raw, message)
 
     def api_error(
         self,
@@ -223,10 +226,12 @@ class Interpreter:
         fallback: str | None = None,
     ) -> APIError:
         """The ``APIError`` subclass for the service's ``text`` (else the status)."""
+        if text and len(text) > C.ERROR_BODY_PREVIEW:  # a known error text is short
+            text = text[: C.ERROR_BODY_PREVIEW + 4096]  # cut again after scrubbing
         cls = error_class_for_text(text)
         if cls is APIError and not 200 <= status < 300:
             cls = error_class_for_status(status)
-        clean_text = self.credentials.scrub(text) if text else None
+        clean_text = _shown_text(self.credentials, text) if text else None
         message = clean_text or fallback or f"HTTP {status}"
         kwargs: dict[str, Any] = {
             "operation": call.op.name,
@@ -256,7 +261,7 @@ class Interpreter:
         coroutine per call on the hot path); a bigger one goes to ``finish_off_loop``."""
         status, headers = response.status, response.headers
         if RAW_CAPTURE.get() is not None:
-            self._capture(call, status, headers, attempts, elapsed)
+            _capture(self.credentials, call, status, headers, attempts, elapsed)
         data = self.interpret(call, status, headers, raw)
         if model is None or many:
             return data if model is None else self.decode_many(call.op, data, model)
@@ -271,18 +276,9 @@ class Interpreter:
         """``finish`` for an answer of ``OFFLOAD_DECODE_BYTES`` or more: parsed and
         decoded in a worker thread, so that no stretch on the event loop is long."""
         status, headers = response.status, response.headers
-        self._capture(call, status, headers, attempts, elapsed)
+        _capture(self.credentials, call, status, headers, attempts, elapsed)
         box = await asyncio.to_thread(self._big_data, call, status, headers, raw, model, many)
         return box.pop()
-
-    def _capture(self, call: Call, status: int, headers: Mapping[str, str], attempts: int,
-                 elapsed: float) -> None:
-        """Fill the ``with_raw_response`` capture of this call, if one is open (its
-        headers scrubbed: ``shown_headers``)."""
-        if (capture := RAW_CAPTURE.get()) is not None:
-            capture.status, capture.url = status, call.shown_url
-            capture.headers = shown_headers(headers, self.credentials.scrub)
-            capture.elapsed, capture.attempts = elapsed, attempts
 
     def _big_data(self, call: Call, status: int, headers: Mapping[str, str], raw: bytes,
                   model: type[Any] | None, many: bool) -> list[Any]:
@@ -340,13 +336,14 @@ class Interpreter:
             f"answer not of the expected shape: {self.credentials.scrub(why)}",
             operation=op.name, body=shown)
 
-    async def read_capped(self, call: Call, response: aiohttp.ClientResponse) -> bytes:
-        """The body, at most ``MAX_JSON_BODY_BYTES`` once decompressed."""
-        cap = C.MAX_JSON_BODY_BYTES
+    async def read_capped(self, call: Call, response: aiohttp.ClientResponse,
+                          cap: int | None = None) -> bytes:
+        """The body, at most ``cap`` (``MAX_JSON_BODY_BYTES``) bytes once decompressed."""
+        cap = C.MAX_JSON_BODY_BYTES if cap is None else cap
         length = response.content_length
         failure: Failure | None = None
         if length is not None and length > cap:
-            raise self.too_large(call, response.status, f" of {length} bytes")
+            raise self.too_large(call, response.status, f" of {length} bytes", cap)
         try:
             # Without Content-Encoding the announced length is the body's: a small body
             # is read at once. Compressed (or unannounced) bodies are counted as they
@@ -370,13 +367,13 @@ class Interpreter:
             failure = describe_exception(exc, self.credentials.scrub)
         if failure is not None:
             raise self.connection_error(call, failure)
-        raise self.too_large(call, response.status, " (decompressed)")
+        raise self.too_large(call, response.status, " (decompressed)", cap)
 
     async def read_for_retry(self, call: Call, response: aiohttp.ClientResponse) -> bytes:
         """The capped body of an answer about to be retried (empty if it cannot be
         read: the answer is reported only if no retry follows); released."""
         try:
-            return await self.read_capped(call, response)
+            return await self.read_capped(call, response, C.MAX_RETRIED_BODY_BYTES)
         except (APIConnectionError, ResponseDecodeError):
             return b""
         finally:
@@ -390,11 +387,30 @@ class Interpreter:
             response.release()
         return self.refused(call, response.status, response.headers, raw)
 
-    def too_large(self, call: Call, status: int, what: str) -> ResponseDecodeError:
-        """The ``ResponseDecodeError`` for an answer over ``MAX_JSON_BODY_BYTES``."""
+    def too_large(self, call: Call, status: int, what: str, cap: int) -> ResponseDecodeError:
+        """The ``ResponseDecodeError`` for an answer over ``cap`` bytes."""
         return ResponseDecodeError(
-            f"answer{what} refused: larger than the {C.MAX_JSON_BODY_BYTES}-byte cap",
+            f"answer{what} refused: larger than the {cap}-byte cap",
             operation=call.op.name, status_code=status, url=call.shown_url)
+
+
+def _capture(credentials: Credentials, call: Call, status: int, headers: Mapping[str, str],
+             attempts: int, elapsed: float) -> None:
+    """Fill the ``with_raw_response`` capture of this call, if one is open (its headers
+    scrubbed: ``shown_headers``)."""
+    if (capture := RAW_CAPTURE.get()) is not None:
+        capture.status, capture.url = status, call.shown_url
+        capture.headers = shown_headers(headers, credentials.scrub)
+        capture.elapsed, capture.attempts = elapsed, attempts
+
+
+def _shown_text(credentials: Credentials, text: str) -> str:
+    """The service's error ``text`` as an error shows it: scrubbed, then cut at
+    ``ERROR_BODY_PREVIEW`` characters (never inside a credential: a text of megabytes
+    would hold the loop in every scrub and ``str(exc)``); a lone surrogate (JSON
+    ``"\\ud800"``) becomes ``?``, so that the message can be printed."""
+    shown = credentials.preview(text, C.ERROR_BODY_PREVIEW)
+    return shown.encode("utf-8", "replace").decode("utf-8")
 
 
 class StreamedResponse:

@@ -36,8 +36,12 @@ DEFAULT_VALIDITY_TIMEOUT = 30
 MAX_JSON_BODY_BYTES = 64 * 1024 * 1024
 #: Read size for streamed downloads; memory of ``rows()`` is bounded by a few of these.
 STREAM_CHUNK_SIZE = 64 * 1024
-#: Characters of a response body kept on an error (``APIError.body``) for inspection.
+#: Characters of a response body kept on an error (``APIError.body``) for inspection,
+#: and of the service's error text kept as the message (``APIError.error_text``).
 ERROR_BODY_PREVIEW = 16 * 1024
+#: An answer that is about to be retried is read up to this size only (read on the event
+#: loop, and only its message is of use); a bigger one is reported by its status alone.
+MAX_RETRIED_BODY_BYTES = 1024 * 1024
 #: An answer body at least this large is parsed and decoded in a worker thread, so
 #: that no single stretch on the event loop exceeds about 20 ms (JSON plus models
 #: decode at roughly 30 MB/s: 256 KiB is under 10 ms).

@@ -11,7 +11,7 @@ import functools
 import json
 import traceback
 from collections.abc import Awaitable, Callable
-from typing import Concatenate, ParamSpec, Protocol, TypeVar
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 import aiohttp
 import attrs
@@ -97,6 +97,11 @@ def message_from_body(raw: bytes) -> str | None:
     except (ValueError, RecursionError):
         text = raw[:200].decode("utf-8", "replace").strip()
         return text if text and not text.lstrip().startswith("<") else None
+    return message_from_data(data)
+
+
+def message_from_data(data: Any) -> str | None:
+    """The service's message in an error body already parsed (``message_from_body``)."""
     if isinstance(data, dict):
         for key in ("error", "detail", "message", "errors", "non_field_errors"):
             value = data.get(key)

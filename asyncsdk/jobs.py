@@ -135,7 +135,9 @@ class ValidationJob:
             STATUS, params={"job_id": self.job_id}, timeout=request_timeout)
         raw = data.get("status") if isinstance(data, dict) else None
         if not isinstance(raw, str) or not raw.strip():
-            raise self._transport.decode_error(STATUS, data, "jobs/status gave no status")
+            error = self._transport.decode_error(STATUS, data, "jobs/status gave no status")
+            data = raw = None  # the answer (it may echo the request) stays out of tracebacks
+            raise error
         return _STATUSES.get(raw.strip().lower(), raw)
 
     async def wait(

@@ -6,7 +6,7 @@ import datetime as dt
 from collections.abc import AsyncGenerator, AsyncIterable, Iterable
 from typing import Any
 
-from .._checks import check_email, check_http_url, check_job_id, check_seconds
+from .._checks import MAX_ID, check_email, check_http_url, check_job_id, check_seconds
 from .._constants import DEFAULT_CHECK_CONCURRENCY, DEFAULT_VALIDITY_TIMEOUT
 from .._convert import parse_int
 from .._transport import Area, Operation
@@ -156,8 +156,11 @@ class Validation(Resource):
         try:
             job_id = parse_int(raw)
         except ValueError:
-            raise self._transport.decode_error(
-                CREATE_JOB, data, "jobs/create gave no job id") from None
+            job_id = -1
+        if not 0 <= job_id <= MAX_ID:  # what ``job()`` would refuse is no job id either
+            error = self._transport.decode_error(CREATE_JOB, data, "jobs/create gave no job id")
+            data = raw = None  # the answer (it may echo the request) stays out of tracebacks
+            raise error
         return ValidationJob(self._transport, job_id, file_url=url,
                              submitted_at=dt.datetime.now(dt.timezone.utc))
 
