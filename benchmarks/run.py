@@ -73,6 +73,7 @@ class Sizes:
     targets: TargetSizes
     lag_records: tuple[int, ...]
     lag_repeats: int
+    rows_repeats: int = 3
 
 
 FULL = Sizes(check_requests=3_000, check_repeats=5, many_count=20_000, many_big=200_000,
@@ -82,13 +83,13 @@ FULL = Sizes(check_requests=3_000, check_repeats=5, many_count=20_000, many_big=
                                  many_mem=(5_000, 50_000), rows=1_000_000,
                                  list_records=10_000, repeats=11, rows_repeats=5),
              lag_records=(10_000, 50_000), lag_repeats=3)
-QUICK = Sizes(check_requests=150, check_repeats=3, many_count=2_000, many_big=20_000,
-              many_repeats=3, many_big_for_baseline=False, decode_records=2_000,
-              decode_repeats=3, rows=20_000, wait_seeds=5, import_repeats=3,
-              targets=TargetSizes(check_requests=100, many_count=500, many_mem=(500, 2_000),
-                                  rows=20_000, list_records=2_000, repeats=2,
+QUICK = Sizes(check_requests=100, check_repeats=1, many_count=500, many_big=2_000,
+              many_repeats=1, many_big_for_baseline=False, decode_records=1_000,
+              decode_repeats=1, rows=5_000, wait_seeds=3, import_repeats=1,
+              targets=TargetSizes(check_requests=50, many_count=200, many_mem=(200, 1_000),
+                                  rows=5_000, list_records=1_000, repeats=1,
                                   rows_repeats=1),
-              lag_records=(2_000, 10_000), lag_repeats=1)
+              lag_records=(1_000, 5_000), lag_repeats=1, rows_repeats=1)
 
 
 def _scenarios(sizes: Sizes, url: str) -> dict[str, Callable[[], Section]]:
@@ -112,7 +113,7 @@ def _scenarios(sizes: Sizes, url: str) -> dict[str, Callable[[], Section]]:
             big_for_baseline=sizes.many_big_for_baseline),
         "decode": lambda: scen_decode.run(records=sizes.decode_records,
                                           repeats=sizes.decode_repeats),
-        "rows": lambda: scen_rows.run(rows=sizes.rows),
+        "rows": lambda: scen_rows.run(rows=sizes.rows, repeats=sizes.rows_repeats),
         "wait": lambda: scen_wait.run(url, seeds=sizes.wait_seeds),
         "import": lambda: scen_import.run(repeats=sizes.import_repeats),
         "looplag": lambda: scen_looplag.run(url, sizes=sizes.lag_records,
