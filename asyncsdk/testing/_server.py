@@ -165,11 +165,13 @@ class Sandbox(SandboxData):
             await http.close()
         runner, self._runner = self._runner, None
         if runner is not None:
+            await runner.cleanup()  # closes the connections: most handlers end with them
+            # Cancelled only now: before, a handler writing to a connection that then
+            # broke would leave its "Connection lost" unretrieved (aiohttp 3.12).
             handlers = [t for t in self.state.handlers if not t.done()]
             for task in handlers:
                 task.cancel()
             await asyncio.gather(*handlers, return_exceptions=True)
-            await runner.cleanup()
 
     async def __aenter__(self) -> Sandbox:
         return await self.start()
