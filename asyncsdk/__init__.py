@@ -225,4 +225,6 @@ _LAZY = _public_names()
 __all__ = sorted([*_LAZY, "__version__"])
 
 
-__getattr__, __dir__ = lazy_attributes(__name__, _LAZY)
+if not TYPE_CHECKING:  # hidden from type checkers: a module ``__getattr__`` would make
+    # every misspelt name (``from asyncsdk import Clinet``) an ``Any`` they accept
+    __getattr__, __dir__ = lazy_attributes(__name__, _LAZY)

@@ -268,7 +268,7 @@ class Interpreter:
         try:  # ``decode`` inline: a frame less per call on the hot path
             return decode(data, model)
         except DecodeFailure as exc:
-            raise self.decode_error(call.op, data, str(exc)) from None
+            raise self.decode_error(call.op, data, str(exc), call, response.status) from None
 
     async def finish_off_loop(self, call: Call, response: aiohttp.ClientResponse,
                               raw: bytes, attempts: int, elapsed: float,
@@ -320,10 +320,14 @@ class Interpreter:
         except DecodeFailure as exc:
             raise self.decode_error(op, data, str(exc)) from None
 
-    def decode_error(self, op: Operation, data: Any, why: str) -> ResponseDecodeError:
+    def decode_error(self, op: Operation, data: Any, why: str, call: Call | None = None,
+                     status: int | None = None) -> ResponseDecodeError:
         """The ``ResponseDecodeError`` for parsed ``data`` that is not what ``op`` expects:
         the body shown (redacted, at most ``ERROR_BODY_PREVIEW`` characters) however
-        deeply it is nested."""
+        deeply it is nested; the answer's status and URL when known (a 2xx to a create
+        says that it may have taken effect: not to be sent again blindly)."""
+        if status is not None and 200 <= status < 300 and not op.safe_to_repeat:
+            why += f"; the service accepted the request (HTTP {status}): it may have taken effect"
         preview = self.credentials.preview
         try:
             shown = preview(json.dumps(data), C.ERROR_BODY_PREVIEW)
@@ -334,7 +338,8 @@ class Interpreter:
                 shown = f"<{type(data).__name__} nested too deeply to show>"
         return ResponseDecodeError(
             f"answer not of the expected shape: {self.credentials.scrub(why)}",
-            operation=op.name, body=shown)
+            operation=op.name, body=shown, status_code=status,
+            url=None if call is None else call.shown_url)
 
     async def read_capped(self, call: Call, response: aiohttp.ClientResponse,
                           cap: int | None = None) -> bytes:

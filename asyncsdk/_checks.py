@@ -219,8 +219,9 @@ def decimal_value(value: Any) -> Decimal:
         raise Refused("a finite number", value)
     try:
         exact = number == number.quantize(_CENT)
-    except InvalidOperation:  # more digits than the decimal context holds
-        exact = False
+    except InvalidOperation:  # more digits than the decimal context (28) holds
+        raise Refused("a number of at most 26 digits before the decimal point",
+                      value) from None
     if not exact:
         raise Refused("a number with at most two decimal places", value)
     return number

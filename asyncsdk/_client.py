@@ -51,9 +51,15 @@ def _resolve_urls(
 
 
 def _check_url(value: str, source: str) -> str:
-    return check_http_url(value, source, error=ConfigurationError,
-                          what="an absolute http(s) URL such as https://api.example.com"
-                          ).rstrip("/")
+    """A base URL: the operations' paths are appended to it, so it may have a path
+    (a prefix) but no query or fragment (``?x`` would swallow every path)."""
+    url = check_http_url(value, source, error=ConfigurationError,
+                         what="an absolute http(s) URL such as https://api.example.com")
+    if "?" in url or "#" in url:
+        raise ConfigurationError(
+            f"{source}: expected a base URL without a query or fragment ('?...', '#...'):"
+            " the operations' paths are appended to it", field=source)
+    return url.rstrip("/")
 
 
 class Client:

@@ -301,11 +301,13 @@ _ERROR_TEXTS: dict[str, type[APIError]] = {
     "domain authentication failed. unverified sender found": UnverifiedSenderError,
 }
 # Fragments that identify a text even when the service rewords the rest of it.
+#: Most specific first: "Domain authentication failed. Unverified Sender found." holds
+#: "authentication failed" too, and is about the sender, not the key.
 _ERROR_FRAGMENTS: tuple[tuple[str, type[APIError]], ...] = (
+    ("unverified sender", UnverifiedSenderError),
     ("authentication failed", AuthenticationError),
     ("insufficent credit", InsufficientCreditError),
     ("insufficient credit", InsufficientCreditError),
-    ("unverified sender", UnverifiedSenderError),
     ("currently processing", JobNotReadyError),
     ("not associated to your user", JobNotFoundError),
     ("not downloadable", FileNotDownloadableError),

@@ -65,9 +65,12 @@ from ._auth import Credentials, SecretValue, encode_query, place_credentials, re
 from ._checks import check_seconds
 from ._errors import (
     APIConnectionError,
+    APIError,
     APITimeoutError,
     ConfigurationError,
+    RateLimitError,
     SDKError,
+    ServerError,
     UsageError,
 )
 from ._retry import backoff_delay, parse_retry_after
@@ -202,9 +205,8 @@ class BaseUrls:
 
 
 class Transport(Interpreter):
-    """Sends operations for a ``Client`` and reads their answers (``Interpreter``).
-    ``sleep``, ``rand`` and ``clock`` are plain attributes so tests can replace them
-    and never really wait."""
+    """Sends operations for a ``Client`` and reads their answers (``Interpreter``);
+    ``sleep``, ``rand``, ``clock``: plain attributes, for tests never to really wait."""
 
     def __init__(self, *, credentials: Credentials, base_urls: Mapping[Area, str | None],
                  sessions: SessionOwner, timeout: float, max_retries: int,
@@ -406,6 +408,8 @@ class Transport(Interpreter):
                                          await self.read_for_retry(call, response))
                         last_failure = None
                         sent_maybe = True
+                        if op.fail_in_body and (meant := _decided(self, call, last_response)):
+                            raise meant
                 if failure is not None:
                     if response is None and debug:  # an answer that broke off is logged
                         _log(call, failure.message, clock() - started, retry, debug)
@@ -476,6 +480,15 @@ def build_call(shape: Shape, params: Mapping[str, Any] | None,
                         credentials_part), None if form is None else dict(form)
     query, body = place_credentials(op.area, credentials, op.name, params, form)
     return Call(op, url, query), body
+
+
+def _decided(transport: Transport, call: Call,
+             answer: tuple[int, Mapping[str, str], bytes]) -> SDKError | None:
+    """The error a retryable answer means when its body's ``fail`` text decides (no
+    credit, a wrong key: the same on every retry), whatever its status; else None (the
+    classes a status alone gives, or an unknown text: retried)."""
+    meant = transport.refused(call, *answer)
+    return None if type(meant) in (APIError, ServerError, RateLimitError) else meant
 
 
 def _log(call: Call, outcome: int | str, elapsed: float, retry: int,

@@ -15,7 +15,7 @@ import secrets
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing, suppress
 from functools import partial
-from typing import Any
+from typing import Any, BinaryIO
 
 from . import _constants as C
 from ._checks import check_file_path, check_job_id, check_number, check_seconds
@@ -174,7 +174,8 @@ class ValidationJob:
                 ``WAIT_FINAL_POLL_RESERVE`` (1 s, or a tenth of a deadline under 10 s) before
                 it. ``deadline=0`` polls nothing. None waits as long as it takes.
             on_status: called as ``on_status(status, elapsed_seconds)`` after each
-                answered poll; may return an awaitable, which is awaited.
+                answered poll; may return an awaitable, which is awaited (and, with a
+                ``deadline``, cancelled at it: the job's end is still reported).
             request_timeout: the timeout of each poll, overriding the client's
                 (shortened to the time left before ``deadline``).
 
@@ -279,9 +280,7 @@ class ValidationJob:
                         count += builder.count(reader.feed_counted(text, builder.need))
                 count += builder.count(reader.finish())
                 builder.finish()
-                handle.flush()
-                await asyncio.get_running_loop().run_in_executor(
-                    None, os.fsync, handle.fileno())
+                await _to_disk(handle)
             os.replace(temp, target)
         except BaseException as exc:
             with suppress(OSError):
@@ -295,6 +294,19 @@ class ValidationJob:
         if failure is not None:
             raise failure
         return count
+
+
+async def _to_disk(handle: BinaryIO) -> None:
+    """Flush ``handle`` and ``fsync`` it in a thread. Cancelled meanwhile, it still waits
+    for the thread: the file is closed (its descriptor free for reuse) only once the
+    thread has let go of it."""
+    handle.flush()
+    synced = asyncio.get_running_loop().run_in_executor(None, os.fsync, handle.fileno())
+    try:
+        await asyncio.shield(synced)
+    except asyncio.CancelledError:
+        await asyncio.wait([synced])
+        raise
 
 
 async def _poll_until_done(
@@ -339,7 +351,14 @@ async def _poll_until_done(
             if on_status is not None:
                 outcome = on_status(status, transport.clock() - started)
                 if inspect.isawaitable(outcome):
-                    await outcome
+                    if ends_at is None:
+                        await outcome
+                    else:  # the deadline bounds the callback too: cancelled at it
+                        try:
+                            await asyncio.wait_for(outcome, max(0.0, ends_at - transport.clock()))
+                        except asyncio.TimeoutError:  # TimeoutError from 3.11 on
+                            if status not in (JobStatus.SUCCESS, JobStatus.FAIL):
+                                raise _timed_out(job, deadline, last_status) from None
             if status is JobStatus.SUCCESS:
                 return status
             if status is JobStatus.FAIL:

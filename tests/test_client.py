@@ -86,7 +86,8 @@ async def test_missing_username_is_reported_on_validation_call(mocked: object) -
 
 
 @pytest.mark.parametrize("bad", ["ftp://h", "h.example.com", "https://", "https:///path",
-                                 "https://h:99999", "https://h:abc", "https://h\ud800"])
+                                 "https://h:99999", "https://h:abc", "https://h\ud800",
+                                 "https://h/x?tenant=1", "https://h/x#frag", "https://h?"])
 def test_bad_urls_are_refused(bad: str) -> None:
     with pytest.raises(asyncsdk.ConfigurationError, match="base_url"):
         asyncsdk.Client("k", base_url=bad)

@@ -92,3 +92,22 @@ def test_every_returned_model_is_exported() -> None:
     missing = {f"{where}: {tp.__name__}" for where, types in returned.items() for tp in types
                if getattr(asyncsdk, tp.__name__, None) is not tp}
     assert not missing
+
+
+def test_mypy_refuses_a_misspelt_public_name(tmp_path: Path) -> None:
+    """Before: the lazy module ``__getattr__`` made every name of ``asyncsdk`` and
+    ``asyncsdk.testing`` an ``Any`` that mypy accepted (``from asyncsdk import Clinet``)."""
+    probe = tmp_path / "typo.py"
+    probe.write_text(
+        "import asyncsdk\n"
+        "from asyncsdk import Client, Clinet\n"
+        "from asyncsdk.testing import Sandbox, Sandboxx\n"
+        "x = asyncsdk.NoSuchThing\n"
+        "y: asyncsdk.Client | None = None\n")
+    out, status = _mypy(str(probe))
+    assert status != 0
+    wrong = sorted(line.split(": error: ", 1)[1] for line in out.splitlines()
+                   if ": error: " in line)
+    assert len(wrong) == 3, out
+    assert any('"Clinet"' in w for w in wrong) and any('"Sandboxx"' in w for w in wrong)
+    assert any('"NoSuchThing"' in w for w in wrong)

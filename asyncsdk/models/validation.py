@@ -49,10 +49,10 @@ class CheckFailure:
     """An input of ``check_many`` that got an ``error`` instead (``ok`` is False).
 
     ``attempted`` is False for inputs not sent because the run stopped early (failed
-    authentication or credit); their ``error`` (of the same class as the failure that
-    stopped the run, which is its ``__cause__``) says why. An input that is not an
-    address has an ``InvalidInputError`` and ``attempted`` True: it was dealt with, and
-    never sent.
+    authentication or credit, the client closed under the run or missing a credential
+    or URL); their ``error`` (of the same class as the failure that stopped the run,
+    which is its ``__cause__``) says why. An input that is not an address has an
+    ``InvalidInputError`` and ``attempted`` True: it was dealt with, and never sent.
     """
 
     email: str

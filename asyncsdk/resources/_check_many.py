@@ -32,18 +32,22 @@ from .._errors import (
     APIError,
     APITimeoutError,
     AuthenticationError,
+    ConfigurationError,
     InsufficientCreditError,
     InvalidInputError,
     RateLimitError,
     SDKError,
+    UsageError,
 )
 from .._fastdecode import builder_for
 from ..models.validation import CheckFailure, CheckOutcome, CheckResult, CheckSuccess
 
 __all__ = ["CheckFunction", "check_many"]
 
-#: Failures after which ``check_many`` stops sending: every later check would fail too.
-_STOPPING = (AuthenticationError, InsufficientCreditError)
+#: Failures after which ``check_many`` stops sending: every later check would fail too
+#: (refused credentials or credit, a client closed under the run or used wrongly, a
+#: credential or URL the client lacks).
+_STOPPING = (AuthenticationError, InsufficientCreditError, UsageError, ConfigurationError)
 #: Failures that mean "too fast" to ``check_many(adaptive=True)``.
 _THROTTLED = (RateLimitError, APITimeoutError)
 
@@ -89,15 +93,26 @@ _succeeded: Callable[[str, CheckResult], CheckOutcome] = builder_for(
 
 
 def _failed(email: str, error: SDKError) -> CheckOutcome:
-    return CheckFailure(email=email, error=error)
+    # Refused before sending because no check could be sent (closed client, missing
+    # configuration): not attempted. A bad address is attempted: dealt with, never sent.
+    return CheckFailure(email=email, error=error,
+                        attempted=not isinstance(error, (UsageError, ConfigurationError)))
 
 
-def _skipped(value: object, cause: APIError) -> CheckOutcome:
-    """The outcome of an input not sent because ``cause`` stopped the run."""
-    error = type(cause)(
-        f"not attempted: the run stopped after {cause.error_text or cause.message}",
-        operation=cause.operation, status_code=cause.status_code,
-        error_text=cause.error_text)
+def _skipped(value: object, cause: SDKError) -> CheckOutcome:
+    """The outcome of an input not sent because ``cause`` stopped the run: an error of
+    the same class, saying so."""
+    error: SDKError
+    if isinstance(cause, APIError):
+        error = type(cause)(
+            f"not attempted: the run stopped after {cause.error_text or cause.message}",
+            operation=cause.operation, status_code=cause.status_code,
+            error_text=cause.error_text)
+    elif isinstance(cause, InvalidInputError):
+        error = type(cause)(f"not attempted: the run stopped after {cause}",
+                            field=cause.field)
+    else:
+        error = type(cause)(f"not attempted: the run stopped after {cause}")
     error.__cause__ = cause
     return CheckFailure(email=_shown(value), error=error, attempted=False)
 
@@ -140,7 +155,7 @@ class _Run:
         self.alive = 0
         self.done_reading = False  # no worker takes another input
         self.closing = False
-        self.stopped: APIError | None = None
+        self.stopped: SDKError | None = None
         self.failure: BaseException | None = None
         self.leftover: list[object] = []  # taken from the source after the run stopped
 
@@ -268,6 +283,9 @@ class _Run:
                                          request_timeout=request_timeout)
                 except InvalidInputError as exc:  # not an address: never sent
                     self._deliver(_failed(_shown(value), exc))
+                    if isinstance(exc, ConfigurationError) and self.stopped is None:
+                        self.stopped = exc  # no check can be sent: as a refused key
+                        self._end_reading()
                     continue
                 except SDKError as exc:
                     self._deliver(_failed(value, exc))

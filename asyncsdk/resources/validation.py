@@ -81,11 +81,18 @@ class Validation(Resource):
         ``InvalidInputError`` and is not sent; any other failure of one check is that
         input's outcome and the run goes on.
 
-        After an ``AuthenticationError`` or ``InsufficientCreditError`` no further check
-        is sent: those in flight finish and get their outcomes, then the rest of
-        ``emails`` is still read to the end so that every remaining input gets an
-        outcome with ``attempted=False`` and an error of the same class saying it was not
-        attempted (its ``__cause__`` is the failure that stopped the run).
+        After an ``AuthenticationError`` or ``InsufficientCreditError`` (or a
+        ``UsageError``: the client was closed under the run; or a ``ConfigurationError``:
+        it lacks a credential or URL) no further check is sent: those in flight finish
+        and get their outcomes, then the rest of ``emails`` is still read to the end so
+        that every remaining input gets an outcome with ``attempted=False`` and an error
+        of the same class saying it was not attempted (its ``__cause__`` is the failure
+        that stopped the run).
+
+        To stop early without losing a paid check, end ``emails`` (for example a
+        generator that checks a flag of yours): the checks in flight then finish and are
+        yielded. Closing or cancelling the iteration cancels them instead; those already
+        sent may have been paid for (a bounded number: at most ``concurrency``).
 
         An exception from the source ends the iteration after every input already sent
         has yielded its outcome: nothing is sent after it, the checks in flight finish,

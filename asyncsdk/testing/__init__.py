@@ -113,7 +113,9 @@ _LAZY = {
 }
 
 
-__getattr__, __dir__ = lazy_attributes(__name__, _LAZY)
+if not TYPE_CHECKING:  # hidden from type checkers: a module ``__getattr__`` would make
+    # every misspelt name (``from asyncsdk import Clinet``) an ``Any`` they accept
+    __getattr__, __dir__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [

@@ -126,3 +126,61 @@ async def test_a_job_id_no_job_handle_takes_is_no_job_id(job_id: int) -> None:
             _client(base, max_retries=0) as client:
         with pytest.raises(asyncsdk.ResponseDecodeError, match="no job id"):
             await client.validation.create_job("http://127.0.0.1:9/list.csv")
+
+
+@pytest.mark.parametrize("status", [200, 201])
+async def test_an_unreadable_2xx_answer_to_a_create_says_it_may_have_taken_effect(
+    status: int
+) -> None:
+    """A create answered 2xx with no body: before, ``ResponseDecodeError`` without a
+    status, which read as if nothing had happened (and invited a second, duplicate
+    create)."""
+    from asyncsdk.models.products import ProductInput
+
+    async def handler(request: web.Request) -> web.Response:
+        return web.Response(status=status)
+
+    async with serve(handler) as base, _client(base, max_retries=0) as client:
+        with pytest.raises(asyncsdk.ResponseDecodeError) as created:
+            await client.products.create(ProductInput(name="W", selling_price=1))
+        with pytest.raises(asyncsdk.ResponseDecodeError) as read:
+            await client.products.get(1)
+    assert created.value.status_code == status
+    assert "may have taken effect" in str(created.value)
+    assert created.value.url is not None and API_KEY not in created.value.url
+    assert read.value.status_code == status
+    assert "taken effect" not in str(read.value)  # a read changes nothing
+
+
+@pytest.mark.parametrize(("status", "text", "error", "sends"), [
+    (503, "The request was refused due to insufficent credit.",
+     asyncsdk.InsufficientCreditError, 1),
+    (500, "User authentication failed. Wrong API Key or username.",
+     asyncsdk.AuthenticationError, 1),
+    (429, "The request was refused due to insufficent credit.",
+     asyncsdk.InsufficientCreditError, 1),
+    (503, "Something went wrong, try later.", asyncsdk.ServerError, 3),
+])
+async def test_a_fail_text_decides_before_a_retry(
+    status: int, text: str, error: type[asyncsdk.APIError], sends: int
+) -> None:
+    """Validation and mail failures are read from the body whatever the status: a 5xx
+    or 429 whose ``fail`` text says no credit or a wrong key is not retried (before:
+    sent 1 + max_retries times, then the same error). An unknown text still is."""
+    sent = 0
+
+    async def handler(request: web.Request) -> web.Response:
+        nonlocal sent
+        sent += 1
+        return web.json_response({"status": "fail", "error": text}, status=status,
+                                 headers={"Retry-After": "0"})
+
+    async with serve(handler) as base, _client(base, max_retries=2) as client:
+        client._transport.sleep = _no_sleep
+        with pytest.raises(error):
+            await client.validation.check("a@b.com")
+    assert sent == sends
+
+
+async def _no_sleep(delay: float) -> None:
+    return None

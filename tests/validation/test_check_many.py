@@ -309,3 +309,39 @@ async def test_ending_the_source_drains_the_checks_in_flight(
     await asyncio.wait_for(consume(), BOUND)
     assert sorted(got) == sorted(seen)  # every check sent was delivered
     assert 20 <= len(got) <= 20 + 8
+
+
+async def test_a_client_closed_under_the_run_stops_it_and_accounts_for_every_input() -> None:
+    """Before: every input read after ``close()`` got a ``UsageError`` outcome with
+    ``attempted=True`` (thousands the service never saw), and the run went on reading
+    and failing one input at a time."""
+    from asyncsdk.testing import Sandbox
+
+    inputs = [f"p{i}@example.com" for i in range(300)]
+    async with Sandbox() as sb:
+        client = sb.client()
+        outcomes = []
+        async for outcome in client.validation.check_many(inputs, concurrency=4):
+            outcomes.append(outcome)
+            if len(outcomes) == 10:
+                await client.close()
+        sent = [r.query["email"] for r in sb.requests if r.path == "/api/v1/single/check"]
+    assert sorted(o.email for o in outcomes) == sorted(inputs)
+    assert sorted(o.email for o in outcomes if o.attempted) == sorted(set(sent)), (
+        "attempted must be exactly what reached the service")
+    skipped = [o for o in outcomes if not o.attempted]
+    assert len(skipped) >= len(inputs) - 20
+    assert all(isinstance(o.error, asyncsdk.UsageError) for o in skipped)
+    assert any("not attempted" in str(o.error) for o in skipped)
+
+
+async def test_a_client_without_a_username_stops_the_run_at_the_first_input() -> None:
+    """Before: each input got ``ConfigurationError`` with ``attempted=True`` (a subclass
+    of ``InvalidInputError``: it read as "not an address")."""
+    async with asyncsdk.Client("k", base_url="http://127.0.0.1:9") as client:
+        outcomes = [o async for o in client.validation.check_many(
+            [f"p{i}@example.com" for i in range(50)], concurrency=3)]
+    assert len(outcomes) == 50
+    assert all(isinstance(o.error, asyncsdk.ConfigurationError) for o in outcomes)
+    assert not any(o.attempted for o in outcomes)
+    assert sum("not attempted" in str(o.error) for o in outcomes) >= 47

@@ -550,3 +550,66 @@ async def test_download_of_a_broken_csv_is_a_decode_error_and_no_file(
     with pytest.raises(asyncsdk.ResponseDecodeError):
         await local_client.validation.job(4).download(tmp_path / "o.csv")
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize(("polls", "ends"), [(10**6, asyncsdk.JobTimeoutError), (0, None)])
+async def test_a_slow_on_status_is_bounded_by_the_deadline(polls: int, ends: Any) -> None:
+    """Before: ``wait(deadline=1)`` with a callback taking 3 s returned after 3 s. The
+    callback is cancelled at the deadline; a job that ended is still reported."""
+    from asyncsdk.testing import Sandbox
+
+    cancelled = []
+
+    async def hangs(status: Any, elapsed: float) -> None:
+        try:
+            await asyncio.sleep(30)  # a slow callback: cancelled long before (30 s if not)
+        except asyncio.CancelledError:
+            cancelled.append(status)
+            raise
+
+    async with Sandbox(job_polls=polls) as sb, sb.client() as client:
+        job = await client.validation.create_job(sb.host_file(b"email\na@example.com\n"))
+        if ends is None:
+            assert await job.wait(deadline=0.05, interval=0.01, on_status=hangs) is (
+                JobStatus.SUCCESS)
+        else:
+            with pytest.raises(ends):
+                await job.wait(deadline=0.05, interval=0.01, on_status=hangs)
+    assert len(cancelled) == 1
+
+
+async def test_download_cancelled_during_fsync_closes_the_file_after_the_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the cancelled ``download()`` closed the file while the thread was still
+    about to ``fsync`` its descriptor (EBADF, or an fsync of the file that reused the
+    number). Now it waits for the thread, then removes the temporary file."""
+    import threading
+
+    from asyncsdk.testing import Sandbox
+
+    entered, release = threading.Event(), threading.Event()
+    seen: list[int] = []
+    real = os.fsync
+
+    def slow_fsync(fd: int) -> None:
+        entered.set()
+        release.wait(10)
+        os.fstat(fd)  # the descriptor is still this file's (EBADF if closed)
+        seen.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", slow_fsync)
+    async with Sandbox() as sb, sb.client() as client:
+        job = client.validation.job(sb.make_job(rows=3))
+        task = asyncio.create_task(job.download(tmp_path / "out.csv"))
+        assert await asyncio.to_thread(entered.wait, 10)  # the thread is in fsync
+        task.cancel()
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert not task.done()  # still waiting for the thread
+        release.set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert len(seen) == 1
+    assert list(tmp_path.iterdir()) == []
