@@ -123,3 +123,34 @@ def test_an_integer_field_refuses_a_float_too_large_to_be_exact(wire: float) -> 
         decode({"id": wire, "name": "n"}, ContactList)
     assert decode({"id": 12.0, "name": "n"}, ContactList).id == 12
     assert decode({"id": 2.0**53, "name": "n"}, ContactList).id == 2**53
+
+
+def _response_models() -> list[type]:
+    from asyncsdk.models._base import ResponseModel
+
+    return [cls for name in asyncsdk.__all__
+            if isinstance(cls := getattr(asyncsdk, name), type)
+            and issubclass(cls, ResponseModel)]
+
+
+@pytest.mark.parametrize("model", _response_models(), ids=lambda m: m.__name__)
+def test_every_response_model_is_hashable_as_a_frozen_model_should_be(model: type) -> None:
+    """Before: ``hash(CheckResult(...))`` raised ``TypeError: unhashable type: 'dict'``
+    (its ``extra``), as did every model holding a list. Equal models hash alike."""
+    import attrs
+
+    required = {f.name: "x" for f in attrs.fields(model)
+                if f.default is attrs.NOTHING and f.name != "extra"}
+    one = decode({**required, "unknown": [1]}, model)
+    two = decode({**required, "unknown": [1]}, model)
+    assert one is not two and hash(one) == hash(two) and one == two
+    assert len({one, two}) == 1
+    assert decode({**required, "unknown": [2]}, model) != one  # ``extra`` counts for ==
+
+
+def test_models_holding_lists_are_hashable() -> None:
+    listing = decode({"id": 1, "emaillist": [{"contact": 1, "data": [
+        {"email": "a@b.com", "tags": ["x"], "attributes": {"k": [1]}}]}]},
+        asyncsdk.ContactList)
+    invoice = decode({"id": 2, "productinvoices": [{"quantity": "1.00"}]}, asyncsdk.Invoice)
+    assert len({listing, invoice, listing}) == 2

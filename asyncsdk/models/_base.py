@@ -257,5 +257,7 @@ class ResponseModel:
     """Base of the models read from the service. ``extra`` keeps the keys the model does
     not know (the service may add fields)."""
 
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    # Left out of the hash (a dict cannot be hashed), so a model is hashable; still
+    # compared by ``==``.
+    extra: Mapping[str, Any] = attrs.field(factory=dict, hash=False)
 

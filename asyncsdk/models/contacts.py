@@ -60,8 +60,8 @@ class Contact(ResponseModel):
     dndphone: bool | None = None
     device_id: str | None = None
     customer_type: int | None = None
-    tags: list[Any] | None = None
-    attributes: dict[str, Any] | None = None
+    tags: list[Any] | None = attrs.field(default=None, hash=False)  # hashable model
+    attributes: dict[str, Any] | None = attrs.field(default=None, hash=False)
     status: str | None = None
     http_referer: str | None = None
     browser_name: str | None = None
@@ -79,7 +79,7 @@ class ContactGroup(ResponseModel):
     """One entry of ``ContactList.emaillist``: the list id (``contact``) and records."""
 
     contact: int | None = None
-    data: list[Contact] | None = None
+    data: list[Contact] | None = attrs.field(default=None, hash=False)  # hashable model
 
 
 @attrs.frozen(kw_only=True)
@@ -92,7 +92,7 @@ class ContactList(ResponseModel):
     is_push: bool | None = None
     is_sms: bool | None = None
     app_id: str | None = None
-    emaillist: list[ContactGroup] | None = None
+    emaillist: list[ContactGroup] | None = attrs.field(default=None, hash=False)
 
     @property
     def contacts(self) -> list[Contact]:

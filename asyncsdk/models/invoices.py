@@ -78,7 +78,7 @@ class Invoice(ResponseModel):
     """An invoice or estimate as the service sends it (every field may be None)."""
 
     id: int | None = None
-    productinvoices: list[InvoiceLineItem] | None = None
+    productinvoices: list[InvoiceLineItem] | None = attrs.field(default=None, hash=False)
     invoice_number: str | None = None
     order_number: str | None = None
     invoice_date: dt.date | None = None
