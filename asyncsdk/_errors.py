@@ -104,7 +104,8 @@ class APIError(SDKError):
 
     Attributes:
         operation: the operation name, e.g. ``"validation.check"``.
-        status_code: HTTP status of the answer (None where the failure was in the body).
+        status_code: HTTP status of the answer (also for a ``fail`` in a 200 answer's
+            body: then 200); None where there was no answer to speak of.
         error_text: the service's own error text, if it gave one.
         url: the request URL with every credential (and a ``user:password@`` password)
             replaced by ``REDACTED``.
@@ -135,6 +136,8 @@ class APIError(SDKError):
     def __str__(self) -> str:
         where = f"{self.operation}: " if self.operation else ""
         status = f" (HTTP {self.status_code})" if self.status_code is not None else ""
+        if status and self.message == f"HTTP {self.status_code}":  # no text of its own
+            status = ""
         return f"{where}{self.message}{status}"
 
     def __repr__(self) -> str:

@@ -94,3 +94,11 @@ def test_errors_survive_pickling() -> None:
     assert (back.retry_after, back.status_code, str(back)) == (2.0, 429, str(err))
     conn = pickle.loads(pickle.dumps(asyncsdk.APITimeoutError("t", may_have_been_sent=False)))
     assert conn.may_have_been_sent is False
+
+
+def test_an_error_without_a_text_says_its_status_once() -> None:
+    """Before: ``validation.check: HTTP 404 (HTTP 404)``."""
+    error = asyncsdk.NotFoundError("HTTP 404", operation="contacts.get", status_code=404)
+    assert str(error) == "contacts.get: HTTP 404"
+    texted = asyncsdk.NotFoundError("Not found.", operation="contacts.get", status_code=404)
+    assert str(texted) == "contacts.get: Not found. (HTTP 404)"
