@@ -7,7 +7,7 @@ import warnings
 from collections.abc import Mapping
 from functools import cached_property
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import aiohttp
 
@@ -21,6 +21,7 @@ from ._session import SessionOwner
 from ._transport import Transport
 
 if TYPE_CHECKING:
+    from ._raw_areas import RawAreas
     from .resources.contacts import Contacts
     from .resources.customers import Customers
     from .resources.invoices import Invoices
@@ -222,7 +223,7 @@ class Client:
         return Mail(self._transport)
 
     @cached_property
-    def with_raw_response(self) -> WithRawResponse:
+    def with_raw_response(self) -> RawAreas:
         """The same areas, whose methods return a ``RawResponse`` with the answer's
         ``status_code``, ``headers``, ``request_id``, ``elapsed`` and ``attempts``
         (``.parsed`` is the usual result)::
@@ -231,9 +232,10 @@ class Client:
             print(raw.status_code, raw.request_id, len(raw.parsed))
 
         Methods that make no single request (``check_many``, ``job``) are refused
-        with ``UsageError``.
+        with ``UsageError``. Type checkers see each method's own parameters and a
+        ``RawResponse`` of its usual result (``_raw_areas``).
         """
-        return WithRawResponse(self)
+        return cast("RawAreas", WithRawResponse(self))
 
     @property
     def _session(self) -> aiohttp.ClientSession | None:

@@ -48,6 +48,7 @@ LAYERS: dict[str, int] = {
     "asyncsdk.jobs": 8,
     "asyncsdk.resources": 9,
     "asyncsdk._client": 10,
+    "asyncsdk._raw_areas": 10,
     "asyncsdk.cli": 11,
     "asyncsdk._cli_": 11,
     "asyncsdk.__main__": 11,

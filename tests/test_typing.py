@@ -141,3 +141,29 @@ def test_the_readmes_python_blocks_pass_mypy_strict(tmp_path: Path) -> None:
         files.append(str(path))
     out, status = _mypy(*files)
     assert status == 0, out
+
+
+def test_with_raw_response_is_typed_as_the_methods_it_wraps(tmp_path: Path) -> None:
+    """Before: every ``with_raw_response`` attribute and its ``parsed`` were ``Any``, so a
+    misspelt area or method, or a wrong argument, type-checked."""
+    probe = tmp_path / "raw.py"
+    probe.write_text(
+        "import asyncsdk\n"
+        "async def f(client: asyncsdk.Client) -> None:\n"
+        "    raw = await client.with_raw_response.contacts.list()\n"
+        "    reveal_type(raw.parsed)\n"
+        "    one = await client.with_raw_response.validation.check('a@b.com')\n"
+        "    reveal_type(one.parsed.result)\n"
+        "    reveal_type(one.status_code)\n"
+        "    await client.with_raw_response.validaton.check('a@b.com')\n"
+        "    await client.with_raw_response.validation.check(1)\n"
+        "    await client.with_raw_response.invoices.get(1)\n")
+    out, _ = _mypy(str(probe))
+    revealed = [line.split("Revealed type is ", 1)[1].strip('"')
+                for line in out.splitlines() if "Revealed type is" in line]
+    assert revealed == ["list[asyncsdk.models.contacts.ContactList]",
+                        "asyncsdk.models.codes.Verdict | None", "int"], out
+    errors = [line for line in out.splitlines() if ": error: " in line]
+    assert len(errors) == 3, out
+    assert '"validaton"' in errors[0] and "incompatible type" in errors[1]
+    assert '"get"' in errors[2]
