@@ -327,8 +327,12 @@ async def test_a_client_closed_under_the_run_stops_it_and_accounts_for_every_inp
                 await client.close()
         sent = [r.query["email"] for r in sb.requests if r.path == "/api/v1/single/check"]
     assert sorted(o.email for o in outcomes) == sorted(inputs)
-    assert sorted(o.email for o in outcomes if o.attempted) == sorted(set(sent)), (
-        "attempted must be exactly what reached the service")
+    attempted = {o.email: o for o in outcomes if o.attempted}
+    assert set(sent) <= set(attempted)  # whatever reached the service says so
+    for email in set(attempted) - set(sent):  # in flight at close(): may have been sent
+        error = attempted[email].error
+        assert isinstance(error, asyncsdk.APIConnectionError) and error.may_have_been_sent
+    assert len(attempted) <= len(sent) + 4  # no more than the checks in flight
     skipped = [o for o in outcomes if not o.attempted]
     assert len(skipped) >= len(inputs) - 20
     assert all(isinstance(o.error, asyncsdk.UsageError) for o in skipped)
