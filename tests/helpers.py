@@ -3,12 +3,31 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncGenerator
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 API_KEY = "sk_live_SECRET_key_0123456789"
 USERNAME = "secret-user-name"
 BASE = "https://api.test"
+
+#: Public test corpora of other projects, beside the repository (``../shared/
+#: peer-corpora``, see its SOURCES.md: one source states no licence, so they are read in
+#: place, not copied here). The tests that read them are skipped where it is absent: a
+#: checkout of this repository alone still runs the rest.
+CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "peer-corpora"
+needs_corpora = pytest.mark.skipif(
+    not CORPORA.is_dir(), reason="the peer corpora are not beside the repository "
+    "(../shared/peer-corpora)")
+
+
+def corpus_json(relative: str, default: Any) -> Any:
+    """A JSON file of the corpora, or ``default`` where they are absent."""
+    path = CORPORA / relative
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else default
 
 
 class SleepRecorder:

@@ -15,17 +15,17 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
-from pathlib import Path
 from typing import Any
 
 import pytest
 from aioresponses import CallbackResult, aioresponses
 from helpers import BASE
+from helpers import CORPORA as PEER_CORPORA
 
 import asyncsdk
 from asyncsdk._checks import check_email
 
-CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "peer-corpora" / "email"
+CORPORA = PEER_CORPORA / "email"
 pytestmark = pytest.mark.skipif(not CORPORA.is_dir(), reason="peer corpora not beside the repo")
 
 #: email-validator tables whose inputs the reference accepts (with the test's options).

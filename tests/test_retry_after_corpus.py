@@ -12,24 +12,25 @@ difference is stated here, per case, and asserted (``_retry.py`` says why):
 
 from __future__ import annotations
 
+import collections
 import datetime as dt
-import json
 import math
 import os
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from auth_helpers import serve
+from helpers import corpus_json
 
 import asyncsdk
 from asyncsdk import _constants as C
 from asyncsdk._retry import backoff_delay, parse_retry_after
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "peer-corpora"
-TABLES: dict[str, Any] = json.loads((CORPUS / "retry-after" / "tables.json").read_text())
+_EMPTY = {"values": [], "rows": [], "now": 0, "now_utc": "2000-01-01T00:00:00+00:00"}
+TABLES: dict[str, Any] = corpus_json("retry-after/tables.json", default=collections.
+                                     defaultdict(lambda: _EMPTY))
 NO_CAP = math.inf
 
 

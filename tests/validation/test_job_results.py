@@ -14,7 +14,7 @@ from typing import Any
 import aiohttp
 import pytest
 from aioresponses import aioresponses
-from helpers import API_KEY, USERNAME
+from helpers import API_KEY, USERNAME, corpus_json
 from validation_tools import LocalServer, streaming, url_of
 
 import asyncsdk
@@ -22,7 +22,6 @@ from asyncsdk import EmailRow, Verdict
 
 DOWNLOAD_PATH = "/api/v1/jobs/download"
 HEADER = "Email,Name,Status,Role Based Emails"
-CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "peer-corpora"
 
 
 def shapes(text: str) -> list[tuple[bytes, str]]:
@@ -117,8 +116,7 @@ async def test_a_json_refusal_is_the_mapped_error_in_any_member_order(
 
 # --- Content-Disposition (reference: aiohttp's own parser) --------------------------------
 def disposition_cases() -> list[Any]:
-    table = json.loads((CORPORA / "content-disposition" /
-                        "aiohttp-parse_content_disposition.json").read_text())
+    table = corpus_json("content-disposition/aiohttp-parse_content_disposition.json", [])
     cases = [pytest.param(c["header"], c["disptype"], id=f"{c['test']}:{c['line']}")
              for c in table]
     cases += [pytest.param("ATTACHMENT; filename=x.csv", "attachment", id="upper"),

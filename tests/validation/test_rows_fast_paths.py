@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import CORPORA, needs_corpora
 
 from asyncsdk import _rows
 from asyncsdk._rows import read_role, read_verdict
 from asyncsdk._stream import CsvRecordReader, StreamDecodeError
-
-CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "peer-corpora"
 
 #: Short and blank records among long ones, quoted line ends, CR-only ends, refusals.
 TEXTS = [
@@ -47,6 +45,7 @@ def chunkings(text: str) -> list[list[str]]:
     return out
 
 
+@needs_corpora
 def test_the_corpora_are_there() -> None:
     assert len(corpus()) > len(TEXTS) + 10
 
