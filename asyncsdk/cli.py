@@ -158,6 +158,8 @@ def dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             hidden = True  # it may carry a secret: never printed
         else:
             flags = ["--base-url", args.base_url]
+    if getattr(args, "sandbox", False):  # a command to run next runs against one too
+        flags = ["--sandbox", *flags]
     env = Environment(stdout=out, stderr=err, follow_up_flags=flags,
                       credentials_on_command_line=hidden)
     try:

@@ -373,7 +373,27 @@ async def _poll_until_done(
             if pause >= remaining - reserve:
                 pause = remaining - reserve
                 last_poll = True
-        await transport.sleep(pause)
+        await _pause(transport, pause)
+
+
+async def _pause(transport: Transport, seconds: float) -> None:
+    """The pause between two polls, marked in flight: ``Client.close()`` ends it at once
+    with ``APIConnectionError`` (nothing sent), as it ends a call waiting for its answer,
+    instead of the wait finding out at its next poll (up to ``max_interval`` later)."""
+    owner = transport.sessions
+    _, task = owner.begin()  # a closed client: UsageError now
+    closed = False
+    try:
+        await transport.sleep(seconds)
+    except asyncio.CancelledError:
+        if not owner.was_closed_under(task):
+            raise
+        closed = True
+    finally:
+        owner.leave(task)
+    if closed:  # raised outside the ``except``: it chains nothing
+        raise APIConnectionError("the Client was closed while this wait was in progress",
+                                 operation=STATUS.name, may_have_been_sent=False)
 
 
 def _timed_out(job: ValidationJob, deadline: float | None,

@@ -1,10 +1,13 @@
 """A bulk-validation worker that survives a restart.
 
-    python examples/bulk_worker.py --sandbox https://host/list.csv results.csv
+    python examples/bulk_worker.py --sandbox examples/emails.csv results.csv
+    python examples/bulk_worker.py https://host/list.csv results.csv   # the real service
 
 It submits the list as a job, writes ``job.to_dict()`` to a state file BEFORE waiting,
 and on start resumes any job found there instead of submitting (and paying for) the
-list again. Kill it while it waits and run it again: it picks the same job up.
+list again. Kill it while it waits and run it again: it picks the same job up. (With
+``--sandbox`` the service lives in this process and its jobs die with it: a saved job
+the service no longer knows is forgotten, with a message, and the list submitted anew.)
 """
 
 from __future__ import annotations
@@ -39,8 +42,14 @@ async def run(client: asyncsdk.Client, file_url: str, output: Path) -> int:
     saved = await asyncio.to_thread(load_state)
     if saved is not None:
         job = client.validation.job_from_dict(saved)
-        print(f"resuming job {job.job_id}")
-    else:
+        try:
+            await job.status()
+            print(f"resuming job {job.job_id}")
+        except asyncsdk.JobNotFoundError:  # not this account's, or gone: start again
+            print(f"job {job.job_id} is unknown to the service: submitting the list again")
+            await asyncio.to_thread(clear_state)
+            saved = None
+    if saved is None:
         job = await client.validation.create_job(file_url)
         await asyncio.to_thread(save_state, job.to_dict())  # before any waiting
         print(f"submitted job {job.job_id}")

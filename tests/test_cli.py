@@ -158,3 +158,22 @@ def test_standalone_sandbox_serves_until_interrupted() -> None:
         finally:
             if server.poll() is None:
                 server.kill()
+
+
+def test_a_follow_up_command_keeps_sandbox_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: under ``--sandbox`` the printed ``--resume`` command left ``--sandbox``
+    out, so copying it ran against the real service (or failed for credentials)."""
+    import io
+
+    from asyncsdk import cli
+
+    seen: list[str] = []
+
+    async def run(args: object, env: object) -> int:
+        seen.append(env.command("check-many", "in.csv", "--resume"))  # type: ignore[attr-defined]
+        return 0
+
+    monkeypatch.setattr(cli, "run", run)
+    args = cli.build_parser().parse_args(["--sandbox", "check-many", "in.csv", "-o", "o.csv"])
+    assert cli.dispatch(args, io.StringIO(), io.StringIO()) == 0
+    assert seen == ["asyncsdk --sandbox check-many in.csv --resume"]

@@ -69,3 +69,19 @@ async def test_bot_answers_about_addresses() -> None:
     assert "bob@example.com looks valid." in reply
     assert "x@mailinator.com is a disposable address." in reply
     assert "Send me an email address" in nothing
+
+
+async def test_bulk_worker_forgets_a_saved_job_the_service_does_not_know(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: a saved job the service no longer knew (the ``--sandbox`` service dies
+    with its process) made every later run fail with ``JobNotFoundError``."""
+    worker = load("bulk_worker")
+    monkeypatch.setattr(worker, "STATE", tmp_path / "state.json")
+    worker.save_state({"job_id": 99, "file_url": None, "submitted_at": None})
+    async with Sandbox(job_polls=0) as sandbox, sandbox.client() as client:
+        url = sandbox.host_file("email\nann@example.com\n")
+        rows = await worker.run(client, url, tmp_path / "out.csv")
+        creates = sum("jobs/create" in r.path for r in sandbox.requests)
+    assert rows == 1 and creates == 1
+    assert not worker.STATE.exists()

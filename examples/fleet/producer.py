@@ -191,6 +191,7 @@ async def submit(pool: ArqRedis, name: str, url: str, *, queue: str = CONFIG.que
 async def wait_for_job(pool: ArqRedis, name: str, *, poll: float = 1.0) -> tuple[str, str]:
     """Wait until job ``name`` is ``done`` or failed; return its state and error (or "")."""
     key = job_key(name)
+    last_shown = ""
     while True:
         async with pool.pipeline(transaction=False) as pipe:
             pipe.get(key + ":state")
@@ -198,8 +199,12 @@ async def wait_for_job(pool: ArqRedis, name: str, *, poll: float = 1.0) -> tuple
             state, error = await pipe.execute()
         if state in (b"done", b"failed") or error is not None:
             return (state or b"failed").decode(), (error or b"").decode()
-        print(f"\rjob {name}: {(state or b'queued').decode()}", end="", file=sys.stderr,
-              flush=True)
+        shown = f"job {name}: {(state or b'queued').decode()}"
+        if sys.stderr.isatty():  # one line rewritten in place
+            print(f"\r{shown}", end="", file=sys.stderr, flush=True)
+        elif shown != last_shown:  # a log: one line per change
+            print(shown, file=sys.stderr, flush=True)
+        last_shown = shown
         await asyncio.sleep(poll)
 
 

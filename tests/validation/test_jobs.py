@@ -613,3 +613,24 @@ async def test_download_cancelled_during_fsync_closes_the_file_after_the_thread(
             await task
     assert len(seen) == 1
     assert list(tmp_path.iterdir()) == []
+
+
+async def test_close_ends_a_wait_sleeping_between_polls_at_once() -> None:
+    """Before: ``close()`` left a ``wait()`` asleep until its next poll (up to
+    ``max_interval``, 30 s by default), which then raised ``UsageError``."""
+    from asyncsdk.testing import Sandbox
+
+    polled = asyncio.Event()
+    async with Sandbox(job_polls=10**6) as sb:
+        client = sb.client()
+        job = await client.validation.create_job(sb.host_file(b"email\na@example.com\n"))
+        waiting = asyncio.create_task(job.wait(
+            interval=3600, max_interval=3600, on_status=lambda s, t: polled.set()))
+        await polled.wait()
+        await asyncio.sleep(0)  # into the pause after that poll
+        await client.close()
+        with pytest.raises(asyncsdk.APIConnectionError, match="closed") as caught:
+            await asyncio.wait_for(waiting, 5)
+        assert not caught.value.may_have_been_sent
+        with pytest.raises(asyncsdk.UsageError):
+            await job.wait(interval=1)
