@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -37,10 +38,19 @@ def asyncsdk(*args: str, env: dict[str, str], cwd: Path | None = None,
                           cwd=cwd, timeout=timeout, check=False)
 
 
+def _default_sigint() -> None:
+    """In the child: Ctrl-C's default action, whatever this process inherited (a shell
+    runs a background job with SIGINT ignored, and a child inherits that: the tests'
+    Ctrl-C would then never arrive)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(*args: str, env: dict[str, str], **options: Any) -> subprocess.Popen[str]:
-    """``asyncsdk ARGS`` started, its output piped."""
+    """``asyncsdk ARGS`` started, its output piped (SIGINT reaches it, see
+    ``_default_sigint``)."""
     return subprocess.Popen([*COMMAND, *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, **options)
+                            stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=_default_sigint, **options)
 
 
 def wait_until(condition: Callable[[], bool], what: str, bound: float = 30.0) -> None:

@@ -143,6 +143,7 @@ def test_standalone_sandbox_serves_until_interrupted() -> None:
     with subprocess.Popen(
         [sys.executable, "-m", "asyncsdk", "sandbox", "--port", "0"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # see cli_support
     ) as server:
         try:
             assert server.stdout is not None
