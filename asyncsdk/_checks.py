@@ -435,6 +435,9 @@ def check_file_path(value: Any, field: str = "path") -> str:
     return target
 
 
+#: A URL's ``user:password@`` part. ``_auth.redact_url`` has its own (this layer sits
+#: below ``_auth``, which imports only constants and errors): this one is not anchored,
+#: as a refused value may not start with its scheme.
 _USERINFO_PASSWORD_RE = re.compile(r"(//[^/@:]*:)[^/@]*@")
 
 

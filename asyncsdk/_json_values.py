@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ._checks import Refused, dict_value, int_value, text_value
+from ._checks import Refused, int_value, text_value
 
 __all__ = ["MAX_JSON_DEPTH", "json_dict_value", "json_value"]
 
@@ -56,19 +56,21 @@ def _json_value(value: Any, depth: int) -> Any:
             if not isinstance(key, str):
                 raise Refused("a dict with string keys", value)
             try:
-                copied[text_value(str(key))] = _json_value(item, depth + 1)
+                copied[text_value(str.__str__(key))] = _json_value(item, depth + 1)
             except Refused as no:
                 raise Refused(no.allowed, no.value, f"[{key!r:.40}]{no.path}") from None
         return copied
-    if isinstance(value, (str, int, float)):  # subclasses (an IntEnum...): the plain value
-        plain = (str if isinstance(value, str) else int if isinstance(value, int)
-                 else float)(value)
-        return _json_value(plain, depth) if not isinstance(value, bool) else bool(value)
+    if isinstance(value, str):  # a subclass (a str enum): its text, not its ``str()``
+        return text_value(str.__str__(value))
+    if isinstance(value, (int, float)):  # a subclass (an IntEnum): its plain number
+        return _json_value((int if isinstance(value, int) else float)(value), depth)
     raise Refused("a JSON value: text, number, True/False, None, or a list or dict of "
                   "them", value)
 
 
 def json_dict_value(value: Any) -> dict[str, Any]:
-    """A mapping with string keys whose values JSON can carry (``json_value``)."""
-    copied: dict[str, Any] = json_value(dict_value(value))
+    """A mapping with string keys whose values JSON can carry (``json_value``), copied."""
+    if not isinstance(value, Mapping):
+        raise Refused("a dict with string keys", value)
+    copied: dict[str, Any] = json_value(value)
     return copied

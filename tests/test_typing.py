@@ -34,6 +34,12 @@ def _mypy(*args: str) -> tuple[str, int]:
     return out + err, status
 
 
+def _revealed(out: str) -> list[str]:
+    """The types mypy's ``reveal_type`` printed, in order."""
+    return [line.split("Revealed type is ", 1)[1].strip('"')
+            for line in out.splitlines() if "Revealed type is" in line]
+
+
 def test_typed_usage_example_passes_mypy_strict() -> None:
     out, status = _mypy(str(ROOT / "examples" / "typed_usage.py"))
     assert status == 0, out
@@ -54,8 +60,7 @@ def test_mypy_sees_the_enums_and_the_narrowing(tmp_path: Path) -> None:
         "    else:\n"
         "        reveal_type(o.error)\n")
     out, _ = _mypy(str(probe))
-    revealed = [line.split("Revealed type is ", 1)[1].strip('"')
-                for line in out.splitlines() if "Revealed type is" in line]
+    revealed = _revealed(out)
     assert revealed == [
         "asyncsdk.models.codes.Verdict | None", "asyncsdk.models.codes.Industry | None",
         "asyncsdk.models.codes.MailState | None", "asyncsdk.models.codes.Verdict",
@@ -159,8 +164,7 @@ def test_with_raw_response_is_typed_as_the_methods_it_wraps(tmp_path: Path) -> N
         "    await client.with_raw_response.validation.check(1)\n"
         "    await client.with_raw_response.invoices.get(1)\n")
     out, _ = _mypy(str(probe))
-    revealed = [line.split("Revealed type is ", 1)[1].strip('"')
-                for line in out.splitlines() if "Revealed type is" in line]
+    revealed = _revealed(out)
     assert revealed == ["list[asyncsdk.models.contacts.ContactList]",
                         "asyncsdk.models.codes.Verdict | None", "int"], out
     errors = [line for line in out.splitlines() if ": error: " in line]

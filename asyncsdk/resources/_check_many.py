@@ -281,18 +281,12 @@ class _Run:
                 try:
                     result = await check(value, validity_timeout=validity_timeout,
                                          request_timeout=request_timeout)
-                except InvalidInputError as exc:  # not an address: never sent
+                except SDKError as exc:  # ``InvalidInputError``: never sent (shown as given)
                     self._deliver(_failed(_shown(value), exc))
-                    if isinstance(exc, ConfigurationError) and self.stopped is None:
-                        self.stopped = exc  # no check can be sent: as a refused key
-                        self._end_reading()
-                    continue
-                except SDKError as exc:
-                    self._deliver(_failed(value, exc))
                     if isinstance(exc, _STOPPING) and self.stopped is None:
                         self.stopped = exc
                         self._end_reading()
-                    if self.adaptive:
+                    if self.adaptive and not isinstance(exc, InvalidInputError):
                         self._adapt(isinstance(exc, _THROTTLED), generation)
                     continue
                 ready.append(_succeeded(value, result))  # _deliver, inlined

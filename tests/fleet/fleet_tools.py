@@ -5,6 +5,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
+
+from arq.connections import ArqRedis
+
+import asyncsdk
+from asyncsdk.testing import Sandbox
+from examples.fleet.worker import FleetConfig
+
+CHECK = "/api/v1/single/check"
 
 
 async def until(check: Callable[[], Awaitable[bool]], *, timeout: float, what: str) -> None:
@@ -22,3 +31,14 @@ def tail(path: Path, lines: int = 30) -> str:
     if not path.exists():
         return ""
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def worker(client: asyncsdk.Client, pool: ArqRedis, pid: int, *, job_try: int = 1,
+           **config: Any) -> dict[str, Any]:
+    """What arq gives a task on a worker whose on_startup made ``client``."""
+    return {"client": client, "redis": pool, "config": FleetConfig(**config), "pid": pid,
+            "job_try": job_try}
+
+
+def checks(sb: Sandbox) -> list[str]:
+    return [r.query["email"] for r in sb.requests if r.path == CHECK]

@@ -10,55 +10,18 @@ import asyncio
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from arq import Retry
-from arq.connections import ArqRedis, RedisSettings, create_pool
+from arq.connections import ArqRedis
+from fleet_tools import CHECK, checks, worker
 
 import asyncsdk
 from asyncsdk.testing import Sandbox
-from examples.fleet.harness import redis_server_path, start_redis, stop
 from examples.fleet.producer import read_addresses
 from examples.fleet.store import PAUSE_KEY, FleetPace, OutcomeStore, job_key, writes_key
-from examples.fleet.worker import FleetConfig, check_batch, resume_job, submit_job
-
-CHECK = "/api/v1/single/check"
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if redis_server_path() is None:
-        pytest.skip("redis-server is not installed (apt-get install redis-server; .ci/run does)")
-    proc, url = start_redis(tmp_path_factory.mktemp("redis"))
-    try:
-        yield url
-    finally:
-        stop(proc)
-
-
-@pytest.fixture
-async def pool(redis_url: str) -> AsyncIterator[ArqRedis]:
-    pool = await create_pool(RedisSettings.from_dsn(redis_url))
-    await pool.flushdb()
-    try:
-        yield pool
-    finally:
-        await pool.aclose()
-
-
-def worker(client: asyncsdk.Client, pool: ArqRedis, pid: int, *, job_try: int = 1,
-           **config: Any) -> dict[str, Any]:
-    """What arq gives a task on a worker whose on_startup made ``client``."""
-    return {"client": client, "redis": pool, "config": FleetConfig(**config), "pid": pid,
-            "job_try": job_try}
-
-
-def checks(sb: Sandbox) -> list[str]:
-    return [r.query["email"] for r in sb.requests if r.path == CHECK]
-
+from examples.fleet.worker import check_batch, resume_job, submit_job
 
 EMAILS = [f"user{i}@example.com" for i in range(30)]
 

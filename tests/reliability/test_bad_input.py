@@ -458,3 +458,19 @@ def test_dates_of_the_wrong_kind_are_refused() -> None:
     InvoiceUpdate(due_date=dt.date(2024, 1, 1))
     product_input()
     contact_list_create()
+
+
+def test_free_form_fields_take_enum_members_as_their_plain_values() -> None:
+    """A ``(str, Enum)`` member is its text, not its ``str()`` ("Plan.PRO" before)."""
+    import enum
+
+    class Plan(str, enum.Enum):
+        PRO = "pro"
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    made = ContactInput(email="a@example.com", mobile=1, tags=[Plan.PRO, Level.HIGH],
+                        attributes={Plan.PRO: Level.HIGH})
+    assert made.tags == ["pro", 3] and made.attributes == {"pro": 3}
+    assert type(made.tags[0]) is str and type(made.tags[1]) is int
