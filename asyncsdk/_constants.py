@@ -36,6 +36,12 @@ DEFAULT_VALIDITY_TIMEOUT = 30
 MAX_JSON_BODY_BYTES = 64 * 1024 * 1024
 #: Read size for streamed downloads; memory of ``rows()`` is bounded by a few of these.
 STREAM_CHUNK_SIZE = 64 * 1024
+#: Bytes the event loop asks the socket (or the TLS layer) for per read on the client's
+#: own connections; asyncio asks for 256 KiB. A request larger than glibc's
+#: ``malloc`` mmap threshold (128 KiB) can make every read map, shrink and unmap a fresh
+#: buffer, page faults included (cpython#85451): about a third of the client CPU of a
+#: small answer. 64 KiB comes from the heap; a big body takes a few more reads.
+RECEIVE_BYTES = 64 * 1024
 #: Characters of a response body kept on an error (``APIError.body``) for inspection,
 #: and of the service's error text kept as the message (``APIError.error_text``).
 ERROR_BODY_PREVIEW = 16 * 1024

@@ -22,6 +22,11 @@ areas or operations.
   caller's are read from the session). Both private attributes (``_retry_connection``,
   ``_middlewares``) are checked by ``tests/test_aiohttp_resend.py`` against the
   installed aiohttp.
+* **Small reads**: the client's own connections read ``RECEIVE_BYTES`` (64 KiB) at a
+  time, not asyncio's 256 KiB (``SmallReads``): a buffer that large can cost a fresh
+  memory mapping, its page faults and its unmapping on every read, about a third of
+  the CPU of a small answer. Set once per connection; a caller's session is left as
+  built, and a loop whose transports read otherwise (uvloop) is left alone.
 * **Close while in flight**: ``close()`` ends every call in flight promptly. A task
   inside the transport's attempt loop is cancelled and the transport turns that
   cancellation into an SDK error (``was_closed_under``); an open stream is aborted (its
@@ -31,11 +36,13 @@ areas or operations.
 from __future__ import annotations
 
 import asyncio
+import functools
 import platform
 import sys
 from typing import Any, Protocol
 
 import aiohttp
+from aiohttp.client_proto import ResponseHandler
 
 from . import _constants as C
 from ._errors import UsageError
@@ -70,6 +77,46 @@ def user_agent(app_name: str | None = None) -> str:
     python = ".".join(platform.python_version_tuple()[:2])
     agent = f"asyncsdk/{C.VERSION} python/{python} aiohttp/{aiohttp.__version__}"
     return f"{agent} {app_name}" if app_name else agent
+
+
+def read_in_small_pieces(transport: asyncio.BaseTransport) -> bool:
+    """Make ``transport`` ask for at most ``RECEIVE_BYTES`` per read; True if it now does.
+
+    A plain connection reads in the socket transport; a TLS one in its TLS layer (the
+    socket under it reads into one buffer kept for good). Both are asyncio's
+    ``max_size``, 256 KiB: above glibc's mmap threshold, so a read may map a fresh
+    256 KiB, fault its pages in, shrink and unmap it (cpython#85451). Transports
+    without that setting (uvloop reads into a buffer of its own) are left alone.
+    """
+    reader = getattr(transport, "_ssl_protocol", transport)
+    size = getattr(reader, "max_size", None)
+    if type(size) is not int or size <= C.RECEIVE_BYTES:
+        return False
+    try:
+        reader.max_size = C.RECEIVE_BYTES  # type: ignore[union-attr]
+    except (AttributeError, TypeError):  # a read-only attribute (a compiled loop)
+        return False
+    return True
+
+
+class SmallReads(ResponseHandler):
+    """aiohttp's protocol, reading ``RECEIVE_BYTES`` at a time (``read_in_small_pieces``)."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        read_in_small_pieces(transport)
+
+
+def own_connector(limit: int) -> aiohttp.TCPConnector:
+    """The connector of the client's own session: ``limit`` connections in all, and
+    connections that read in small pieces (``SmallReads``; aiohttp builds each
+    connection's protocol with ``_factory``, checked by ``tests/test_session_reads.py``)."""
+    connector = aiohttp.TCPConnector(limit=limit, limit_per_host=0)
+    factory = getattr(connector, "_factory", None)
+    if isinstance(factory, functools.partial) and factory.func is ResponseHandler:
+        connector._factory = functools.partial(  # type: ignore[assignment,unused-ignore]
+            SmallReads, *factory.args, **factory.keywords)
+    return connector
 
 
 class Abortable(Protocol):
@@ -157,9 +204,8 @@ class SessionOwner:
             self._bind(loop)
         session = self._session
         if session is None:
-            connector = aiohttp.TCPConnector(limit=self._max_connections, limit_per_host=0)
             session = self._session = aiohttp.ClientSession(
-                connector=connector, trust_env=self._trust_env,
+                connector=own_connector(self._max_connections), trust_env=self._trust_env,
                 headers={"User-Agent": self._agent})
             # aiohttp's hidden resend, off for the session the library owns (module doc).
             session._retry_connection = False  # type: ignore[attr-defined,unused-ignore]

@@ -96,6 +96,32 @@ def pin(cpu: int) -> bool:
     return True
 
 
+#: The allocator state client processes start in (``settle_allocator``): ``heap`` (the
+#: default) or ``as-is``; override with ``ASYNCSDK_BENCH_READS``.
+READS = os.environ.get("ASYNCSDK_BENCH_READS") or "heap"
+
+
+def settle_allocator(mode: str = READS) -> str:
+    """Put glibc's ``malloc`` in a known state for asyncio's 256 KiB socket reads, so
+    that a floor's cost does not depend on what its process happened to free before.
+
+    glibc serves a request above its mmap threshold (128 KiB at start) that the heap's
+    free space cannot hold with a fresh mapping: such a read then maps 256 KiB, faults
+    pages in, shrinks and unmaps it (cpython#85451). The threshold rises for good once a
+    mapped block above it is freed, which most long-running processes do early (any big
+    list, buffer or body): then the same reads come from the heap. ``heap``: a 4 MiB
+    block is allocated and freed (the state of most processes, and the floor's
+    cheapest); ``as-is``: left as the process's start-up left it (a fresh process: the
+    reads may or may not be mapped; the page faults per request say which). The
+    library's own connections read 64 KiB (``RECEIVE_BYTES``), from the heap in both.
+    """
+    if mode == "heap":
+        block = bytearray(4 << 20)  # malloc'd (mapped) and freed: the threshold rises
+        del block
+        return mode
+    return "as-is"
+
+
 # --- the server process ----------------------------------------------------------------
 @dataclass
 class Server:
@@ -273,6 +299,7 @@ class Clock:
     """Wall and process-CPU time of a block."""
 
     def __enter__(self) -> Clock:
+        self.faults0 = _minor_faults()
         self.wall0 = time.perf_counter()
         self.cpu0 = time.process_time()
         return self
@@ -280,3 +307,13 @@ class Clock:
     def __exit__(self, *exc: object) -> None:
         self.wall = time.perf_counter() - self.wall0
         self.cpu = time.process_time() - self.cpu0
+        #: Minor page faults in the block (a mapped read buffer faults its pages in).
+        self.faults = _minor_faults() - self.faults0
+
+
+def _minor_faults() -> int:
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
+        return 0
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt

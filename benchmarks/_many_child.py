@@ -18,7 +18,7 @@ import sys
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
-from ._common import API_KEY, CLIENT_CPU, USERNAME, Clock, pin
+from ._common import API_KEY, CLIENT_CPU, USERNAME, Clock, pin, settle_allocator
 
 PATH = "/api/v1/single/check"
 WARMUP = 64
@@ -82,6 +82,7 @@ async def with_workers(url: str, count: int, concurrency: int) -> tuple[Clock, i
 def main() -> None:
     args = json.loads(sys.stdin.read())
     pin(CLIENT_CPU)
+    settle_allocator()
     runners: dict[str, Callable[[str, int, int], Awaitable[tuple[Clock, int]]]] = {
         "asyncsdk": with_asyncsdk, "workers": with_workers,
         "asyncsdk-orjson": functools.partial(with_asyncsdk, orjson=True)}

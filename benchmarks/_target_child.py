@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ._common import API_KEY, CLIENT_CPU, USERNAME, Clock, pin
+from ._common import API_KEY, CLIENT_CPU, READS, USERNAME, Clock, pin, settle_allocator
 
 Result = dict[str, Any]
 
@@ -67,12 +67,13 @@ async def _check(a: Result, loads: Callable[[Any], Any]) -> Result:
             sides["std"] = check_call(session, a["url"], json.loads)
         for level in a["levels"]:
             got: dict[str, list[float]] = {f"{side}_{what}": [] for side in sides
-                                           for what in ("rps", "cpu")}
+                                           for what in ("rps", "cpu", "faults")}
             for repeat in range(a["repeats"]):
                 for side in alternate(repeat, list(sides)):
                     clock = await drive(sides[side], emails, level)
                     got[f"{side}_rps"].append(len(emails) / clock.wall)
                     got[f"{side}_cpu"].append(clock.cpu / len(emails) * 1e6)
+                    got[f"{side}_faults"].append(clock.faults / len(emails))
             out[str(level)] = got
     return out
 
@@ -190,9 +191,11 @@ KINDS = {"check": _check, "many": _many, "many_mem": _many_mem, "rows": _rows, "
 def main() -> None:
     args = json.loads(sys.stdin.read())
     pin(CLIENT_CPU)
+    reads = settle_allocator(args.get("reads", READS))
     loads = _loads(args.get("json", "json"))
     result = asyncio.run(KINDS[args["kind"]](args, loads))
     result["maxrss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    result["reads"] = reads
     print(json.dumps(result))
 
 

@@ -37,7 +37,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ._common import API_KEY, CLIENT_CPU, USERNAME, pin, server_process
+from ._common import API_KEY, CLIENT_CPU, USERNAME, pin, server_process, settle_allocator
 
 PATH = "/api/v1/single/check"
 Call = Callable[[str], Awaitable[Any]]
@@ -189,6 +189,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=3000)
     args = parser.parse_args()
     pin(CLIENT_CPU)
+    settle_allocator()
     with server_process(contacts=10) as server:
         asyncio.run(_run(server.url, args.concurrency, args.repeats, args.requests))
 

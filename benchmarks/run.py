@@ -41,6 +41,7 @@ from pathlib import Path
 from ._common import (
     CLIENT_CPU,
     PAIRED_HEADERS,
+    READS,
     ROOT,
     SERVER_CPU,
     Section,
@@ -48,6 +49,7 @@ from ._common import (
     machine_facts,
     pin,
     server_process,
+    settle_allocator,
 )
 from .scen_targets import TargetSizes
 
@@ -150,6 +152,10 @@ def render(sections: list[Section], facts: dict[str, str], mode: str, total: flo
         "figure is a median of the repeats (with min-max); ratios are to the baseline of the "
         "same run. The machine may be shared: req/s moves with other load, CPU per request "
         "much less.",
+        f"- Allocator: every client process starts with glibc's malloc in the `{READS}` state "
+        "(`benchmarks/_common.py` `settle_allocator`; `ASYNCSDK_BENCH_READS`): whether "
+        "asyncio's 256 KiB socket reads are mapped afresh each time depends otherwise on what "
+        "the process freed before, and moves a floor's CPU per request by a quarter.",
         "",
         *paired_table(sections),
         "### Targets",
@@ -217,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = QUICK if args.quick else FULL
     mode = "quick (smoke sizes)" if args.quick else "full"
     pinned = pin(CLIENT_CPU)
+    settle_allocator()
     facts = machine_facts()
     facts["load"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"asyncsdk benchmarks, {mode}: {facts['machine']}; Python {facts['python']}; "
