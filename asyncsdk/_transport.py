@@ -18,10 +18,12 @@ Everything else happens here, once:
   at DEBUG. A connection that dropped before any answer (a stale keep-alive connection)
   is retried at once, without a backoff sleep, once per call: it still counts as an
   attempt.
-* **Timeouts**: ``timeout`` is one budget for the whole call; ``attempt_timeout`` bounds
-  one attempt of a safe operation (default: ``DEFAULT_ATTEMPT_SHARE`` of the budget),
-  through the attempt's own ``ClientTimeout.total`` (no extra timer). Streams bound the
-  wait for a pooled connection, the connect and every read by the call's timeout.
+* **Timeouts** (``_timeouts``): ``timeout`` is one budget for the whole call;
+  ``attempt_timeout`` bounds one attempt of a safe operation (default:
+  ``DEFAULT_ATTEMPT_SHARE`` of the budget) by a deadline that one timer serves for every
+  attempt in flight (``AttemptDeadlines``; aiohttp bounds the wait for a connection), an
+  unsafe operation's attempt by aiohttp's ``total`` (the rest of the budget). Streams
+  bound the wait for a pooled connection, the connect and every read by the budget.
 * **One answer interpreter** (``_answer.Interpreter``, which ``Transport`` is): status,
   headers and body to data or the SDK error, for plain requests and downloads
   (``StreamedResponse.interpret``) alike. Every answer's *decompressed* size is capped at
@@ -62,7 +64,6 @@ from ._answer import Operation as Operation
 from ._answer import StreamedResponse as StreamedResponse
 from ._auth import Area as Area
 from ._auth import Credentials, SecretValue, encode_query, place_credentials, reveal
-from ._checks import check_seconds
 from ._errors import (
     APIConnectionError,
     APIError,
@@ -75,8 +76,11 @@ from ._errors import (
 )
 from ._retry import backoff_delay, parse_retry_after
 from ._session import SessionOwner
+from ._timeouts import AttemptDeadlines
+from ._timeouts import TimeLimits as TimeLimits
 from ._url import wire_url
 from ._wire import (
+    ATTEMPT_TIMED_OUT,
     CLOSED_IN_FLIGHT,
     TRANSPORT_ERRORS,
     Failure,
@@ -85,8 +89,8 @@ from ._wire import (
     forget_frames,
 )
 
-__all__ = ["Area", "BaseUrls", "Call", "Operation", "Shape", "StreamedResponse", "TimeLimits",
-           "Transport"]
+__all__ = ["Area", "BaseUrls", "Call", "Operation", "Shape", "StreamedResponse", "Streams",
+           "TimeLimits", "Transport"]
 
 logger = logging.getLogger(C.LOGGER_NAME)
 
@@ -94,72 +98,6 @@ logger = logging.getLogger(C.LOGGER_NAME)
 #: the URL's encoded scheme, authority and path (None: aiohttp encodes the URL and
 #: query), and the credentials' encoded query part (None where they are not in it).
 Shape = tuple[Operation, str, "tuple[str, str, str] | None", "SecretValue | None"]
-
-
-@attrs.frozen
-class TimeLimits:
-    """A client's time limits and the ``ClientTimeout`` of each attempt.
-
-    ``timeout`` is a call's whole budget, ``attempt_timeout`` one attempt's bound (None:
-    ``DEFAULT_ATTEMPT_SHARE`` of the call's budget). Each attempt bound in use gets one
-    ``ClientTimeout``, built once, not one per attempt.
-    """
-
-    timeout: float
-    attempt_timeout: float | None = None
-    #: An attempt's bound -> its ``ClientTimeout`` (``client_timeout``).
-    attempt_timeouts: dict[float, aiohttp.ClientTimeout] = attrs.field(factory=dict, init=False)
-    #: ``for_call(None, None, safe)`` by ``safe``: the pair of nearly every call, found once.
-    defaults: tuple[tuple[float, float | None], tuple[float, float | None]] = attrs.field(
-        init=False)
-
-    @defaults.default
-    def _defaults(self) -> tuple[tuple[float, float | None], tuple[float, float | None]]:
-        per_attempt = self.per_attempt(self.timeout, None)
-        return (self.timeout, None), (self.timeout, per_attempt)
-
-    def budget(self, request_timeout: float | None) -> float:
-        """The call's time budget: its ``request_timeout`` (checked) or the client's."""
-        if request_timeout is None:
-            return self.timeout
-        return float(check_seconds(request_timeout, "request_timeout"))
-
-    def per_attempt(self, budget: float, attempt_timeout: float | None) -> float:
-        """One attempt's bound: the call's ``attempt_timeout`` (checked), the client's,
-        or ``DEFAULT_ATTEMPT_SHARE`` of the budget."""
-        if attempt_timeout is not None:
-            return float(check_seconds(attempt_timeout, "attempt_timeout"))
-        if self.attempt_timeout is not None:
-            return self.attempt_timeout
-        return budget * C.DEFAULT_ATTEMPT_SHARE
-
-    def for_call(self, request_timeout: float | None, attempt_timeout: float | None,
-                 safe: bool) -> tuple[float, float | None]:
-        """A call's ``(budget, per_attempt)``, both checked; an unsafe operation's
-        attempt is never abandoned (it may have arrived): its bound is None."""
-        budget = self.budget(request_timeout)
-        per_attempt = self.per_attempt(budget, attempt_timeout)
-        return budget, per_attempt if safe else None
-
-    def client_timeout(self, remaining: float, per_attempt: float | None,
-                        budget: float, streaming: bool) -> aiohttp.ClientTimeout:
-        """An attempt's ``ClientTimeout``, ``remaining`` seconds of ``budget`` left."""
-        if streaming:
-            # No total (a download may take long); the pool wait, the connect and every
-            # read are bounded (a stalled read must not hang, nor a full pool).
-            return aiohttp.ClientTimeout(total=None, connect=remaining, sock_read=budget)
-        # ``total`` bounds the whole exchange, body included, so a stalled read cannot
-        # hang (tests/reliability: test_answer_stalling_mid_body_times_out); a
-        # ``sock_read`` could never fire first and costs a timer rescheduled per chunk.
-        if per_attempt is not None and per_attempt < remaining:
-            cached = self.attempt_timeouts.get(per_attempt)
-            if cached is None:
-                if len(self.attempt_timeouts) >= 64:  # per-call values: keep it small
-                    self.attempt_timeouts.clear()
-                cached = self.attempt_timeouts[per_attempt] = aiohttp.ClientTimeout(
-                    total=per_attempt)
-            return cached
-        return aiohttp.ClientTimeout(total=remaining)
 
 
 class BaseUrls:
@@ -204,49 +142,19 @@ class BaseUrls:
         return found
 
 
-class Transport(Interpreter):
-    """Sends operations for a ``Client`` and reads their answers (``Interpreter``);
-    ``sleep``, ``rand``, ``clock``: plain attributes, for tests never to really wait."""
+class Streams(Interpreter):
+    """Downloads: an operation's answer handed out unread (``stream``); ``Transport``
+    provides the attempt loop (``_exchange``) and the parts named here."""
 
-    def __init__(self, *, credentials: Credentials, base_urls: Mapping[Area, str | None],
-                 sessions: SessionOwner, timeout: float, max_retries: int,
-                 attempt_timeout: float | None = None) -> None:
-        credentials = credentials.with_urls(base_urls.values())  # their passwords too
-        super().__init__(credentials)
-        self.urls = BaseUrls(base_urls, credentials)
-        self.sessions = sessions
-        self.limits = TimeLimits(timeout, attempt_timeout)
-        self.max_retries = max_retries
-        self.sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
-        self.rand: Callable[[], float] = random.random
-        self.clock: Callable[[], float] = time.monotonic
+    urls: BaseUrls
+    sessions: SessionOwner
+    limits: TimeLimits
 
-    def request(self, op: Operation, *, path_id: str | int | None = None,
-                params: Mapping[str, Any] | None = None, json_body: Any = None,
-                form: Mapping[str, Any] | None = None, timeout: float | None = None,
-                attempt_timeout: float | None = None, model: type[Any] | None = None,
-                many: bool = False) -> Awaitable[Any]:
-        """Send ``op``; the awaitable gives its parsed JSON answer (None for an empty
-        2xx body), decoded as ``model`` (a list of them with ``many``) when one is given.
-
-        Arguments and configuration are checked at once (``ConfigurationError``,
-        ``InvalidInputError``). Awaiting raises the ``APIError`` subclass the answer maps
-        to, ``APIConnectionError`` / ``APITimeoutError`` when no usable answer came,
-        ``ResponseDecodeError`` for a body that is not JSON or not of the model's shape.
-        Not a coroutine function (one frame less under aiohttp): ``clean_errors`` inline.
-        """
-        try:
-            call, body_form = build_call(self.urls.shape(op, path_id), params, form,
-                                         self.credentials)
-            budget, per_attempt = (
-                self.limits.defaults[op.safe_to_repeat]
-                if timeout is None and attempt_timeout is None
-                else self.limits.for_call(timeout, attempt_timeout, op.safe_to_repeat))
-        except SDKError as exc:
-            self.credentials.clean(exc)
-            raise
-        return self._exchange(call, json_body, body_form, budget, per_attempt,
-                              model=model, many=many)
+    async def _exchange(self, call: Call, json_body: Any, form: dict[str, Any] | None,
+                        budget: float, per_attempt: float | None, *,
+                        streaming: bool = False, model: type[Any] | None = None,
+                        many: bool = False) -> Any:
+        raise NotImplementedError
 
     @asynccontextmanager
     async def stream(
@@ -293,6 +201,53 @@ class Transport(Interpreter):
             raise await self.refusal(call, response)
         return StreamedResponse(self, call, response)
 
+
+
+class Transport(Streams):
+    """Sends operations for a ``Client`` and reads their answers (``Interpreter``);
+    ``sleep``, ``rand``, ``clock``: plain attributes, for tests never to really wait."""
+
+    def __init__(self, *, credentials: Credentials, base_urls: Mapping[Area, str | None],
+                 sessions: SessionOwner, timeout: float, max_retries: int,
+                 attempt_timeout: float | None = None) -> None:
+        credentials = credentials.with_urls(base_urls.values())  # their passwords too
+        super().__init__(credentials)
+        self.urls = BaseUrls(base_urls, credentials)
+        self.sessions = sessions
+        self.limits = TimeLimits(timeout, attempt_timeout)
+        self.deadlines = AttemptDeadlines()
+        self.max_retries = max_retries
+        self.sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
+        self.rand: Callable[[], float] = random.random
+        self.clock: Callable[[], float] = time.monotonic
+
+    def request(self, op: Operation, *, path_id: str | int | None = None,
+                params: Mapping[str, Any] | None = None, json_body: Any = None,
+                form: Mapping[str, Any] | None = None, timeout: float | None = None,
+                attempt_timeout: float | None = None, model: type[Any] | None = None,
+                many: bool = False) -> Awaitable[Any]:
+        """Send ``op``; the awaitable gives its parsed JSON answer (None for an empty
+        2xx body), decoded as ``model`` (a list of them with ``many``) when one is given.
+
+        Arguments and configuration are checked at once (``ConfigurationError``,
+        ``InvalidInputError``). Awaiting raises the ``APIError`` subclass the answer maps
+        to, ``APIConnectionError`` / ``APITimeoutError`` when no usable answer came,
+        ``ResponseDecodeError`` for a body that is not JSON or not of the model's shape.
+        Not a coroutine function (one frame less under aiohttp): ``clean_errors`` inline.
+        """
+        try:
+            call, body_form = build_call(self.urls.shape(op, path_id), params, form,
+                                         self.credentials)
+            budget, per_attempt = (
+                self.limits.defaults[op.safe_to_repeat]
+                if timeout is None and attempt_timeout is None
+                else self.limits.for_call(timeout, attempt_timeout, op.safe_to_repeat))
+        except SDKError as exc:
+            self.credentials.clean(exc)
+            raise
+        return self._exchange(call, json_body, body_form, budget, per_attempt,
+                              model=model, many=many)
+
     async def _exchange(
         self,
         call: Call,
@@ -325,7 +280,11 @@ class Transport(Interpreter):
         # only URL, timeout and the options (a caller's session: User-Agent, middlewares).
         plain = wire is not None and safe and json_body is None and form is None
         limits = self.limits
-        attempt_timeouts = limits.attempt_timeouts
+        # An attempt of a safe operation ends by its deadline (``_timeouts``: one timer for
+        # every attempt in flight, not one per request); others by aiohttp's ``total``.
+        deadlines = self.deadlines
+        bounded = task if per_attempt is not None and not streaming else None
+        bound = per_attempt if per_attempt is not None else budget
         clock = self.clock
         begun = clock()
         deadline = begun + budget
@@ -342,11 +301,13 @@ class Transport(Interpreter):
                     last_failure = Failure("the call's time ran out", sent_maybe, False,
                                            timeout=True)
                     break
-                # The attempt's bound, already built, unless the budget is nearly spent.
-                client_timeout = (not streaming and per_attempt is not None
-                                  and per_attempt < remaining
-                                  and attempt_timeouts.get(per_attempt)) or (
-                    limits.client_timeout(remaining, per_attempt, budget, streaming))
+                if bounded is not None:
+                    seconds = bound if bound < remaining else remaining
+                    client_timeout = limits.connect_bound(seconds)
+                    deadlines.start(bounded, seconds)
+                else:
+                    client_timeout = limits.client_timeout(remaining, per_attempt, budget,
+                                                           streaming)
                 failure: Failure | None = None
                 retry_after: float | None = None
                 response: aiohttp.ClientResponse | None = None
@@ -368,6 +329,10 @@ class Transport(Interpreter):
                         )
                 except TRANSPORT_ERRORS as exc:
                     failure = describe_exception(exc, self.credentials.scrub)
+                except asyncio.CancelledError:
+                    if not deadlines.expired(bounded):
+                        raise
+                    failure = ATTEMPT_TIMED_OUT
                 except RuntimeError:
                     if session.closed:  # the caller closed the session they gave the client
                         raise UsageError(
@@ -394,8 +359,14 @@ class Transport(Interpreter):
                         except APIConnectionError as exc:
                             failure = Failure(exc.message, exc.may_have_been_sent, False,
                                               timeout=isinstance(exc, APITimeoutError))
+                        except asyncio.CancelledError:
+                            if not deadlines.expired(bounded):
+                                raise
+                            failure = ATTEMPT_TIMED_OUT
                         finally:
                             response.release()
+                        if bounded is not None:
+                            deadlines.stop(bounded)
                         if failure is None:
                             if len(raw) < C.OFFLOAD_DECODE_BYTES:
                                 return self.finish(call, response, raw, retry + 1,
@@ -404,12 +375,19 @@ class Transport(Interpreter):
                                 call, response, raw, retry + 1, clock() - begun, model, many)
                     else:
                         retry_after = parse_retry_after(response.headers.get("Retry-After"))
-                        last_response = (status, response.headers,
-                                         await self.read_for_retry(call, response))
+                        try:
+                            body = await self.read_for_retry(call, response)
+                        except asyncio.CancelledError:
+                            if not deadlines.expired(bounded):
+                                raise
+                            body = b""  # as for an answer that broke off
+                        last_response = (status, response.headers, body)
                         last_failure = None
                         sent_maybe = True
                         if op.fail_in_body and (meant := _decided(self, call, last_response)):
                             raise meant
+                if bounded is not None:
+                    deadlines.stop(bounded)
                 if failure is not None:
                     if response is None and debug:  # an answer that broke off is logged
                         _log(call, failure.message, clock() - started, retry, debug)
@@ -450,6 +428,8 @@ class Transport(Interpreter):
                 forget_frames(exc)
                 raise
         finally:
+            if bounded is not None:
+                deadlines.forget(bounded)
             owner.leave(task)
         # Only a cancellation by ``close()`` gets here; raised outside the ``except``, it
         # chains nothing (the cancelled frames hold the full URL).

@@ -85,6 +85,10 @@ def describe_exception(exc: BaseException, scrub: Callable[[str], str]) -> Failu
     return Failure(f"request failed ({name})", True, False)
 
 
+#: An attempt that passed its deadline (``_timeouts.AttemptDeadlines``) after its
+#: connection was made: the request may have arrived.
+ATTEMPT_TIMED_OUT = Failure("timed out waiting for the answer", True, False, timeout=True)
+
 #: The failure of a call that ``Client.close()`` ended while it was in flight.
 CLOSED_IN_FLIGHT = Failure(
     "the Client was closed while this call was in flight", True, False, fatal=True)

@@ -36,6 +36,7 @@ LAYERS: dict[str, int] = {
     "asyncsdk._retry": 3,
     "asyncsdk._logging": 3,
     "asyncsdk._session": 3,
+    "asyncsdk._timeouts": 3,
     "asyncsdk._raw": 3,
     "asyncsdk._wire": 4,
     "asyncsdk._url": 4,

@@ -16,6 +16,7 @@ from helpers import API_KEY, BASE, USERNAME, SleepRecorder
 
 import asyncsdk
 from asyncsdk import _constants
+from asyncsdk._timeouts import AttemptDeadlines
 from asyncsdk._transport import Area, Operation, parse_retry_after
 
 CHECK_URL = re.compile(r"^https://api\.test/api/v1/single/check\?.*$")
@@ -336,20 +337,32 @@ async def test_credentials_go_where_the_area_wants_them(
 
 
 async def test_each_attempt_is_bounded_by_the_calls_remaining_time(
-    client: asyncsdk.Client, mocked: aioresponses
+    client: asyncsdk.Client, mocked: aioresponses, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # total covers connect, headers and body of a plain request (a stalled body times out:
-    # tests/reliability/test_hostile_responses.py); streams get a sock_read bound instead.
-    # An attempt of a safe operation gets a third of the call's budget by default.
+    # An attempt of a safe operation gets a third of the call's budget by default: aiohttp
+    # bounds its wait for a connection, its deadline (_timeouts) the whole attempt, body
+    # included (a stalled body times out: tests/reliability/test_hostile_responses.py).
+    # Streams get a sock_read bound instead.
+    started: list[float] = []
+    real_start = AttemptDeadlines.start
+
+    def start(self: AttemptDeadlines, task: Any, seconds: float) -> None:
+        started.append(seconds)
+        real_start(self, task, seconds)
+
+    monkeypatch.setattr(AttemptDeadlines, "start", start)
     mocked.get(CHECK_URL, payload=OK_CHECK)
     await client.validation.check("a@b.com", request_timeout=5)
     (call,) = next(iter(mocked.requests.values()))
     timeout = call.kwargs["timeout"]
-    assert timeout.total == pytest.approx(5 * _constants.DEFAULT_ATTEMPT_SHARE)
+    assert timeout.connect == pytest.approx(5 * _constants.DEFAULT_ATTEMPT_SHARE)
+    assert timeout.total is None
+    assert started == [pytest.approx(5 * _constants.DEFAULT_ATTEMPT_SHARE)]
     mocked.get(CHECK_URL, payload=OK_CHECK)
     await client.validation.check("a@b.com", request_timeout=5, attempt_timeout=60)
     calls = next(iter(mocked.requests.values()))
-    assert 4 < calls[-1].kwargs["timeout"].total <= 5  # never past the call's budget
+    assert 4 < calls[-1].kwargs["timeout"].connect <= 5  # never past the call's budget
+    assert 4 < started[-1] <= 5
 
 
 BARE_FAIL_CASES = [

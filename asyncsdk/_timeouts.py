@@ -1,0 +1,187 @@
+"""A call's time: its limits (``TimeLimits``: the budget of the call, the bound of each
+attempt) and the deadlines of the attempts in flight (``AttemptDeadlines``).
+
+Why a deadline table and not aiohttp's ``ClientTimeout(total=...)`` per request: that
+costs each request a timer of its own (a ``TimerHandle`` pushed on the loop's heap and
+cancelled, a timer context entered around every read): about a tenth of the client CPU
+of a small answer such as a ``check``. Here one timer serves every attempt in flight:
+it is set for the nearest deadline, and when it fires it cancels the attempts past
+theirs (the task's cancellation, as aiohttp's own timeout does), which the transport
+turns into a timed-out attempt (``expired``). aiohttp still bounds the wait for a
+connection itself (``connect_bound``), so that a timeout there says "surely not sent".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import sys
+from typing import Any
+
+import aiohttp
+import attrs
+
+from . import _constants as C
+from ._checks import check_seconds
+
+__all__ = ["AttemptDeadlines", "TimeLimits"]
+
+#: The deadline fires this much after aiohttp's bound of the connect (same length, set a
+#: moment later): a timeout while connecting is aiohttp's, and so known as not sent.
+_AFTER_CONNECT_BOUND = 0.001
+
+
+@attrs.frozen
+class TimeLimits:
+    """A client's time limits and the ``ClientTimeout`` of each attempt.
+
+    ``timeout`` is a call's whole budget, ``attempt_timeout`` one attempt's bound (None:
+    ``DEFAULT_ATTEMPT_SHARE`` of the call's budget). Each attempt bound in use gets one
+    ``ClientTimeout``, built once, not one per attempt.
+    """
+
+    timeout: float
+    attempt_timeout: float | None = None
+    #: An attempt's bound -> its ``ClientTimeout`` (``client_timeout``).
+    attempt_timeouts: dict[float, aiohttp.ClientTimeout] = attrs.field(factory=dict, init=False)
+    #: An attempt's bound -> its ``ClientTimeout`` of the connect only (``connect_bound``).
+    connect_bounds: dict[float, aiohttp.ClientTimeout] = attrs.field(factory=dict, init=False)
+    #: ``for_call(None, None, safe)`` by ``safe``: the pair of nearly every call, found once.
+    defaults: tuple[tuple[float, float | None], tuple[float, float | None]] = attrs.field(
+        init=False)
+
+    @defaults.default
+    def _defaults(self) -> tuple[tuple[float, float | None], tuple[float, float | None]]:
+        per_attempt = self.per_attempt(self.timeout, None)
+        return (self.timeout, None), (self.timeout, per_attempt)
+
+    def budget(self, request_timeout: float | None) -> float:
+        """The call's time budget: its ``request_timeout`` (checked) or the client's."""
+        if request_timeout is None:
+            return self.timeout
+        return float(check_seconds(request_timeout, "request_timeout"))
+
+    def per_attempt(self, budget: float, attempt_timeout: float | None) -> float:
+        """One attempt's bound: the call's ``attempt_timeout`` (checked), the client's,
+        or ``DEFAULT_ATTEMPT_SHARE`` of the budget."""
+        if attempt_timeout is not None:
+            return float(check_seconds(attempt_timeout, "attempt_timeout"))
+        if self.attempt_timeout is not None:
+            return self.attempt_timeout
+        return budget * C.DEFAULT_ATTEMPT_SHARE
+
+    def for_call(self, request_timeout: float | None, attempt_timeout: float | None,
+                 safe: bool) -> tuple[float, float | None]:
+        """A call's ``(budget, per_attempt)``, both checked; an unsafe operation's
+        attempt is never abandoned (it may have arrived): its bound is None."""
+        budget = self.budget(request_timeout)
+        per_attempt = self.per_attempt(budget, attempt_timeout)
+        return budget, per_attempt if safe else None
+
+    def connect_bound(self, seconds: float) -> aiohttp.ClientTimeout:
+        """The ``ClientTimeout`` of an attempt bounded by ``AttemptDeadlines``: aiohttp
+        bounds only the wait for a connection (pool and connect, exactly: never rounded
+        up), so that a timeout there is told apart as "surely not sent"; the rest of
+        the attempt is bounded by the deadline. Built once per bound in use."""
+        cached = self.connect_bounds.get(seconds)
+        if cached is None:
+            if len(self.connect_bounds) >= 64:  # per-call values: keep it small
+                self.connect_bounds.clear()
+            cached = self.connect_bounds[seconds] = aiohttp.ClientTimeout(
+                connect=seconds, ceil_threshold=math.inf)
+        return cached
+
+    def client_timeout(self, remaining: float, per_attempt: float | None,
+                        budget: float, streaming: bool) -> aiohttp.ClientTimeout:
+        """An attempt's ``ClientTimeout``, ``remaining`` seconds of ``budget`` left."""
+        if streaming:
+            # No total (a download may take long); the pool wait, the connect and every
+            # read are bounded (a stalled read must not hang, nor a full pool).
+            return aiohttp.ClientTimeout(total=None, connect=remaining, sock_read=budget)
+        # ``total`` bounds the whole exchange, body included, so a stalled read cannot
+        # hang (tests/reliability: test_answer_stalling_mid_body_times_out); a
+        # ``sock_read`` could never fire first and costs a timer rescheduled per chunk.
+        if per_attempt is not None and per_attempt < remaining:
+            cached = self.attempt_timeouts.get(per_attempt)
+            if cached is None:
+                if len(self.attempt_timeouts) >= 64:  # per-call values: keep it small
+                    self.attempt_timeouts.clear()
+                cached = self.attempt_timeouts[per_attempt] = aiohttp.ClientTimeout(
+                    total=per_attempt)
+            return cached
+        return aiohttp.ClientTimeout(total=remaining)
+
+
+class AttemptDeadlines:
+    """The deadline of each attempt in flight, by task, enforced by one timer.
+
+    ``start`` before an attempt's first await, ``stop`` once its answer is read (or it
+    failed); a task past its deadline is cancelled, and ``expired`` says so when the
+    cancellation arrives. Bound to the loop of the first ``start`` (a client's loop).
+    """
+
+    __slots__ = ("_due", "_expired", "_loop", "_timer", "_timer_at")
+
+    def __init__(self) -> None:
+        self._due: dict[asyncio.Task[Any], float] = {}
+        self._expired: set[asyncio.Task[Any]] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = math.inf
+
+    def start(self, task: asyncio.Task[Any], seconds: float) -> None:
+        """``task``'s attempt must end within ``seconds`` from now."""
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = task.get_loop()
+        due = loop.time() + seconds + _AFTER_CONNECT_BOUND
+        self._due[task] = due
+        if due < self._timer_at:
+            self._set_timer(loop, due)
+
+    def stop(self, task: asyncio.Task[Any]) -> None:
+        """``task``'s attempt has ended (idempotent)."""
+        self._due.pop(task, None)
+
+    def expired(self, task: asyncio.Task[Any] | None) -> bool:
+        """True when ``task``'s cancellation came from its attempt's deadline (and only
+        from it: a cancellation of someone else's at the same time is kept)."""
+        if task is None or task not in self._expired:
+            return False
+        self._expired.discard(task)
+        if sys.version_info >= (3, 11):
+            return task.uncancel() == 0
+        return True  # pragma: no cover - 3.10 cannot tell two cancels apart
+
+    def forget(self, task: asyncio.Task[Any]) -> None:
+        """The call of ``task`` is over: drop whatever is left of it. A deadline's
+        cancellation that never reached the transport (swallowed below it) is withdrawn
+        from the task's count, where a caller's ``asyncio.timeout`` would misread it."""
+        self._due.pop(task, None)
+        if task in self._expired:
+            self._expired.discard(task)
+            if sys.version_info >= (3, 11):
+                task.uncancel()
+
+    def _set_timer(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer_at = when
+        self._timer = loop.call_at(when, self._fire)
+
+    def _fire(self) -> None:
+        self._timer, self._timer_at = None, math.inf
+        loop = self._loop
+        assert loop is not None
+        now = loop.time()
+        nearest = math.inf
+        for task, due in list(self._due.items()):
+            if due <= now:
+                del self._due[task]
+                if not task.done():
+                    self._expired.add(task)
+                    task.cancel()
+            elif due < nearest:
+                nearest = due
+        if nearest < math.inf:
+            self._set_timer(loop, nearest)

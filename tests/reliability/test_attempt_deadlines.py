@@ -1,0 +1,171 @@
+"""An attempt of a safe operation ends by its deadline (``_timeouts.AttemptDeadlines``):
+one timer for every attempt in flight instead of one aiohttp timer per request. These
+tests hold the promises of a per-request timeout: only the late attempts end, each is
+retried within the call's budget, a cancellation from anyone else is never taken for a
+timeout, a wait for a connection is still "surely not sent", and nothing is left behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any
+
+import pytest
+from reliability_helpers import instant
+from scripted_server import CHECK_OK, CHECK_PATH, scripted_server
+
+import asyncsdk
+from asyncsdk._timeouts import AttemptDeadlines
+from asyncsdk.testing import Sandbox
+
+
+def _deadlines(client: asyncsdk.Client) -> AttemptDeadlines:
+    return client._transport.deadlines
+
+
+def _left(client: asyncsdk.Client) -> tuple[int, int]:
+    deadlines = _deadlines(client)
+    return len(deadlines._due), len(deadlines._expired)
+
+
+async def test_only_the_late_attempts_end_and_each_is_retried() -> None:
+    """Ten checks at once, the first attempt of every other one stalls: those five are
+    abandoned at their deadline and answered on their second attempt, the others once."""
+    async with scripted_server() as server:
+        stall, ok = server.stall(), server.answer(CHECK_OK)
+        server.on(CHECK_PATH, *[stall if i % 2 == 0 else ok for i in range(10)], ok)
+        async with asyncsdk.Client("k", "u", base_url=server.base_url, timeout=30,
+                                   attempt_timeout=0.2) as client:
+            instant(client)
+            results = await asyncio.gather(
+                *(client.validation.check("a@b.com") for _ in range(10)))
+            assert _left(client) == (0, 0)
+        assert all(r.email == "a@b.com" for r in results)
+        assert server.count(CHECK_PATH) == 15
+
+
+async def test_a_call_past_its_budget_is_a_timeout_after_exactly_its_attempts() -> None:
+    async with scripted_server() as server:
+        server.on(CHECK_PATH, server.stall())
+        async with asyncsdk.Client("k", "u", base_url=server.base_url, timeout=30,
+                                   attempt_timeout=0.05, max_retries=2) as client:
+            instant(client)
+            with pytest.raises(asyncsdk.APITimeoutError) as info:
+                await client.validation.check("a@b.com")
+            assert _left(client) == (0, 0)
+        assert server.count(CHECK_PATH) == 3
+        assert info.value.may_have_been_sent
+        assert "timed out waiting for the answer" in str(info.value)
+
+
+async def test_one_timer_serves_every_attempt_in_flight(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: one timer per request on the loop's heap. Now a timer is set only for a
+    deadline nearer than the one already set: once for a burst of equal bounds."""
+    set_at: list[float] = []
+    real = AttemptDeadlines._set_timer
+
+    def counting(self: AttemptDeadlines, loop: Any, when: float) -> None:
+        set_at.append(when)
+        real(self, loop, when)
+
+    monkeypatch.setattr(AttemptDeadlines, "_set_timer", counting)
+    async with Sandbox() as sb, sb.client() as client:
+        await asyncio.gather(*(client.validation.check(f"u{i}@example.com") for i in range(200)))
+        assert _left(client) == (0, 0)
+    assert len(set_at) == 1
+
+
+async def test_a_cancellation_from_the_caller_is_never_taken_for_a_timeout() -> None:
+    async with scripted_server() as server:
+        server.on(CHECK_PATH, server.stall())
+        async with asyncsdk.Client("k", "u", base_url=server.base_url, timeout=30,
+                                   attempt_timeout=5) as client:
+            call = asyncio.ensure_future(client.validation.check("a@b.com"))
+            await server.wait_for_hits(CHECK_PATH, 1)
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            assert _left(client) == (0, 0)
+        assert server.count(CHECK_PATH) == 1
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="3.10 cannot tell two cancels apart")
+async def test_a_caller_cancelling_as_the_deadline_passes_still_cancels() -> None:
+    """Both cancellations arrive at once: the caller's wins (no retry, no SDK error),
+    and the task is left with the caller's cancellation alone."""
+    async with scripted_server() as server:
+        server.on(CHECK_PATH, server.stall())
+        async with asyncsdk.Client("k", "u", base_url=server.base_url, timeout=30,
+                                   attempt_timeout=5) as client:
+            outcome: list[str] = []
+
+            async def caller() -> None:
+                try:
+                    await client.validation.check("a@b.com")
+                except asyncio.CancelledError:
+                    me = asyncio.current_task()
+                    assert me is not None
+                    outcome.append(f"cancelled, still cancelling: {me.cancelling()}")
+                    raise
+
+            task = asyncio.ensure_future(caller())
+            await server.wait_for_hits(CHECK_PATH, 1)
+            deadlines = _deadlines(client)
+            task.cancel()  # the caller's ...
+            deadlines._due[task] = 0.0  # ... and the deadline, in the same loop turn
+            deadlines._fire()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert _left(client) == (0, 0)
+        assert outcome == ["cancelled, still cancelling: 1"]
+        assert server.count(CHECK_PATH) == 1
+
+
+async def test_a_wait_for_a_connection_is_still_surely_not_sent() -> None:
+    """The one connection is held by a stalled call: the second call's attempt ends
+    while it waits for the pool, which aiohttp bounds itself: not sent, so an unsafe
+    retry rule would allow another try."""
+    async with scripted_server() as server:
+        server.on(CHECK_PATH, server.stall())
+        async with asyncsdk.Client("k", "u", base_url=server.base_url, timeout=30,
+                                   max_connections=1, max_retries=0) as client:
+            holder = asyncio.ensure_future(client.validation.check("a@b.com",
+                                                                   attempt_timeout=10))
+            await server.wait_for_hits(CHECK_PATH, 1)
+            with pytest.raises(asyncsdk.APITimeoutError) as info:
+                await client.validation.check("a@b.com", attempt_timeout=0.1)
+            holder.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await holder
+            assert _left(client) == (0, 0)
+        assert info.value.may_have_been_sent is False
+        assert "connecting" in str(info.value)
+        assert server.count(CHECK_PATH) == 1
+
+
+async def test_forget_withdraws_a_cancellation_swallowed_below() -> None:
+    """A deadline's cancellation that something below the transport swallowed never
+    reaches its handlers: when the call ends it is withdrawn from the task's count, so a
+    later ``asyncio.timeout`` or TaskGroup of the caller's is not misled."""
+    deadlines = AttemptDeadlines()
+    gate = asyncio.Event()
+
+    async def swallowing() -> str:
+        try:
+            await gate.wait()
+        except asyncio.CancelledError:
+            return "swallowed"
+        return "answered"
+
+    task = asyncio.ensure_future(swallowing())
+    await asyncio.sleep(0)
+    deadlines.start(task, 60.0)
+    deadlines._due[task] = 0.0  # past due now
+    deadlines._fire()
+    assert await task == "swallowed"
+    assert deadlines._expired == {task} and deadlines._due == {}
+    deadlines.forget(task)
+    assert deadlines._expired == set()
+    if sys.version_info >= (3, 11):
+        assert task.cancelling() == 0
