@@ -194,6 +194,8 @@ class Paired:
     op: str
     limit: float
     note: str = ""
+    #: False: shown beside a target in another condition, not counted as met or not.
+    counted: bool = True
 
     @property
     def ratios(self) -> list[float]:
@@ -219,6 +221,9 @@ class Paired:
         fmt = _fmt(self.unit)
         paired = self.floor is not None
         mark = {True: "met", False: "**NOT met**", None: "not measured"}[self.met]
+        if not self.counted:
+            mark = {True: "would be met", False: "would not be met",
+                    None: "not measured"}[self.met] + "; not counted"
         return [
             self.target,
             self.floor_text if paired else "(absolute)",
