@@ -97,7 +97,7 @@ def pin(cpu: int) -> bool:
 
 
 #: The allocator state client processes start in (``settle_allocator``): ``heap`` (the
-#: default) or ``as-is``; override with ``ASYNCSDK_BENCH_READS``.
+#: default), ``mapped`` or ``as-is``; override with ``ASYNCSDK_BENCH_READS``.
 READS = os.environ.get("ASYNCSDK_BENCH_READS") or "heap"
 
 
@@ -111,14 +111,28 @@ def settle_allocator(mode: str = READS) -> str:
     mapped block above it is freed, which most long-running processes do early (any big
     list, buffer or body): then the same reads come from the heap. ``heap``: a 4 MiB
     block is allocated and freed (the state of most processes, and the floor's
-    cheapest); ``as-is``: left as the process's start-up left it (a fresh process: the
-    reads may or may not be mapped; the page faults per request say which). The
-    library's own connections read 64 KiB (``RECEIVE_BYTES``), from the heap in both.
+    cheapest); ``mapped``: the threshold fixed at 128 KiB and the heap kept trimmed (no
+    top padding), so that every 256 KiB read is mapped (a stress state: the heap also
+    shrinks and grows more often than in a natural process); ``as-is``: left as the
+    process's start-up left it (a fresh process: the reads may or may not be mapped; the
+    page faults per request say which). The library's own connections read 64 KiB
+    (``RECEIVE_BYTES``), from the heap in all three.
     """
     if mode == "heap":
         block = bytearray(4 << 20)  # malloc'd (mapped) and freed: the threshold rises
         del block
         return mode
+    if mode == "mapped":
+        import ctypes
+
+        try:
+            mallopt = ctypes.CDLL(None).mallopt
+        except (AttributeError, OSError):  # not glibc
+            return "as-is"
+        m_trim_threshold, m_top_pad, m_mmap_threshold = -1, -2, -3
+        if (mallopt(m_mmap_threshold, 128 * 1024) == 1
+                and mallopt(m_trim_threshold, 128 * 1024) == 1 and mallopt(m_top_pad, 0) == 1):
+            return mode
     return "as-is"
 
 
@@ -130,18 +144,19 @@ class Server:
 
 
 @contextlib.contextmanager
-def server_process(*, contacts: int, rows: int = 0) -> Iterator[Server]:
+def server_process(*, contacts: int, rows: int = 0, tls_dir: str = "") -> Iterator[Server]:
     """Start ``benchmarks.server`` in its own process (pinned to ``SERVER_CPU``) and always
-    terminate it."""
+    terminate it. With ``tls_dir`` (its ``cert.pem``, ``key.pem``) it speaks HTTPS."""
     cmd = [sys.executable, "-m", "benchmarks.server", "--cpu", str(SERVER_CPU),
-           "--contacts", str(contacts), "--rows", str(rows)]
+           "--contacts", str(contacts), "--rows", str(rows), "--tls-dir", tls_dir]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
         if not line.startswith("PORT "):
             raise RuntimeError(f"benchmark server did not start (said {line!r})")
-        yield Server(f"http://127.0.0.1:{int(line.split()[1])}", proc)
+        scheme = "https" if tls_dir else "http"
+        yield Server(f"{scheme}://127.0.0.1:{int(line.split()[1])}", proc)
     finally:
         proc.terminate()
         try:

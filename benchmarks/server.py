@@ -81,10 +81,17 @@ def build_app(contacts: int, rows: int = 0) -> web.Application:
     return app
 
 
-async def serve(contacts: int, rows: int) -> None:
+async def serve(contacts: int, rows: int, tls_dir: str = "") -> None:
     runner = web.AppRunner(build_app(contacts, rows), access_log=None, handle_signals=False)
     await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)
+    context = None
+    if tls_dir:  # cert.pem and key.pem of 127.0.0.1 (benchmarks.reads_check makes them)
+        import ssl
+
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(os.path.join(tls_dir, "cert.pem"),
+                                os.path.join(tls_dir, "key.pem"))
+    site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024, ssl_context=context)
     await site.start()
     server = site._server
     assert server is not None
@@ -102,13 +109,14 @@ def main() -> None:
     parser.add_argument("--cpu", type=int, default=-1)
     parser.add_argument("--contacts", type=int, default=10_000)
     parser.add_argument("--rows", type=int, default=0)
+    parser.add_argument("--tls-dir", default="")
     args = parser.parse_args()
     if args.cpu >= 0:
         pin(args.cpu)
     import signal
 
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
-    asyncio.run(serve(args.contacts, args.rows))
+    asyncio.run(serve(args.contacts, args.rows, args.tls_dir))
 
 
 if __name__ == "__main__":
