@@ -134,7 +134,7 @@ class SessionOwner:
     """
 
     __slots__ = (
-        "_aborted", "_agent", "_in_flight", "_loop", "_max_connections", "_owns",
+        "_aborted", "_agent", "_bases", "_in_flight", "_loop", "_max_connections", "_owns",
         "_session", "_streams", "_trust_env", "closed", "request_options",
     )
 
@@ -155,7 +155,11 @@ class SessionOwner:
         self._agent = user_agent(app_name)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._in_flight: dict[asyncio.Task[Any], int] = {}
-        self._aborted: set[asyncio.Task[Any]] = set()
+        #: Tasks ``close()`` cancelled -> their cancellation count before that (a task
+        #: may already be cancelling: a caller's clean-up after a cancel).
+        self._aborted: dict[asyncio.Task[Any], int] = {}
+        #: A task in flight -> its cancellation count when its call began, where not 0.
+        self._bases: dict[asyncio.Task[Any], int] = {}
         self._streams: set[Abortable] = set()
         self.closed = False
         #: Extra keyword arguments of every request, only those that differ from
@@ -235,6 +239,8 @@ class SessionOwner:
         if task is not None:
             flight = self._in_flight
             flight[task] = flight.get(task, 0) + 1
+            if sys.version_info >= (3, 11) and task.cancelling():
+                self._bases.setdefault(task, task.cancelling())
         return session, task
 
     def leave(self, task: asyncio.Task[Any] | None) -> None:
@@ -244,15 +250,17 @@ class SessionOwner:
             depth = flight.pop(task, 1) - 1
             if depth > 0:
                 flight[task] = depth
+            elif self._bases:
+                self._bases.pop(task, None)
 
     def was_closed_under(self, task: asyncio.Task[Any] | None) -> bool:
         """True when ``task``'s cancellation came from ``close()`` (and only from it):
         the caller then raises an SDK error instead of ``CancelledError``."""
         if task is None or task not in self._aborted:
             return False
-        self._aborted.discard(task)
+        before = self._aborted.pop(task)
         if sys.version_info >= (3, 11):
-            return task.uncancel() == 0  # a cancel of someone else's is kept
+            return task.uncancel() <= before  # a cancel of someone else's is kept
         return True  # pragma: no cover - 3.10 cannot tell two cancels apart
 
     def add_stream(self, stream: Abortable) -> None:
@@ -282,11 +290,15 @@ class SessionOwner:
         current = asyncio.current_task()
         for task in list(self._in_flight):
             if task is not current and not task.done():
-                self._aborted.add(task)
+                # Counted from the task's count when its call began (it may have been
+                # cancelling already: a call in a clean-up after a cancel), as
+                # asyncio.timeout counts: a cancellation of someone else's is kept.
+                self._aborted[task] = self._bases.get(task, 0)
                 task.cancel()
         for stream in list(self._streams):
             stream.abort()
         self._in_flight.clear()
+        self._bases.clear()
         self._streams.clear()
         session, self._session = self._session, None
         if self._owns and session is not None and not session.closed:

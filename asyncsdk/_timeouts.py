@@ -118,12 +118,20 @@ class AttemptDeadlines:
     ``start`` before an attempt's first await, ``stop`` once its answer is read (or it
     failed); a task past its deadline is cancelled, and ``expired`` says so when the
     cancellation arrives. Bound to the loop of the first ``start`` (a client's loop).
+
+    Cancellations are counted as ``asyncio.timeout`` counts them: against the task's
+    count when the attempt began (a task may call while already cancelling: a clean-up
+    after a cancel, or a cancel it swallowed). A deadline that finds another
+    cancellation on its way (the caller's, ``close()``'s, aiohttp's bound of the
+    connect) lets that one land first and comes back one margin later if it did not.
     """
 
-    __slots__ = ("_due", "_expired", "_loop", "_timer", "_timer_at")
+    __slots__ = ("_base", "_due", "_expired", "_loop", "_timer", "_timer_at")
 
     def __init__(self) -> None:
         self._due: dict[asyncio.Task[Any], float] = {}
+        #: A task's cancellation count when its attempt began, where it was not 0.
+        self._base: dict[asyncio.Task[Any], int] = {}
         self._expired: set[asyncio.Task[Any]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._timer: asyncio.TimerHandle | None = None
@@ -136,6 +144,10 @@ class AttemptDeadlines:
             loop = self._loop = task.get_loop()
         due = loop.time() + seconds + _AFTER_CONNECT_BOUND
         self._due[task] = due
+        if sys.version_info >= (3, 11) and task.cancelling():
+            self._base[task] = task.cancelling()
+        elif self._base:
+            self._base.pop(task, None)
         if due < self._timer_at:
             self._set_timer(loop, due)
 
@@ -150,7 +162,7 @@ class AttemptDeadlines:
             return False
         self._expired.discard(task)
         if sys.version_info >= (3, 11):
-            return task.uncancel() == 0
+            return task.uncancel() <= self._base.get(task, 0)
         return True  # pragma: no cover - 3.10 cannot tell two cancels apart
 
     def forget(self, task: asyncio.Task[Any]) -> None:
@@ -162,6 +174,8 @@ class AttemptDeadlines:
             self._expired.discard(task)
             if sys.version_info >= (3, 11):
                 task.uncancel()
+        if self._base:
+            self._base.pop(task, None)
 
     def _set_timer(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
         if self._timer is not None:
@@ -176,12 +190,19 @@ class AttemptDeadlines:
         now = loop.time()
         nearest = math.inf
         for task, due in list(self._due.items()):
-            if due <= now:
+            if due > now:
+                nearest = min(nearest, due)
+            elif task.done():
                 del self._due[task]
-                if not task.done():
-                    self._expired.add(task)
-                    task.cancel()
-            elif due < nearest:
-                nearest = due
+            elif sys.version_info >= (3, 11) and task.cancelling() > self._base.get(task, 0):
+                # Another cancellation is on its way: it lands first; if it is
+                # swallowed, this deadline comes back one margin later.
+                self._base[task] = task.cancelling()
+                due = self._due[task] = now + _AFTER_CONNECT_BOUND
+                nearest = min(nearest, due)
+            else:
+                del self._due[task]
+                self._expired.add(task)
+                task.cancel()
         if nearest < math.inf:
             self._set_timer(loop, nearest)

@@ -8,7 +8,9 @@ timeout, a wait for a connection is still "surely not sent", and nothing is left
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
+import time
 from typing import Any
 
 import pytest
@@ -169,3 +171,111 @@ async def test_forget_withdraws_a_cancellation_swallowed_below() -> None:
     assert deadlines._expired == set()
     if sys.version_info >= (3, 11):
         assert task.cancelling() == 0
+
+
+async def test_a_deadline_in_a_clean_up_after_a_cancel_is_a_retry_not_a_cancel() -> None:
+    """A task already cancelling calls the service in its clean-up: the attempt's
+    deadline is still the deadline (counted from the task's count when the attempt
+    began, as asyncio.timeout counts), not the caller's cancel (before: a bare
+    ``CancelledError`` from an attempt nobody cancelled)."""
+    async with scripted_server() as server:
+        server.on(CHECK_PATH, server.stall(), server.answer(CHECK_OK))
+        async with asyncsdk.Client("k", "u", base_url=server.base_url, timeout=30,
+                                   attempt_timeout=0.1) as client:
+            instant(client)
+            got: list[object] = []
+
+            async def worker() -> None:
+                try:
+                    await asyncio.Event().wait()
+                except asyncio.CancelledError:
+                    try:
+                        got.append(await client.validation.check("a@b.com"))
+                    except BaseException as exc:  # recorded for the assert
+                        got.append(exc)
+                    raise
+
+            task = asyncio.ensure_future(worker())
+            await asyncio.sleep(0)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert _left(client) == (0, 0)
+        assert server.count(CHECK_PATH) == 2
+        assert len(got) == 1 and not isinstance(got[0], BaseException), got
+
+
+async def test_a_deadline_in_a_task_that_swallowed_a_cancel_is_a_retry() -> None:
+    async with scripted_server() as server:
+        server.on(CHECK_PATH, server.stall(), server.answer(CHECK_OK))
+        async with asyncsdk.Client("k", "u", base_url=server.base_url, timeout=30,
+                                   attempt_timeout=0.1) as client:
+            instant(client)
+
+            async def worker() -> Any:
+                with contextlib.suppress(asyncio.CancelledError):  # a soft cancel
+                    await asyncio.Event().wait()
+                return await client.validation.check("a@b.com")
+
+            task = asyncio.ensure_future(worker())
+            await asyncio.sleep(0)
+            task.cancel()
+            result = await task
+        assert result.email == "a@b.com"
+        assert server.count(CHECK_PATH) == 2
+
+
+async def test_close_under_a_call_in_a_clean_up_after_a_cancel_is_an_sdk_error() -> None:
+    """``close()`` ends a call made by a task already cancelling with the SDK's error,
+    not a bare ``CancelledError`` (the same counting as the deadline's)."""
+    async with scripted_server() as server:
+        server.on(CHECK_PATH, server.stall())
+        client = asyncsdk.Client("k", "u", base_url=server.base_url, timeout=30)
+        got: list[BaseException] = []
+
+        async def worker() -> None:
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                try:
+                    await client.validation.check("a@b.com")
+                except BaseException as exc:  # recorded for the assert
+                    got.append(exc)
+                raise
+
+        task = asyncio.ensure_future(worker())
+        await asyncio.sleep(0)
+        task.cancel()
+        await server.wait_for_hits(CHECK_PATH, 1)
+        await client.close()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert len(got) == 1 and isinstance(got[0], asyncsdk.APIConnectionError), got
+        assert "closed" in str(got[0])
+
+
+async def test_a_pool_wait_timeout_in_a_stalled_loop_is_still_not_sent() -> None:
+    """aiohttp's bound of the wait for a connection and the attempt's deadline fall due
+    in the same loop turn when the loop was held up: the deadline lets aiohttp's land
+    first, so the call still says "surely not sent" (before: "may have been sent")."""
+    async with scripted_server() as server:
+        server.on(CHECK_PATH, server.stall())
+        async with asyncsdk.Client("k", "u", base_url=server.base_url, timeout=30,
+                                   max_connections=1, max_retries=0) as client:
+            holder = asyncio.ensure_future(client.validation.check("a@b.com",
+                                                                   attempt_timeout=10))
+            await server.wait_for_hits(CHECK_PATH, 1)
+            waiter = asyncio.ensure_future(client.validation.check("a@b.com",
+                                                                   attempt_timeout=0.05))
+            for _ in range(5):  # the waiter reaches the pool and waits there
+                await asyncio.sleep(0)
+            time.sleep(0.1)  # not a wait: the loop held up past both bounds (a stall)
+            with pytest.raises(asyncsdk.APITimeoutError) as info:
+                await waiter
+            holder.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await holder
+            assert _left(client) == (0, 0)
+        assert server.count(CHECK_PATH) == 1
+        assert info.value.may_have_been_sent is False, str(info.value)
+        assert "connecting" in str(info.value)
