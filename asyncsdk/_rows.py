@@ -254,6 +254,12 @@ async def email_rows(
         batch = records = []
         record = []
         failed = decode_failed(exc)
+    except BaseException:
+        # The memos hold texts of other results read in this process (another call's,
+        # another account's): not for this traceback's locals, which error trackers
+        # record.
+        verdicts = roles = {}
+        raise
     if failed is not None:
         raise failed
 

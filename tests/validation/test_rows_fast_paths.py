@@ -9,12 +9,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 import pytest
-from helpers import CORPORA, needs_corpora
+from helpers import CORPORA, needs_corpora, rows_of
 
 from asyncsdk import _rows
 from asyncsdk._rows import read_role, read_verdict
@@ -133,3 +134,37 @@ def test_feed_batches_agrees_with_feed_at_every_chunking(
     assert_agrees_with_feed(
         lambda reader, piece: [r for records in reader.feed_batches(piece) for r in records],
         equal, limit=6)
+
+
+def _learn_odd_texts() -> None:
+    """Another result, read first: the memos now know its two odd texts (kept out of
+    the test's own frame, whose locals the rendered traceback shows too)."""
+    other = "Email,Name,Status,Role Based Emails\r\nx@y.z,X,Pluto" + "nium-7,Zirco" + "nium-9\r\n"
+    assert len(rows_of([other])) == 1
+
+
+def test_a_failing_rows_call_shows_no_text_of_another_result_in_its_locals() -> None:
+    """The verdict and flag memos are shared by every ``rows()`` of the process: an
+    error leaving a later ``rows()`` (its traceback rendered with locals, as error
+    trackers do) must not show what another result held (before: the memo dicts were
+    locals of the hot loop's frame)."""
+    import traceback
+
+    from asyncsdk._rows import email_rows
+
+    _learn_odd_texts()
+
+    async def broken() -> AsyncGenerator[str, None]:
+        yield "Email,Name,Status,Role Based Emails\r\n"
+        raise RuntimeError("the stream broke")
+
+    async def consume() -> None:
+        async for _ in email_rows(broken(), lambda error: error):
+            pass
+
+    with pytest.raises(RuntimeError) as info:
+        asyncio.run(consume())
+    shown = "".join(traceback.TracebackException.from_exception(
+        info.value, capture_locals=True).format())
+    assert "email_rows" in shown
+    assert "Plutonium-7" not in shown and "Zirconium-9" not in shown
