@@ -37,13 +37,11 @@ class TimeLimits:
 
     ``timeout`` is a call's whole budget, ``attempt_timeout`` one attempt's bound (None:
     ``DEFAULT_ATTEMPT_SHARE`` of the call's budget). Each attempt bound in use gets one
-    ``ClientTimeout``, built once, not one per attempt.
+    ``connect_bound``, built once, not one per attempt.
     """
 
     timeout: float
     attempt_timeout: float | None = None
-    #: An attempt's bound -> its ``ClientTimeout`` (``client_timeout``).
-    attempt_timeouts: dict[float, aiohttp.ClientTimeout] = attrs.field(factory=dict, init=False)
     #: An attempt's bound -> its ``ClientTimeout`` of the connect only (``connect_bound``).
     connect_bounds: dict[float, aiohttp.ClientTimeout] = attrs.field(factory=dict, init=False)
     #: ``for_call(None, None, safe)`` by ``safe``: the pair of nearly every call, found once.
@@ -98,17 +96,11 @@ class TimeLimits:
             # No total (a download may take long); the pool wait, the connect and every
             # read are bounded (a stalled read must not hang, nor a full pool).
             return aiohttp.ClientTimeout(total=None, connect=remaining, sock_read=budget)
+        # An attempt without a deadline (an unsafe operation: the rest of the budget):
         # ``total`` bounds the whole exchange, body included, so a stalled read cannot
-        # hang (tests/reliability: test_answer_stalling_mid_body_times_out); a
-        # ``sock_read`` could never fire first and costs a timer rescheduled per chunk.
+        # hang; a ``sock_read`` could never fire first and costs a timer per chunk.
         if per_attempt is not None and per_attempt < remaining:
-            cached = self.attempt_timeouts.get(per_attempt)
-            if cached is None:
-                if len(self.attempt_timeouts) >= 64:  # per-call values: keep it small
-                    self.attempt_timeouts.clear()
-                cached = self.attempt_timeouts[per_attempt] = aiohttp.ClientTimeout(
-                    total=per_attempt)
-            return cached
+            return aiohttp.ClientTimeout(total=per_attempt)
         return aiohttp.ClientTimeout(total=remaining)
 
 

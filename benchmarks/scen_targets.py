@@ -62,10 +62,16 @@ def _faults(r: dict[str, list[float]]) -> str:
     return f"page faults per request: floor {floor:.2f}, asyncsdk {sdk:.2f}"
 
 
+def _runs(levels: tuple[int, ...]) -> list[tuple[str, str, tuple[int, ...]]]:
+    """``(JSON library, allocator state, levels)`` of each child: every library in the
+    ``heap`` state, then std json ``as-is`` at ``AS_IS_LEVELS``."""
+    return [*((lib, "heap", levels) for lib in _libs()),
+            ("json", "as-is", tuple(v for v in levels if v in AS_IS_LEVELS))]
+
+
 def check_pairs(url: str, s: TargetSizes, levels: tuple[int, ...]) -> list[Paired]:
     pairs: list[Paired] = []
-    runs = [(lib, "heap", levels) for lib in _libs()]
-    runs.append(("json", "as-is", tuple(v for v in levels if v in AS_IS_LEVELS)))
+    runs = _runs(levels)
     for lib, reads, run_levels in runs:
         got = _child("check", url, json=lib, levels=list(run_levels),
                      requests=s.check_requests, repeats=s.repeats, reads=reads)
@@ -88,8 +94,7 @@ def check_pairs(url: str, s: TargetSizes, levels: tuple[int, ...]) -> list[Paire
 
 def many_pairs(url: str, s: TargetSizes, levels: tuple[int, ...]) -> list[Paired]:
     pairs: list[Paired] = []
-    runs = [(lib, "heap", levels) for lib in _libs()]
-    runs.append(("json", "as-is", tuple(v for v in levels if v in AS_IS_LEVELS)))
+    runs = _runs(levels)
     for lib, reads, run_levels in runs:
         got = _child("many", url, json=lib, levels=list(run_levels), count=s.many_count,
                      repeats=s.repeats, reads=reads)

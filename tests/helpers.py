@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncGenerator
+import ssl
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+import trustme
+from aiohttp import web
 
 API_KEY = "sk_live_SECRET_key_0123456789"
 USERNAME = "secret-user-name"
@@ -54,3 +58,38 @@ def rows_of(pieces: list[str]) -> list[Any]:
         return [row async for row in email_rows(texts(), lambda error: error)]
 
     return asyncio.run(collect())
+
+
+@asynccontextmanager
+async def tls_server(
+    ca: trustme.CA, listing: list[dict[str, Any]] | None = None,
+) -> AsyncIterator[tuple[str, list[str]]]:
+    """An HTTPS server on 127.0.0.1 with a certificate from ``ca``, answering
+    ``/api/v1/contact/`` with ``listing`` (one list by default); yields the base URL and
+    the paths it was asked for."""
+    seen: list[str] = []
+    answer = [{"id": 1, "name": "Newsletter"}] if listing is None else listing
+
+    async def contacts(request: web.Request) -> web.Response:
+        seen.append(request.path)
+        return web.json_response(answer)
+
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(context)
+    app = web.Application()
+    app.router.add_get("/api/v1/contact/", contacts)
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context)
+    await site.start()
+    try:
+        yield f"https://127.0.0.1:{runner.addresses[0][1]}", seen
+    finally:
+        await runner.cleanup()
+
+
+def trusting(ca: trustme.CA) -> ssl.SSLContext:
+    """A client TLS context that trusts ``ca``."""
+    context = ssl.create_default_context()
+    ca.configure_trust(context)
+    return context

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import ssl
 from typing import Any
 
 import aiohttp
 import pytest
 import trustme
 from aiohttp.client_proto import ResponseHandler
+from helpers import tls_server, trusting
 
 from asyncsdk import _constants as C
 from asyncsdk._session import SmallReads, own_connector, read_in_small_pieces
@@ -92,32 +92,13 @@ async def test_a_callers_session_is_left_as_built(
 
 async def test_tls_connections_read_in_small_pieces_in_their_tls_layer(
         transports: list[asyncio.BaseTransport]) -> None:
-    from aiohttp import web
-
     import asyncsdk
 
     ca = trustme.CA()
-    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca.issue_cert("127.0.0.1").configure_cert(server_context)
     big = [{"id": i, "name": "x" * 200} for i in range(2_000)]  # about 450 KB of JSON
-
-    async def lists(request: web.Request) -> web.Response:
-        return web.json_response(big)
-
-    app = web.Application()
-    app.router.add_get("/api/v1/contact/", lists)
-    runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=server_context)
-    await site.start()
-    client_context = ssl.create_default_context()
-    ca.configure_trust(client_context)
-    try:
-        async with asyncsdk.Client("k", "u", base_url=f"https://127.0.0.1:"
-                                   f"{runner.addresses[0][1]}", ssl=client_context) as client:
-            listed = await client.contacts.list()
-    finally:
-        await runner.cleanup()
+    async with tls_server(ca, big) as (base, _), asyncsdk.Client(
+            "k", "u", base_url=base, ssl=trusting(ca)) as client:
+        listed = await client.contacts.list()
     assert [(c.id, c.name) for c in listed] == [(c["id"], c["name"]) for c in big]
     assert transports and all(hasattr(t, "_ssl_protocol") for t in transports)
     assert {read_size(t) for t in transports} == {C.RECEIVE_BYTES}

@@ -7,15 +7,11 @@ The server is an aiohttp.web app on 127.0.0.1 with a certificate from a trustme 
 from __future__ import annotations
 
 import logging
-import ssl
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import aiohttp
 import pytest
 import trustme
-from aiohttp import web
-from helpers import API_KEY, USERNAME
+from helpers import API_KEY, USERNAME, tls_server, trusting
 from reliability_helpers import assert_no_secrets, exception_text, instant
 
 import asyncsdk
@@ -24,34 +20,6 @@ import asyncsdk
 @pytest.fixture(scope="module")
 def ca() -> trustme.CA:
     return trustme.CA()
-
-
-@asynccontextmanager
-async def tls_server(ca: trustme.CA) -> AsyncIterator[tuple[str, list[str]]]:
-    seen: list[str] = []
-
-    async def contacts(request: web.Request) -> web.Response:
-        seen.append(request.path)
-        return web.json_response([{"id": 1, "name": "Newsletter"}])
-
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca.issue_cert("127.0.0.1").configure_cert(context)
-    app = web.Application()
-    app.router.add_get("/api/v1/contact/", contacts)
-    runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context)
-    await site.start()
-    try:
-        yield f"https://127.0.0.1:{runner.addresses[0][1]}", seen
-    finally:
-        await runner.cleanup()
-
-
-def trusting(ca: trustme.CA) -> ssl.SSLContext:
-    context = ssl.create_default_context()
-    ca.configure_trust(context)
-    return context
 
 
 async def test_unknown_ca_is_a_clear_connection_error_not_retried(
