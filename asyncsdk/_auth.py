@@ -187,6 +187,11 @@ _KEY_PARTS: dict[str, str] = {}
 _INT_PAIRS: dict[tuple[str, int], str] = {}
 
 
+#: ``text`` encoded as a query value, exactly as ``encode_query`` (and aiohttp) encodes
+#: it: for a hot path that knows its query's shape (``validation.check``).
+quote_value: Callable[[str], str] = _quote_part
+
+
 def encode_query(fields: Mapping[str, Any] | None) -> str | None:
     """``fields`` as an encoded query (``a=1&b=x%40y``), as aiohttp would encode them;
     None where a value is not a plain str, int or finite float (aiohttp then encodes

@@ -299,7 +299,13 @@ _PLAIN_ADDRESS_RE = re.compile(
 def check_email(value: Any, field: str) -> str:
     """``value`` if it can be an email address (see the module's decision), else
     ``InvalidInputError``."""
-    if value.__class__ is str and len(value) <= 254 and _PLAIN_ADDRESS_RE.fullmatch(value):
+    if value.__class__ is str and len(value) <= 254 and (
+        # Printable ASCII with an "@", no space and no quote: what ``_PLAIN_ADDRESS_RE``
+        # accepts of ASCII text, tested by C string methods (half the regex's cost).
+        (value.isascii() and value.isprintable() and "@" in value and " " not in value
+         and '"' not in value)
+        or _PLAIN_ADDRESS_RE.fullmatch(value)
+    ):
         return value
     text: str = checked(email_value, value, field)
     return text

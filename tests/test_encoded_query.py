@@ -94,3 +94,45 @@ async def test_the_service_receives_exactly_what_check_was_given(
         (seen,) = sb.requests
     assert seen.query == {"email": email, "timeout": str(validity), "api": key,
                           "username": user}
+
+
+@pytest.mark.parametrize("email", ["someone@example.com", '"a b+c&d=e"@exämple.com',
+                                   "a+b&c=d;e/f?g:h%41@k.io", "ünï€ode😀@x", "'!$()*,~@y",
+                                   "x@y@z", "ü+@[IPv6:::1]"])
+async def test_a_check_with_the_default_validity_timeout_sends_what_aiohttp_would(
+        email: str) -> None:
+    """``check`` encodes its default query itself (the address alone changes): what the
+    service receives is what the general encoding sends."""
+    from asyncsdk import _constants
+    from asyncsdk._auth import quote_value
+    from asyncsdk.resources.validation import _DEFAULT_CHECK_QUERY_TAIL
+
+    timeout = _constants.DEFAULT_VALIDITY_TIMEOUT
+    assert ("email=" + quote_value(email) + _DEFAULT_CHECK_QUERY_TAIL
+            == encode_query({"email": email, "timeout": timeout}))
+    key, user = "k &+=%ä/y", "u?s#er"
+    async with Sandbox(api_key=key, username=user) as sb:
+        async with sb.client() as client:
+            with contextlib.suppress(APIError):  # the sandbox may judge it invalid
+                await client.validation.check(email)
+        (seen,) = sb.requests
+    assert seen.query == {"email": email, "timeout": str(timeout), "api": key,
+                          "username": user}
+
+
+def test_the_address_alone_encoded_is_what_encode_query_gives() -> None:
+    """Any text at all (hypothesis), not only addresses: ``check``'s own encoding of its
+    default query equals ``encode_query``'s."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from asyncsdk import _constants
+    from asyncsdk._auth import quote_value
+    from asyncsdk.resources.validation import _DEFAULT_CHECK_QUERY_TAIL
+
+    @given(st.text(max_size=80))
+    def same(email: str) -> None:
+        expected = encode_query({"email": email, "timeout": _constants.DEFAULT_VALIDITY_TIMEOUT})
+        assert "email=" + quote_value(email) + _DEFAULT_CHECK_QUERY_TAIL == expected
+
+    same()

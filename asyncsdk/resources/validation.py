@@ -6,6 +6,7 @@ import datetime as dt
 from collections.abc import AsyncGenerator, AsyncIterable, Iterable
 from typing import Any
 
+from .._auth import encode_query, quote_value
 from .._checks import MAX_ID, check_email, check_http_url, check_job_id, check_seconds
 from .._constants import DEFAULT_CHECK_CONCURRENCY, DEFAULT_VALIDITY_TIMEOUT
 from .._convert import parse_int
@@ -20,6 +21,10 @@ CHECK = Operation("validation.check", "GET", Area.VALIDATION, "/api/v1/single/ch
 #: jobs/create spends credit and starts a job: never repeated once it may have arrived.
 CREATE_JOB = Operation("validation.create_job", "GET", Area.VALIDATION, "/api/v1/jobs/create",
                        safe_to_repeat=False)
+
+#: A check's query after the address, with the default validity timeout: the address is
+#: the only part that changes, so it alone is encoded per call (``check``).
+_DEFAULT_CHECK_QUERY_TAIL = "&" + str(encode_query({"timeout": DEFAULT_VALIDITY_TIMEOUT}))
 
 
 class Validation(Resource):
@@ -54,12 +59,15 @@ class Validation(Resource):
                 the service refused; APIConnectionError: no answer.
         """
         check_email(email, "email")
-        if validity_timeout is not DEFAULT_VALIDITY_TIMEOUT:  # the default needs no check
+        if validity_timeout is DEFAULT_VALIDITY_TIMEOUT:  # the default needs no check
+            encoded = "email=" + quote_value(email) + _DEFAULT_CHECK_QUERY_TAIL
+        else:
             check_seconds(validity_timeout, "validity_timeout")
+            encoded = None
         params = {"email": email, "timeout": validity_timeout}
         return await self._transport.request(  # type: ignore[no-any-return]
             CHECK, params=params, timeout=request_timeout, attempt_timeout=attempt_timeout,
-            model=CheckResult)
+            model=CheckResult, encoded_params=encoded)
 
     def check_many(
         self,
