@@ -251,8 +251,10 @@ class SessionOwner:
         """The session for a call, and the current task marked in flight until
         ``leave`` (``session()``'s errors are raised before anything is marked)."""
         session = self._session
-        # ``session()``'s checks, inline on the hot path: open, this loop, a session.
-        if self.closed or session is None or session.closed or (
+        # ``session()``'s checks, inline on the hot path: open, this loop, a session. (A
+        # session closed by its owner meanwhile is not looked for per call, two property
+        # reads: aiohttp refuses it before sending and the transport says so.)
+        if self.closed or session is None or (
                 self._loop is not asyncio.get_running_loop()):
             session = self.session()  # raises the right UsageError, or makes the session
         task = asyncio.current_task(self._loop)

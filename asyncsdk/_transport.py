@@ -307,7 +307,8 @@ class Transport(Streams):
                     break
                 if bounded is not None:
                     seconds = bound if bound < remaining else remaining
-                    client_timeout = limits.connect_bound(seconds)
+                    client_timeout = (limits.connect_bounds.get(seconds)  # built once
+                                      or limits.connect_bound(seconds))
                     deadlines.start(bounded, seconds)
                 else:
                     client_timeout = limits.client_timeout(remaining, per_attempt, budget,
@@ -354,7 +355,15 @@ class Transport(Streams):
                             length = response.content_length
                             if (length is not None and length < C.OFFLOAD_DECODE_BYTES
                                     and "Content-Encoding" not in response.headers):
-                                raw = await response.read()  # exactly the length announced
+                                content = response.content
+                                if content.is_eof() and not options:
+                                    # Arrived whole with its head (a small answer
+                                    # usually does): taken as aiohttp buffered it,
+                                    # without ``read``'s four coroutines. (Not on a
+                                    # caller's session: its trace configs see ``read``.)
+                                    raw = content.read_nowait()
+                                else:  # exactly the length announced
+                                    raw = await response.read()
                             else:  # capped; a big body joined off the loop
                                 raw = await self.read_capped(call, response)
                         # The answer broke off: retried like a dropped connection.
