@@ -377,7 +377,8 @@ class Transport(Streams):
                                 raise
                             failure = ATTEMPT_TIMED_OUT
                         finally:
-                            response.release()
+                            if not response.closed:  # closed: its body ended, the
+                                response.release()  # connection is back in the pool
                         if failure is None:
                             if len(raw) < C.OFFLOAD_DECODE_BYTES:
                                 # Decoded now, without an await: the attempt's deadline

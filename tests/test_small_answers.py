@@ -31,8 +31,11 @@ CUTS: dict[str, Writes] = {
 
 
 @asynccontextmanager
-async def cutting_server(writes: Writes) -> AsyncIterator[str]:
+async def cutting_server(writes: Writes,
+                         connections: list[int] | None = None) -> AsyncIterator[str]:
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if connections is not None:
+            connections.append(1)
         try:
             while await reader.readuntil(b"\r\n\r\n"):
                 for piece in writes():
@@ -56,11 +59,15 @@ async def cutting_server(writes: Writes) -> AsyncIterator[str]:
 
 @pytest.mark.parametrize("cut", list(CUTS))
 async def test_the_whole_small_answer_is_read_however_it_was_cut(cut: str) -> None:
-    async with cutting_server(CUTS[cut]) as base, asyncsdk.Client(
+    """...and the connection goes back to the pool each time (the answer is released,
+    or closed by aiohttp at its end): one connection serves every check."""
+    connections: list[int] = []
+    async with cutting_server(CUTS[cut], connections) as base, asyncsdk.Client(
             api_key="k", username="u", base_url=base) as client:
-        for _ in range(3):  # a fresh connection, then the pooled one
+        for _ in range(4):  # a fresh connection, then the pooled one
             result = await client.validation.check("a@b.com")
             assert result.email == "a@b.com" and result.extra == {"pad": "x" * 3000}
+    assert len(connections) == 1
 
 
 async def test_a_callers_session_traces_see_the_body_read() -> None:
