@@ -9,7 +9,9 @@ areas or operations.
   with all its settings (headers, auth, cookies, trace configs, middlewares) and never
   closed; once the caller closes it, calls raise ``UsageError``. Two settings are
   overridden per request, because the library reads every answer itself: its
-  ``raise_for_status`` (off) and ``auto_decompress`` (on).
+  ``raise_for_status`` (off) and ``auto_decompress`` (on). The own session sends the
+  library's ``User-Agent`` through its request class's default headers
+  (``agent_request_class``), not as session headers merged into every request.
 * **Loop binding**: a client belongs to the loop of its first call (or of the caller's
   session); using or closing it from another loop raises ``UsageError``.
 * **No silent resend**: aiohttp resends an idempotent-method request once, unseen, when

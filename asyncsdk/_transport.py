@@ -28,7 +28,9 @@ Everything else happens here, once:
   headers and body to data or the SDK error, for plain requests and downloads
   (``StreamedResponse.interpret``) alike. Every answer's *decompressed* size is capped at
   ``MAX_JSON_BODY_BYTES``; an answer of ``OFFLOAD_DECODE_BYTES`` or more is parsed and
-  decoded in a worker thread.
+  decoded in a worker thread. A small answer that arrived whole with its head is taken
+  from aiohttp's buffer (``read_nowait``) rather than through ``read()``'s coroutines,
+  on the client's own session; an answer aiohttp already closed is not released again.
 * **Secrets** never leave this module in clear: URLs are redacted before anything stores
   them, aiohttp's exceptions (which hold the full URL) are described, not chained, and
   every ``SDKError`` leaving ``request``/``stream`` goes through ``Credentials.clean``
