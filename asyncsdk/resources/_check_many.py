@@ -10,7 +10,9 @@ waiting on a slow source holds up nobody but itself.
 A worker takes an input only while fewer than ``limit`` inputs are taken and their
 outcomes not yet received by the caller, so at most ``limit`` checks are in flight and
 the outcomes waiting for a slow consumer are at most ``limit``: memory stays
-O(concurrency) whatever the input's length.
+O(concurrency) whatever the input's length. A worker that finds no slot while the
+consumer is already woken waits one loop turn (the consumer runs first and takes what
+is ready); otherwise it parks until the consumer frees a slot.
 """
 
 from __future__ import annotations
@@ -254,6 +256,15 @@ class _Run:
         try:
             while True:
                 while self.outstanding >= self.limit and not self.done_reading:
+                    waiter = self.waiter
+                    if waiter is not None and waiter.done():
+                        # The consumer is woken and runs first (its step is queued
+                        # before ours): one loop turn, and it has taken what is ready.
+                        # A park would cost a future and one more turn before this
+                        # worker sends again (fewer checks in flight meanwhile). Never
+                        # a spin: each turn follows a run of the consumer.
+                        await asyncio.sleep(0)
+                        continue
                     slot = self.loop.create_future()
                     self.parked.append(slot)
                     await slot

@@ -349,3 +349,50 @@ async def test_a_client_without_a_username_stops_the_run_at_the_first_input() ->
     assert all(isinstance(o.error, asyncsdk.ConfigurationError) for o in outcomes)
     assert not any(o.attempted for o in outcomes)
     assert sum("not attempted" in str(o.error) for o in outcomes) >= 47
+
+
+@pytest.mark.parametrize("concurrency", [1, 2, 4, 16])
+async def test_a_worker_waits_one_turn_for_a_woken_consumer_and_the_bound_holds(
+        concurrency: int) -> None:
+    """A check that ends while the consumer is already woken does not park its worker
+    (the consumer runs first and frees the slot): its next check starts a loop turn
+    sooner, so the run takes fewer turns. The read-ahead bound stays exact: never more
+    than ``concurrency`` inputs read and not yet received."""
+    from asyncsdk.models.validation import CheckResult
+    from asyncsdk.resources._check_many import check_many
+
+    result = CheckResult(email="a@b.io", status="success")
+    read = received = worst = turns = 0
+
+    async def check(email: str, *, validity_timeout: float,
+                    request_timeout: float | None) -> CheckResult:
+        await asyncio.sleep(0)  # answered one loop turn later
+        return result
+
+    def source(n: int) -> Iterator[str]:
+        nonlocal read, worst
+        for i in range(n):
+            read += 1
+            worst = max(worst, read - received)
+            yield f"u{i}@b.io"
+
+    async def count_turns() -> None:
+        nonlocal turns
+        while True:
+            turns += 1
+            await asyncio.sleep(0)
+
+    n = 960
+    ticker = asyncio.get_running_loop().create_task(count_turns())
+    try:
+        async for outcome in check_many(check, source(n), concurrency=concurrency,
+                                        adaptive=False, validity_timeout=30,
+                                        request_timeout=None):
+            assert outcome.ok
+            received += 1
+    finally:
+        ticker.cancel()
+    assert received == read == n
+    assert worst <= concurrency
+    # Two turns an input per worker (its check's, the consumer's); a park made three.
+    assert turns <= 2.2 * n / concurrency + 10, turns

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 import pytest
-from helpers import CORPORA
+from helpers import CORPORA, needs_corpora
 
 from asyncsdk._stream import JsonMemberReader, StreamDecodeError, Utf8Decoder
 
@@ -74,6 +74,7 @@ def test_strings_are_read_as_json_loads_reads_them(data: bytes, kind: str) -> No
         assert got == expected, [len(c) for c in chunks]
 
 
+@needs_corpora
 def test_the_suite_is_there() -> None:
     kinds = {c.values[1] for c in cases()}
     assert len(cases()) > 90 and kinds == {"y", "n", "i"}
