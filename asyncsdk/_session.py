@@ -121,10 +121,12 @@ def own_connector(limit: int) -> aiohttp.TCPConnector:
     return connector
 
 
+@functools.lru_cache(maxsize=32)
 def agent_request_class(agent: str) -> type[aiohttp.ClientRequest] | None:
     """aiohttp's request class with ``User-Agent: agent`` among the headers every request
     gets by default (``DEFAULT_HEADERS``), for the client's own session; None where
-    aiohttp's class has no such table (the session's headers then carry it).
+    aiohttp's class has no such table (the session's headers then carry it). One class
+    per agent text (a class per client would pile up until a full collection).
 
     Why not the session's ``headers=``: aiohttp copies a session's headers into every
     request and adds them one by one in a Python loop, about a quarter of a microsecond

@@ -83,7 +83,7 @@ FULL = Sizes(check_requests=3_000, check_repeats=5, many_count=20_000, many_big=
              decode_repeats=7, rows=1_000_000, wait_seeds=100, import_repeats=10,
              targets=TargetSizes(check_requests=1_000, many_count=3_000,
                                  many_mem=(5_000, 50_000), rows=1_000_000,
-                                 list_records=10_000, repeats=31, rows_repeats=5),
+                                 list_records=10_000, repeats=31, rows_repeats=9),
              lag_records=(10_000, 50_000), lag_repeats=3)
 QUICK = Sizes(check_requests=100, check_repeats=1, many_count=500, many_big=2_000,
               many_repeats=1, many_big_for_baseline=False, decode_records=1_000,
