@@ -107,36 +107,3 @@ async def test_raw_response_of_an_answer_decoded_off_the_loop(
     assert raw.status_code == 200 and raw.request_id == "big-1" and raw.attempts == 2
     assert API_KEY not in raw.url and "REDACTED" in raw.url
 
-
-async def test_own_session_sends_the_agent_once_with_aiohttps_defaults() -> None:
-    """The client's own session carries its ``User-Agent`` in its request class's
-    defaults, not as session headers (those are merged into every request by a Python
-    loop): the service sees it exactly once, beside aiohttp's ``Accept`` headers."""
-    from aiohttp import web
-
-    seen: list[list[tuple[bytes, bytes]]] = []
-
-    async def check(request: web.Request) -> web.Response:
-        seen.append(list(request.raw_headers))
-        return web.json_response(OK_CHECK)
-
-    app = web.Application()
-    app.router.add_get("/api/v1/single/check", check)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        async with asyncsdk.Client(api_key=API_KEY, username=USERNAME,
-                                   base_url=f"http://127.0.0.1:{port}", app_name="t/1") as client:
-            await client.validation.check("a@b.com")
-            session = client._transport.sessions.current
-            assert session is not None and not session.headers
-    finally:
-        await runner.cleanup()
-    (headers,) = seen
-    names = [name.lower() for name, _ in headers]
-    agents = [value.decode() for name, value in headers if name.lower() == b"user-agent"]
-    assert len(agents) == 1 and agents[0].startswith("asyncsdk/") and agents[0].endswith(" t/1")
-    assert names.count(b"accept") == 1 and names.count(b"accept-encoding") == 1

@@ -359,3 +359,25 @@ async def test_check_many_refuses_a_bad_request_timeout_at_the_call(
     with pytest.raises(asyncsdk.InvalidInputError, match="request_timeout"):
         client.validation.check_many(["a@b.com"], request_timeout=bad)  # type: ignore[arg-type]
     assert not mocked.requests
+
+
+async def test_own_session_sends_the_agent_once_with_aiohttps_defaults(
+        local: LocalServer) -> None:
+    """The client's own session carries its ``User-Agent`` in its request class's
+    defaults, not as session headers (those are merged into every request by a Python
+    loop): the service sees it exactly once, beside aiohttp's ``Accept`` headers."""
+    async def check(request: web.Request) -> web.Response:
+        return web.json_response(ok("a@b.com"))
+
+    local.routes["/api/v1/single/check"] = check
+    async with asyncsdk.Client(api_key=API_KEY, username=USERNAME, base_url=local.url,
+                               app_name="t/1") as client:
+        await client.validation.check("a@b.com")
+        session = client._transport.sessions.current
+        assert session is not None and not session.headers
+    (request,) = local.requests
+    names = [name.lower() for name, _ in request.raw_headers]
+    agents = [value.decode() for name, value in request.raw_headers
+              if name.lower() == b"user-agent"]
+    assert len(agents) == 1 and agents[0].startswith("asyncsdk/") and agents[0].endswith(" t/1")
+    assert names.count(b"accept") == 1 and names.count(b"accept-encoding") == 1
