@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
-from contextlib import aclosing
+from contextlib import aclosing, suppress
 from typing import Any
 
 import pytest
@@ -392,6 +392,8 @@ async def test_a_worker_waits_one_turn_for_a_woken_consumer_and_the_bound_holds(
             received += 1
     finally:
         ticker.cancel()
+        with suppress(asyncio.CancelledError):
+            await ticker
     assert received == read == n
     assert worst <= concurrency
     # Two turns an input per worker (its check's, the consumer's); a park made three.
