@@ -106,4 +106,3 @@ async def test_raw_response_of_an_answer_decoded_off_the_loop(
     assert [cl.id for cl in raw.parsed] == list(range(20))
     assert raw.status_code == 200 and raw.request_id == "big-1" and raw.attempts == 2
     assert API_KEY not in raw.url and "REDACTED" in raw.url
-
