@@ -24,6 +24,9 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
     from ._client import (
         Client as Client,
     )
+    from ._core.raw import (
+        RawResponse as RawResponse,
+    )
     from ._errors import (
         APIConnectionError as APIConnectionError,
     )
@@ -89,12 +92,6 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
     )
     from ._errors import (
         UsageError as UsageError,
-    )
-    from ._raw import (
-        RawResponse as RawResponse,
-    )
-    from .jobs import (
-        ValidationJob as ValidationJob,
     )
     from .models._base import (
         UNSET as UNSET,
@@ -203,6 +200,9 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
     )
     from .models.validation import (
         EmailRow as EmailRow,
+    )
+    from .resources.validation.jobs import (
+        ValidationJob as ValidationJob,
     )
 
 

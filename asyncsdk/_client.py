@@ -12,23 +12,23 @@ from typing import TYPE_CHECKING, Any, cast
 import aiohttp
 
 from . import _constants as C
-from ._auth import Area, Credentials
 from ._checks import check_bool, check_count, check_http_url, check_seconds, check_tls
+from ._core.credentials import Area, Credentials
+from ._core.log import setup_logging_from_env
+from ._core.raw import WithRawResponse
+from ._core.session import SessionOwner
+from ._core.transport import Transport
 from ._errors import ConfigurationError, InvalidInputError
-from ._logging import setup_logging_from_env
-from ._raw import WithRawResponse
-from ._session import SessionOwner
-from ._transport import Transport
 
 if TYPE_CHECKING:
-    from ._raw_areas import RawAreas
     from .resources.contacts import Contacts
     from .resources.customers import Customers
     from .resources.invoices import Invoices
     from .resources.leads import Leads
     from .resources.mail import Mail
     from .resources.products import Products
-    from .resources.validation import Validation
+    from .resources.validation.resource import Validation
+    from .resources.with_raw_response import RawAreas
 
 
 def _resolve_urls(
@@ -211,7 +211,7 @@ class Client:
     @cached_property
     def validation(self) -> Validation:
         """Email validation: ``check``, ``check_many``, jobs."""
-        from .resources.validation import Validation
+        from .resources.validation.resource import Validation
 
         return Validation(self._transport)
 

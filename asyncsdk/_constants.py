@@ -94,7 +94,7 @@ MAX_WAIT_TRANSIENT_FAILURES = 10
 #: hosted result file; longer text is CSV and streamed at once.
 MAX_HOSTED_URL_CHARS = 8192
 
-# --- Environment: credentials and logging (asyncsdk._auth, asyncsdk._logging) --------
+# --- Environment: credentials and logging (asyncsdk._core.credentials, asyncsdk._core.log) --------
 #: Prefix of every environment variable the library reads; an area's URL variable is
 #: this prefix plus its ``Client`` argument in capitals (``ASYNCSDK_CONTACTS_URL``).
 ENV_PREFIX = "ASYNCSDK_"

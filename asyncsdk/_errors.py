@@ -26,8 +26,8 @@ Every exception the library raises on purpose derives from ``SDKError``::
     └── JobTimeoutError                        ``wait(deadline=...)`` passed
 
 No exception carries a credential, in any encoding: messages, ``error_text``, ``url`` and
-``body`` are scrubbed before an exception is built (``asyncsdk._auth``: whole tokens only,
-so a one-letter user name never garbles a text), checked again as the exception leaves
+``body`` are scrubbed before an exception is built (``_core.credentials``: whole tokens
+only, so a one-letter user name never garbles a text), checked again as the exception leaves
 the transport, exceptions of aiohttp (which hold the full URL) are never chained, and the
 library frames an exception passed through keep no local variables.
 """

@@ -31,7 +31,7 @@ def addresses(count: int, start: int = 0) -> Iterator[str]:
 async def with_asyncsdk(url: str, count: int, concurrency: int, *, orjson: bool = False
                         ) -> tuple[Clock, int]:
     import asyncsdk
-    from asyncsdk import _answer
+    from asyncsdk._core import answer as _answer
 
     if orjson:
         import orjson as _orjson

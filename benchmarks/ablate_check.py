@@ -61,12 +61,12 @@ async def _contenders(base: str, stack: Any) -> dict[str, Call]:
     from yarl import URL
 
     import asyncsdk
-    from asyncsdk import _answer
     from asyncsdk._checks import check_email
-    from asyncsdk._convert import decode
-    from asyncsdk._transport import build_call
+    from asyncsdk._core import answer as _answer
+    from asyncsdk._core.transport import build_call
+    from asyncsdk._serde.converter import decode
     from asyncsdk.models.validation import CheckResult
-    from asyncsdk.resources.validation import CHECK
+    from asyncsdk.resources.validation.resource import CHECK
 
     _answer._json_loads = json.loads  # the same JSON function on every side
     authority = base.split("//", 1)[1]

@@ -69,7 +69,7 @@ async def _client(name: str, base: str, count: int, concurrency: int) -> None:
 
 async def _check_workers(base: str, count: int, concurrency: int) -> None:
     import asyncsdk
-    from asyncsdk import _answer
+    from asyncsdk._core import answer as _answer
 
     from . import _many_child
 

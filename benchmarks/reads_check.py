@@ -37,7 +37,7 @@ async def _client(args: dict[str, Any]) -> dict[str, list[list[float]]]:
     import aiohttp
 
     import asyncsdk
-    from asyncsdk._session import own_connector
+    from asyncsdk._core.session import own_connector
 
     context = ssl.create_default_context()
     if args["ca"]:

@@ -62,7 +62,7 @@ async def raw_aiohttp(base: str, emails: list[str], concurrency: int) -> tuple[f
 def asyncsdk_with(loads: Callable[[Any], Any]) -> Contender:
     async def run(base: str, emails: list[str], concurrency: int) -> tuple[float, float]:
         import asyncsdk
-        from asyncsdk import _answer
+        from asyncsdk._core import answer as _answer
 
         saved = _answer._json_loads
         _answer._json_loads = loads

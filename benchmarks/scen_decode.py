@@ -82,7 +82,7 @@ def _pydantic_decoder() -> Callable[[bytes], Any]:
 
 def _asyncsdk_decoder(loads: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
     import asyncsdk
-    from asyncsdk._transport import Area, Operation
+    from asyncsdk._core.transport import Area, Operation
     from asyncsdk.models.contacts import ContactList
 
     client = asyncsdk.Client(api_key=API_KEY, base_url="http://127.0.0.1:9")
@@ -97,8 +97,8 @@ def _asyncsdk_decoder(loads: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
 
 def _cattrs_path_decoder(loads: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
     """The converter's cattrs-generated functions alone (the reference the fast path of
-    ``asyncsdk._fastdecode`` is tested against): shows why that fast path is kept."""
-    from asyncsdk._convert import cattrs_structure
+    ``asyncsdk._serde.fastdecode`` is tested against): shows why that fast path is kept."""
+    from asyncsdk._serde.converter import cattrs_structure
     from asyncsdk.models.contacts import ContactList
 
     def decode(body: bytes) -> Any:

@@ -1,7 +1,7 @@
 """Every form a credential can come back in, an oracle that finds any of them, and a
 one-handler HTTP server on 127.0.0.1.
 
-Independent of ``asyncsdk._auth``: the tests use it to check the scrubber, not the
+Independent of ``asyncsdk._core.credentials``: the tests use it to check the scrubber, not the
 scrubber's own pattern.
 """
 

@@ -48,7 +48,7 @@ def rows_of(pieces: list[str]) -> list[Any]:
     """The ``EmailRow``s that ``rows()`` makes of CSV text arriving in ``pieces`` (its
     hot loop, ``_rows.email_rows``, driven without a server); a malformed text raises
     the ``StreamDecodeError`` itself."""
-    from asyncsdk._rows import email_rows
+    from asyncsdk.resources.validation.rows import email_rows
 
     async def texts() -> AsyncGenerator[str, None]:
         for piece in pieces:

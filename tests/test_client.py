@@ -11,7 +11,7 @@ import pytest
 from helpers import API_KEY, USERNAME
 
 import asyncsdk
-from asyncsdk._transport import Area
+from asyncsdk._core.transport import Area
 
 ENV_VARS = ["ASYNCSDK_API_KEY", "ASYNCSDK_USERNAME", "ASYNCSDK_BASE_URL",
             "ASYNCSDK_CONTACTS_URL", "ASYNCSDK_CRM_URL", "ASYNCSDK_INVOICING_URL",
@@ -139,7 +139,7 @@ def test_bad_numbers_are_refused(kwargs: dict[str, object], field: str) -> None:
 
 def test_base_url_path_is_kept_as_prefix() -> None:
     client = asyncsdk.Client("k", "u", base_url="https://h/x/")
-    from asyncsdk.resources.validation import CHECK
+    from asyncsdk.resources.validation.resource import CHECK
 
     assert client._transport.urls.of(CHECK) == "https://h/x/api/v1/single/check"
 

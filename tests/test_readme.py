@@ -22,7 +22,7 @@ import aiohttp
 import pytest
 
 import asyncsdk
-from asyncsdk.cli import build_parser
+from asyncsdk.cli.app import build_parser
 from asyncsdk.testing import Sandbox
 from asyncsdk.testing.plugin import threaded_sandbox
 

@@ -17,8 +17,8 @@ import attrs
 import pytest
 
 import asyncsdk
-from asyncsdk.jobs import ValidationJob
 from asyncsdk.resources import contacts, customers, invoices, leads, mail, products, validation
+from asyncsdk.resources.validation.jobs import ValidationJob
 
 ROOT = Path(__file__).resolve().parents[1]
 RESOURCE_CLASSES = [cls for module in (contacts, customers, invoices, leads, mail, products,

@@ -38,7 +38,7 @@ from .._checks import (
     text_value,
 )
 from .._errors import InvalidInputError
-from .._json_values import json_dict_value, json_value
+from ._json_values import json_dict_value, json_value
 from .codes import OpenIntEnum, is_known
 
 if TYPE_CHECKING:

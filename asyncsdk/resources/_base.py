@@ -14,9 +14,9 @@ from typing import Any, ClassVar, TypeVar
 import attrs
 
 from .._checks import check_id
-from .._convert import encode
+from .._core.transport import Area, Operation, Transport
 from .._errors import InvalidInputError, ResponseDecodeError
-from .._transport import Area, Operation, Transport
+from .._serde.converter import encode
 from ..models._base import InputModel
 
 M = TypeVar("M")

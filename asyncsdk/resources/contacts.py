@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .._checks import check_id
-from .._convert import encode
+from .._core.transport import Area
 from .._errors import InvalidInputError
-from .._transport import Area
+from .._serde.converter import encode
 from ..models.contacts import ContactList, ContactListCreate, ContactUpdate
 from ._base import CrudResource, ResourceId, check_model, crud_operations
 

@@ -5,7 +5,7 @@ Safety and errors: see ``CrudResource`` in ``_base``.
 
 from __future__ import annotations
 
-from .._transport import Area
+from .._core.transport import Area
 from ..models.customers import Customer, CustomerCreate, CustomerUpdate
 from ._base import CrudResource, ResourceId, crud_operations
 

@@ -7,7 +7,7 @@ errors: see ``CrudResource`` in ``_base``.
 
 from __future__ import annotations
 
-from .._transport import Area
+from .._core.transport import Area
 from ..models.invoices import Invoice, InvoiceUpdate
 from ._base import CrudResource, ResourceId, crud_operations
 

@@ -6,7 +6,7 @@ Safety and errors: see ``CrudResource`` in ``_base``.
 
 from __future__ import annotations
 
-from .._transport import Area
+from .._core.transport import Area
 from ..models.leads import Lead, LeadInput
 from ._base import CrudResource, ResourceId, crud_operations
 

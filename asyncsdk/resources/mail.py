@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from .._checks import check_email, check_single_line, check_text
+from .._core.transport import Area, Operation
 from .._errors import InvalidInputError
-from .._transport import Area, Operation
 from ..models.mail import MailResult
 from ._base import Resource
 

@@ -5,7 +5,7 @@ delete); ``ProductInput`` serves create and update. Safety and errors: see
 
 from __future__ import annotations
 
-from .._transport import Area
+from .._core.transport import Area
 from ..models.products import Product, ProductInput
 from ._base import CrudResource, ResourceId, crud_operations
 

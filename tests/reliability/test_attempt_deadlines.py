@@ -18,7 +18,7 @@ from reliability_helpers import instant
 from scripted_server import CHECK_OK, CHECK_PATH, scripted_server
 
 import asyncsdk
-from asyncsdk._timeouts import AttemptDeadlines
+from asyncsdk._core.timeouts import AttemptDeadlines
 from asyncsdk.testing import Sandbox
 
 

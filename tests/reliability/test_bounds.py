@@ -11,7 +11,8 @@ import pytest
 from scripted_server import CHECK_PATH, DOWNLOAD_PATH, dumps, scripted_server
 
 import asyncsdk
-from asyncsdk import _answer, _constants
+from asyncsdk import _constants
+from asyncsdk._core import answer as _answer
 
 HANG = 10.0  # only reached if the call hangs: the test then fails
 

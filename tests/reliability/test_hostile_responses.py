@@ -30,10 +30,10 @@ from hypothesis import strategies as st
 from reliability_helpers import FIGURES, assert_no_secrets, exception_text, instant
 
 import asyncsdk
-from asyncsdk import _constants, _stream
-from asyncsdk._convert import DecodeFailure, decode
-from asyncsdk._transport import Area, Operation
-from asyncsdk._transport import Call as Request
+from asyncsdk import _constants
+from asyncsdk._core.transport import Area, Operation
+from asyncsdk._core.transport import Call as Request
+from asyncsdk._serde.converter import DecodeFailure, decode
 from asyncsdk.models._base import ResponseModel
 from asyncsdk.models.contacts import Contact, ContactGroup, ContactList
 from asyncsdk.models.customers import Customer
@@ -42,6 +42,7 @@ from asyncsdk.models.leads import Lead
 from asyncsdk.models.mail import MailResult
 from asyncsdk.models.products import Product
 from asyncsdk.models.validation import CheckResult, EmailRow
+from asyncsdk.resources.validation import readers as _stream
 
 FAST = settings(max_examples=60, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,

@@ -36,10 +36,13 @@ from hypothesis import strategies as st
 from scripted_server import scripted_server
 
 import asyncsdk
-from asyncsdk import _answer, _constants, _gc_pause, _json_slices
-from asyncsdk._convert import decode_list
-from asyncsdk._gc_pause import paused_gc
-from asyncsdk._json_slices import NOT_READ, read_json
+from asyncsdk import _constants
+from asyncsdk._core import answer as _answer
+from asyncsdk._serde import big_json as _json_slices
+from asyncsdk._serde import gc_pause as _gc_pause
+from asyncsdk._serde.big_json import NOT_READ, read_json
+from asyncsdk._serde.converter import decode_list
+from asyncsdk._serde.gc_pause import paused_gc
 from asyncsdk.models.contacts import ContactList
 
 PROPERTY = settings(max_examples=150, deadline=None,

@@ -39,7 +39,7 @@ from helpers import API_KEY, USERNAME
 from reliability_helpers import SECRETS, assert_no_secrets, exception_text, log_text
 
 import asyncsdk
-from asyncsdk._auth import Credentials
+from asyncsdk._core.credentials import Credentials
 
 #: The password of a base URL's ``user:password@`` part.
 PASSWORD = "pw_SECRET_Pa55word_77"

@@ -38,7 +38,7 @@ from asyncsdk import (
     LeadInput,
     ProductInput,
 )
-from asyncsdk._convert import decode, encode
+from asyncsdk._serde.converter import decode, encode
 
 ANY_URL = re.compile(r".*")
 Make = Callable[[asyncsdk.Client], Awaitable[Any]]

@@ -1,0 +1,75 @@
+"""How long to wait before a retry: the server's ``Retry-After``, else jittered backoff.
+
+``parse_retry_after`` reads the header as RFC 9110 defines it (``delay-seconds`` or an
+HTTP date) and answers None wherever the normal backoff should be used instead. The
+decisions, checked against urllib3's and openai-python's test tables
+(``tests/test_retry_after_corpus.py``):
+
+* ``0``, a date now or in the past, and anything unreadable give None: "retry now"
+  repeated by a struggling server must not turn the client into a tight loop (as
+  openai-python does; urllib3 sleeps 0).
+* Seconds are ASCII digits, optionally with a decimal fraction (``1.5``): a fraction is
+  unambiguous and some gateways send one. A sign (``+1``, ``-1``), an exponent, ``inf``,
+  ``nan``, non-ASCII digits (``²``) and underscores are refused as urllib3 refuses them
+  (urllib3 refuses ``1.0`` too: the one deliberate difference). Surrounding white space
+  is allowed.
+* A date without a zone (asctime, ``Mon Jun  3 11:30:12 2019``) or with ``-0000`` is
+  UTC, never the machine's local time: HTTP dates are GMT.
+* A wait longer than ``MAX_RETRY_AFTER`` is capped to it (openai-python ignores a value
+  over 120 s and backs off instead, urllib3 sleeps it whole); the retry is then taken
+  only if it can finish within the call's ``timeout``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import email.utils
+import math
+import random
+import re
+import time
+from collections.abc import Callable
+
+from .. import _constants as C
+
+__all__ = ["backoff_delay", "parse_retry_after"]
+
+_SECONDS = re.compile(r"[0-9]+(?:\.[0-9]+)?", re.ASCII)
+
+
+def parse_retry_after(
+    value: str | None, *, now: float | None = None, cap: float = C.MAX_RETRY_AFTER
+) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header, at most ``cap``; None (use the
+    normal backoff) when absent, unreadable, zero, or a date not in the future.
+
+    Args:
+        value: the header's value (seconds or an HTTP date).
+        now: the current time as a Unix timestamp (default: ``time.time()``).
+        cap: the longest wait returned.
+    """
+    if not value:
+        return None
+    value = value.strip(" \t")
+    if _SECONDS.fullmatch(value):
+        seconds = float(value)
+    else:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+        if when is None:  # pragma: no cover - older Pythons return None
+            return None
+        if when.tzinfo is None:  # no zone, or -0000: HTTP dates are GMT
+            when = when.replace(tzinfo=dt.timezone.utc)
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if math.isnan(seconds) or seconds <= 0:
+        return None
+    # A number of digits too long for a float (inf) still says "wait long": the cap.
+    return float(min(seconds, cap))
+
+
+def backoff_delay(retry: int, rand: Callable[[], float] = random.random) -> float:
+    """Full-jitter exponential backoff for the ``retry``-th retry (0-based):
+    ``rand() * min(MAX_RETRY_DELAY, INITIAL_RETRY_DELAY * 2**retry)``."""
+    return rand() * min(C.MAX_RETRY_DELAY, C.INITIAL_RETRY_DELAY * 2.0 ** min(retry, 64))

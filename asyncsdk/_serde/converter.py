@@ -1,0 +1,478 @@
+"""The one converter of the package: a cattrs ``Converter`` with hooks for dates,
+decimals, open code lists, ``UNSET`` and ``extra``.
+
+Rules (DESIGN §2), each in exactly one place here:
+
+* **Leaf hooks** (registered on the converter): text, ints, bools, ``Decimal`` and dates
+  are read leniently (numbers sent as text, ``"yes"``/``1`` for true, dates in any of
+  ``DATE_ISO``, ``DATE_DMY``, ``DATETIME_ISO``, and null/``''``); a code list decodes an
+  unknown code to its *unknown value* (``asyncsdk.models.codes``); ``X | None`` is
+  cattrs' own. A value that cannot be read raises ``DecodeFailure`` (the transport turns
+  it into ``ResponseDecodeError`` holding the body).
+* **Response models** get a structure function from ``cattrs.gen.make_dict_structure_fn``
+  (a field's metadata ``wire`` renames its key via ``override(rename=...)``; ``extra`` is
+  omitted there and filled by a small wrapper with the keys the model does not know).
+* **Input models** get an unstructure function from ``make_dict_unstructure_fn`` with an
+  override per field: ``omit_if_default`` leaves ``UNSET`` fields out (every optional
+  input field defaults to ``UNSET``); ``None`` is sent as null; ``Decimal`` as text with
+  two places; dates in the model's ``_date_format``; the body key per ``wire``.
+* ``to_jsonable`` turns any model (or list of them) into plain JSON types for output:
+  dates ISO, decimals as exact text, codes as their value, errors as their text.
+
+Decoding answers goes through ``_fastdecode`` (one compiled decoder per response model,
+fed the leaf hooks of this converter and proven equal to the cattrs functions here by a
+differential test): see its docstring for why. The converter (and cattrs) is made at
+first use, not at ``import asyncsdk``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import functools
+import typing
+from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import attrs
+
+from ..models._base import (
+    DATE_DMY,
+    DATE_ISO,
+    DATETIME_ISO,
+    InputModel,
+    ResponseModel,
+    is_any,
+    split_optional,
+)
+from ..models.codes import OpenIntEnum, OpenStrEnum
+from .gc_pause import paused_gc
+
+if TYPE_CHECKING:
+    import cattrs
+
+__all__ = [
+    "DecodeFailure",
+    "cattrs_structure",
+    "decode",
+    "decode_list",
+    "encode",
+    "get_converter",
+    "parse_bool",
+    "parse_date",
+    "structure_hook",
+    "to_jsonable",
+]
+
+T = TypeVar("T")
+
+
+class DecodeFailure(ValueError):
+    """A response value could not be read as its field's type (internal): ``why``, and
+    ``path`` to the value in the answer (``$[0].emaillist[0].data[3].mobile``), built
+    from the inside out with ``within``."""
+
+    def __init__(self, why: str, path: str = "") -> None:
+        super().__init__(f"{path}: {why}" if path else why)
+        self.why = why
+        self.path = path
+
+    def within(self, prefix: str) -> DecodeFailure:
+        """The same failure, seen from ``prefix`` outwards (``.key`` or ``[index]``).
+        Called by the decoders ``_fastdecode`` generates (in their compiled source)."""
+        return DecodeFailure(self.why, prefix + self.path)
+
+
+def failing_index(read: Callable[[Any], Any], items: Any) -> str:
+    """``[i]`` for the first of ``items`` that ``read`` refuses (called on a failure
+    only, to name the place), else ``""``."""
+    if isinstance(items, list):
+        for i, item in enumerate(items):
+            try:
+                read(item)
+            except DecodeFailure:
+                return f"[{i}]"
+    return ""
+
+
+# --- Leaf decode hooks: (value, type) -> value, or DecodeFailure --------------------------
+#: The largest integer every float below it holds exactly (2**53).
+_EXACT_FLOAT_INT = float(2**53)
+
+
+def parse_int(value: Any, _: Any = int) -> int:
+    """An int, or integral text or float ("12", 12.0)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        digits = text.lstrip("+-")
+        if digits.isascii() and digits.isdigit() and len(digits) <= 4000:
+            return int(text)
+    # An integral float only where floats hold every integer exactly: orjson reads an
+    # integer beyond 64 bits as a float, which would give a rounded id, not an error.
+    if isinstance(value, float) and value.is_integer() and abs(value) <= _EXACT_FLOAT_INT:
+        return int(value)
+    raise DecodeFailure(f"expected an integer, got {type(value).__name__}"
+                        + (" too large to be exact" if isinstance(value, float) else ""))
+
+
+def parse_str(value: Any, _: Any = str) -> str:
+    """Text; a number becomes its text (zip codes arrive as numbers in some answers)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    raise DecodeFailure(f"expected text, got {type(value).__name__}")
+
+
+def parse_int_or_str(value: Any, _: Any = None) -> int | str | None:
+    """For ``int | str`` fields: a number stays a number, text stays text (and null is
+    None when the field is ``int | str | None``)."""
+    if value is None or isinstance(value, str):
+        return value
+    return parse_int(value)
+
+
+def _is_int_or_str(tp: Any) -> bool:
+    return set(typing.get_args(tp)) - {type(None)} == {int, str}
+
+
+_TRUE = frozenset({"true", "1", "yes", "y"})
+_FALSE = frozenset({"false", "0", "no", "n", ""})
+
+
+def parse_bool(value: Any, _: Any = bool) -> bool:
+    """A bool: true/false, 1/0, yes/no, y/n (text in any case), else ``DecodeFailure``."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        low = value.strip().lower()
+        if low in _TRUE:
+            return True
+        if low in _FALSE:
+            return False
+    raise DecodeFailure(f"expected true/false, got {value!r:.40}")
+
+
+def parse_decimal(value: Any, _: Any = Decimal) -> Decimal:
+    """A finite Decimal from a number or numeric text (lenient in: any places)."""
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        try:
+            number = Decimal(str(value))
+        except InvalidOperation:
+            pass
+        else:
+            if number.is_finite():
+                return number
+    raise DecodeFailure(f"expected a decimal number, got {value!r:.40}")
+
+
+_DATE_FORMATS = (DATE_ISO, DATE_DMY, DATETIME_ISO)
+
+
+def parse_date(value: Any, _: Any = dt.date) -> dt.date | None:
+    """A date sent in any of the service's formats (time part dropped); '' is None."""
+    if not isinstance(value, str):
+        raise DecodeFailure(f"expected a date, got {type(value).__name__}")
+    text = value.strip()
+    if not text:
+        return None
+    if len(text) >= 10 and text[4] == "-":
+        try:  # ISO date or date-time, possibly with fractions or a zone
+            return dt.date.fromisoformat(text[:10])
+        except ValueError:
+            pass
+    for fmt in _DATE_FORMATS:
+        try:
+            return dt.datetime.strptime(text, fmt).date()
+        except ValueError:
+            continue
+    raise DecodeFailure(f"expected a date (YYYY-MM-DD or DD-MM-YYYY), got {value!r:.40}")
+
+
+def parse_datetime(value: Any, _: Any = dt.datetime) -> dt.datetime | None:
+    """A date-time in ISO form (``Z`` for UTC), or a date of ``parse_date`` at midnight."""
+    if not isinstance(value, str):
+        raise DecodeFailure(f"expected a date-time, got {type(value).__name__}")
+    try:
+        return dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        day = parse_date(value)
+        return None if day is None else dt.datetime.combine(day, dt.time())
+
+
+def _code_hook(value: Any, enum_cls: type[enum.Enum]) -> Any:
+    """Open code lists: a known value becomes its member, an unknown one the enum's
+    unknown value (``_missing_`` of the open enums in ``models.codes``)."""
+    kind = value.__class__
+    if kind is str or kind is int:  # a member's exact value: the member (no enum call)
+        member = enum_cls._value2member_map_.get(value)
+        if member is not None and member._value_.__class__ is kind:
+            return member
+    return enum_cls(parse_int(value) if issubclass(enum_cls, int) else parse_str(value))
+
+
+def exact_members(enum_cls: type[enum.Enum]) -> dict[Any, enum.Enum]:
+    """Each member of ``enum_cls`` by its value, where the value is exactly a str or an
+    int: for such a value of that exact type, the converter's code hook returns that
+    member (``_fastdecode`` looks it up without calling the hook)."""
+    return {value: member for value, member in enum_cls._value2member_map_.items()
+            if value.__class__ is member._value_.__class__ and value.__class__ in (str, int)}
+
+
+def _list_hook(converter: cattrs.Converter, tp: Any) -> Callable[[Any, Any], Any]:
+    (item_type,) = typing.get_args(tp) or (Any,)
+
+    def structure_list(value: Any, _: Any) -> list[Any]:
+        if not isinstance(value, list):
+            raise DecodeFailure(f"expected a list, got {type(value).__name__}")
+        if item_type is Any:
+            return value[:]
+        return [converter.structure(v, item_type) for v in value]
+
+    return structure_list
+
+
+def _dict_hook(value: Any, _: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise DecodeFailure(f"expected an object, got {type(value).__name__}")
+    return value
+
+
+def _any_hook(value: Any, _: Any) -> Any:
+    return value
+
+
+def wire_key(field: attrs.Attribute[Any]) -> str:
+    """The body key of a model field (its metadata ``wire``, else its name)."""
+    key: str = field.metadata.get("wire", field.name)
+    return key
+
+
+def _response_hook(converter: cattrs.Converter, cls: type) -> Callable[[Any, Any], Any]:
+    """cattrs' generated structure function of ``cls``, wrapped to check the shape and
+    keep unknown keys in ``extra``."""
+    from cattrs.gen import make_dict_structure_fn, override
+
+    fields = [a for a in attrs.fields(cls) if a.name != "extra"]
+    overrides = {a.name: override(rename=wire_key(a)) for a in fields
+                 if wire_key(a) != a.name}
+    generated: Callable[[Any, Any], Any] = make_dict_structure_fn(
+        cls, converter, extra=override(omit=True), **overrides)  # type: ignore[arg-type]
+    known = frozenset(wire_key(a) for a in fields)
+
+    def structure_model(data: Any, _: Any) -> Any:
+        if not isinstance(data, dict):
+            raise DecodeFailure(f"expected an object ({cls.__name__}), got {type(data).__name__}")
+        try:
+            made = generated(data, cls)
+        except KeyError as missing:
+            raise DecodeFailure("missing (required)", f".{missing.args[0]}") from None
+        if not known.issuperset(data):
+            # A fresh instance nobody else holds yet: fill ``extra`` in place rather than
+            # building the model twice.
+            object.__setattr__(made, "extra", {k: v for k, v in data.items() if k not in known})
+        return made
+
+    return structure_model
+
+
+# --- Encoding hooks ----------------------------------------------------------------------
+_CENT = Decimal("0.01")
+
+
+def _encode_decimal(value: Any) -> Any:
+    return format(value.quantize(_CENT), "f") if isinstance(value, Decimal) else value
+
+
+def _date_encoder(date_format: str) -> Callable[[Any], Any]:
+    def encode_date(value: Any) -> Any:
+        if not isinstance(value, dt.date):
+            return value  # None
+        if date_format == DATETIME_ISO and not isinstance(value, dt.datetime):
+            value = dt.datetime.combine(value, dt.time())
+        # The year as four digits, as the wire formats say: ``%Y`` is not zero-padded
+        # below 1000 by every C library (glibc writes year 5 as "5").
+        return value.strftime(date_format.replace("%Y", f"{value.year:04d}"))
+
+    return encode_date
+
+
+def _input_hook(converter: cattrs.Converter, cls: type) -> Callable[[Any], Any]:
+    """cattrs' generated unstructure function of input model ``cls``, one override per
+    field (see the module docstring)."""
+    from cattrs.gen import make_dict_unstructure_fn, override
+
+    hints = typing.get_type_hints(cls)
+    date_format = getattr(cls, "_date_format", DATE_ISO)
+    by_runtime_type = converter.unstructure  # lists, nested models, codes, plain values
+    overrides = {}
+    for a in attrs.fields(cls):
+        inner = split_optional(hints[a.name])[0]
+        hook: Callable[[Any], Any] = by_runtime_type
+        if inner in (dt.date, dt.datetime):
+            hook = _date_encoder(date_format)
+        elif inner is Decimal:
+            hook = _encode_decimal
+        overrides[a.name] = override(rename=wire_key(a), omit_if_default=True,
+                                     unstruct_hook=hook)
+    return make_dict_unstructure_fn(cls, converter, **overrides)  # type: ignore[arg-type]
+
+
+def _is_response_model(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, ResponseModel)
+
+
+def _is_input_model(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, InputModel) and attrs.has(tp)
+
+
+def _is_list(tp: Any) -> bool:
+    return typing.get_origin(tp) in (list, typing.Sequence) or tp is list
+
+
+def _is_dict(tp: Any) -> bool:
+    return typing.get_origin(tp) in (dict, typing.Mapping) or tp is dict
+
+
+def _is_error(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, BaseException)
+
+
+def _make_converter() -> cattrs.Converter:
+    import cattrs
+
+    converter = cattrs.Converter(detailed_validation=False)
+    for tp, hook in ((int, parse_int), (str, parse_str), (bool, parse_bool),
+                     (Decimal, parse_decimal), (dt.date, parse_date),
+                     (dt.datetime, parse_datetime)):
+        converter.register_structure_hook(tp, hook)
+    converter.register_structure_hook_func(_is_int_or_str, parse_int_or_str)
+    converter.register_structure_hook_func(is_any, _any_hook)
+    converter.register_structure_hook_func(_is_dict, _dict_hook)
+    # Class hooks, as for int and str above: the most specific class wins, so the open
+    # code lists (int and str subclasses) get theirs.
+    converter.register_structure_hook(OpenIntEnum, _code_hook)
+    converter.register_structure_hook(OpenStrEnum, _code_hook)
+    converter.register_structure_hook_factory(
+        _is_list, lambda tp: _list_hook(converter, tp))
+    converter.register_structure_hook_factory(
+        _is_response_model, lambda cls: _response_hook(converter, cls))
+
+    # Output: exact text for decimals and ISO dates (to_jsonable); input models override
+    # both per field with the wire formats.
+    converter.register_unstructure_hook(Decimal, str)
+    converter.register_unstructure_hook(dt.date, dt.date.isoformat)
+    converter.register_unstructure_hook(dt.datetime, dt.datetime.isoformat)
+    converter.register_unstructure_hook_func(
+        _is_error, lambda exc: f"{type(exc).__name__}: {exc}")
+    converter.register_unstructure_hook_factory(
+        _is_input_model, lambda cls: _input_hook(converter, cls))
+    return converter
+
+
+_converter: cattrs.Converter | None = None
+
+
+def get_converter() -> cattrs.Converter:
+    """The package's one cattrs converter, made (and cattrs imported) at first use, which
+    keeps cattrs out of ``import asyncsdk``."""
+    global _converter
+    if _converter is None:
+        _converter = _make_converter()
+    return _converter
+
+
+def structure_hook(tp: Any) -> Callable[[Any, Any], Any]:
+    """The converter's structure hook for ``tp`` (called as ``hook(value, tp)``)."""
+    converter = get_converter()
+    get = getattr(converter, "get_structure_hook", None)  # cattrs >= 24.1
+    if get is not None:
+        hook: Callable[[Any, Any], Any] = get(tp)
+        return hook
+    return converter.structure
+
+
+def cattrs_structure(data: Any, model: type[T]) -> T:
+    """``data`` read as ``model`` by the converter's generated functions alone (the
+    reference the fast path is tested against); ``DecodeFailure`` if it cannot."""
+    try:
+        return get_converter().structure(data, model)
+    except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
+        raise _failure(exc, model) from None
+
+
+def encode(model: InputModel) -> dict[str, Any]:
+    """The JSON-ready body of an input model (``UNSET`` fields left out)."""
+    body: dict[str, Any] = get_converter().unstructure(model)
+    return body
+
+
+def to_jsonable(value: Any) -> Any:
+    """A model, a list of them, or any plain value as JSON types: field names as keys,
+    dates ISO, decimals as exact text, codes as their value, errors as their text."""
+    if isinstance(value, InputModel):  # the body as it would be sent
+        return encode(value)
+    return get_converter().unstructure(value)
+
+
+def _failure(exc: Exception, model: type, path: str = "$") -> DecodeFailure:
+    """A failure anywhere inside an answer, named from its top (``Model at $...``)."""
+    if isinstance(exc, DecodeFailure):
+        return DecodeFailure(exc.why, f"{model.__name__} at {path}{exc.path}")
+    return DecodeFailure(type(exc).__name__, f"{model.__name__} at {path}")
+
+
+#: model -> what reads it (``decode``): a response model's compiled fast decoder, else
+#: the converter; found once per model (models and a few typing forms), not per answer.
+_READERS: dict[Any, Callable[[Any], Any]] = {}
+
+
+def _reader_for(model: Any) -> Callable[[Any], Any]:
+    from .fastdecode import decoder_for  # it imports this module: not at the top
+
+    reader = (decoder_for(model) if _is_response_model(model)
+              else functools.partial(get_converter().structure, cl=model))
+    if len(_READERS) < 512:
+        _READERS[model] = reader
+    return reader
+
+
+def decode(data: Any, model: type[T]) -> T:
+    """Read ``data`` (parsed JSON) as ``model``; raises ``DecodeFailure`` (with the path
+    to the bad value) if it cannot."""
+    try:
+        reader = _READERS.get(model) or _reader_for(model)
+        result: T = reader(data)
+        return result
+    except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
+        raise _failure(exc, model) from None
+
+
+def decode_list(data: Any, model: type[T],
+                share: Callable[[], None] | None = None) -> list[T]:
+    """Read a JSON array of ``model`` objects; raises ``DecodeFailure`` (with the path to
+    the bad value) if it cannot. ``share``: called after each element (a worker thread's
+    ``_json_slices.gil_sharer``, letting the event loop in). Inside ``paused_gc``: tens
+    of thousands of objects, none in a cycle, that no collection should walk at once.
+    """
+    from .fastdecode import decoder_for
+
+    if not isinstance(data, list):
+        raise DecodeFailure(f"expected a list of {model.__name__}, got {type(data).__name__}")
+    one = decoder_for(model)
+    with paused_gc():
+        try:
+            if share is None:
+                return [one(item) for item in data]
+            out = []
+            for item in data:
+                out.append(one(item))
+                share()
+            return out
+        except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
+            raise _failure(exc, model, "$" + failing_index(one, data)) from None

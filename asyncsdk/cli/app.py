@@ -1,0 +1,210 @@
+"""The ``asyncsdk`` command line: validate lists, check addresses, send mail, read data.
+
+    asyncsdk --sandbox validate examples/emails.csv -o results.csv
+    asyncsdk jobs wait JOB_ID -o results.csv     (also status, download, rows)
+    asyncsdk check someone@example.com
+    asyncsdk check-many emails.csv -o results.csv [--resume]
+    asyncsdk mail send --from me@example.com --to you@example.org --subject Hi --html '<p>Hi'
+    asyncsdk contacts list          (also leads, customers, products, invoices; get ID)
+    asyncsdk sandbox --port 8080
+
+Credentials come from ``--api-key``/``--username``/``--base-url`` or the ``ASYNCSDK_*``
+variables; ``--sandbox`` runs the command against an in-process sandbox with demo data.
+Results go to stdout (JSON) or the ``-o`` file; progress and errors go to stderr, the
+progress only when stderr is a terminal. Exit codes: 0 success, 1 the service or the
+network failed (or some inputs did), 2 bad usage or configuration (a missing or
+unreadable input, an output that cannot be written), 130 interrupted (Ctrl-C), 143
+terminated (SIGTERM, handled as Ctrl-C is), 141 the reader of stdout went away
+(``| head``).
+
+The modules behind it: ``_cli_parser`` (flags), ``_cli_commands`` (jobs, check, mail,
+resources), ``_cli_check_many``, ``_cli_results`` (the result CSV), ``_cli_progress``,
+``_cli_inputs`` (the input files), ``_cli_common`` (exit codes, signals, JSON output:
+``to_jsonable``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+import traceback
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TextIO
+from urllib.parse import urlsplit
+
+from .. import __version__
+from .. import _constants as C
+from .._client import Client
+from .._errors import ConfigurationError, InvalidInputError, SDKError
+from .check_many import cmd_check_many
+from .commands import cmd_check, cmd_jobs, cmd_mail, cmd_resource, cmd_validate
+from .common import (
+    EXIT_BROKEN_PIPE,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    Environment,
+    UsageProblem,
+    handle_signals,
+    print_json,
+    signal_name,
+    to_jsonable,
+)
+from .parser import RESOURCES
+from .parser import build_parser as _build_parser
+
+__all__ = ["build_parser", "main", "print_json", "run", "to_jsonable"]
+
+NO_CREDENTIALS = (
+    "asyncsdk: no credentials: set ASYNCSDK_API_KEY, ASYNCSDK_USERNAME and "
+    "ASYNCSDK_BASE_URL (or pass --api-key/--username/--base-url), or try --sandbox"
+)
+
+Command = Callable[[Client, argparse.Namespace, Environment], Awaitable[int]]
+COMMANDS: dict[str, Command] = {
+    "validate": cmd_validate,
+    "jobs": cmd_jobs,
+    "check": cmd_check,
+    "check-many": cmd_check_many,
+    "mail": cmd_mail,
+    **dict.fromkeys(RESOURCES, cmd_resource),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``asyncsdk`` command."""
+    return _build_parser(__version__)
+
+
+async def run(args: argparse.Namespace, env: Environment) -> int:
+    """Run the parsed command, in sandbox mode or against the configured service.
+
+    SIGTERM cancels it as Ctrl-C does (``asyncio.run`` cancels the command on Ctrl-C),
+    so that it says what it leaves behind and how to finish it.
+    """
+    task = asyncio.current_task()
+    assert task is not None
+
+    def terminated(signum: int) -> None:
+        env.signal = signum
+        task.cancel()
+
+    with handle_signals(terminated, (signal.SIGTERM,)):
+        return await run_command(args, env)
+
+
+async def run_command(args: argparse.Namespace, env: Environment) -> int:
+    """``run``, without the signal handler."""
+    command = COMMANDS[args.command]
+    if args.sandbox:
+        from ..testing import Sandbox
+
+        async with Sandbox(demo_data=True) as sandbox:
+            env.sandbox = sandbox
+            async with sandbox.client(timeout=args.timeout,
+                                      max_retries=args.max_retries) as client:
+                return await command(client, args, env)
+    api_key = args.api_key or os.environ.get(C.ENV_API_KEY)
+    if not api_key:
+        print(NO_CREDENTIALS, file=env.stderr)
+        return EXIT_USAGE
+    async with Client(api_key, args.username, base_url=args.base_url, timeout=args.timeout,
+                      max_retries=args.max_retries) as client:
+        return await command(client, args, env)
+
+
+def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
+         stderr: TextIO | None = None) -> int:
+    """Entry point of ``asyncsdk`` and ``python -m asyncsdk``; returns the exit code.
+
+    Args:
+        argv: the arguments (default: ``sys.argv[1:]``).
+        stdout, stderr: streams to write to (default: the process's).
+    """
+    out = stdout if stdout is not None else sys.stdout
+    err = stderr if stderr is not None else sys.stderr
+    args = build_parser().parse_args(argv)
+    if args.debug:
+        logging.basicConfig(stream=err, level=logging.WARNING)
+        logging.getLogger(C.LOGGER_NAME).setLevel(logging.DEBUG)
+    try:
+        code = dispatch(args, out, err)
+        out.flush()  # a reader gone away is found here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        # `asyncsdk ... | head`: the reader has all it wanted. Exit quietly as a program
+        # killed by SIGPIPE would; stdout goes to devnull so the interpreter's own final
+        # flush cannot complain either.
+        if out is sys.stdout:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        return EXIT_BROKEN_PIPE
+
+
+def dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Run the command, turning every expected failure into one line and an exit code."""
+    if args.command == "sandbox":
+        return serve_sandbox(args, out, err)
+    flags, hidden = [], bool(args.api_key or args.username)
+    if args.base_url:
+        parts = urlsplit(args.base_url)
+        if parts.username or parts.password or parts.query or parts.fragment:
+            hidden = True  # it may carry a secret: never printed
+        else:
+            flags = ["--base-url", args.base_url]
+    if getattr(args, "sandbox", False):  # a command to run next runs against one too
+        flags = ["--sandbox", *flags]
+    env = Environment(stdout=out, stderr=err, follow_up_flags=flags,
+                      credentials_on_command_line=hidden)
+    try:
+        return asyncio.run(run(args, env))
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, SIGTERM
+        if env.signal is None or env.signal == signal.SIGINT:
+            print("asyncsdk: interrupted", file=err)
+            return EXIT_INTERRUPTED
+        print(f"asyncsdk: stopped by {signal_name(env.signal)}", file=err)
+        return 128 + env.signal
+    except BrokenPipeError:
+        raise
+    except (UsageProblem, ConfigurationError, InvalidInputError) as exc:
+        return report(exc, err, args.debug, EXIT_USAGE)
+    except SDKError as exc:
+        return report(exc, err, args.debug, EXIT_FAILED)
+    except OSError as exc:  # writing the output file failed
+        return report(exc, err, args.debug, EXIT_FAILED)
+
+
+def serve_sandbox(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``asyncsdk sandbox``: serve until Ctrl-C; a port that cannot be bound is one line."""
+    from ..testing import run_standalone
+
+    try:
+        run_standalone(args.port, args.host, out=out)
+    except OSError as exc:
+        if args.debug:
+            traceback.print_exception(exc, file=err)
+        print(f"asyncsdk: error: cannot listen on {args.host}:{args.port}: "
+              f"{exc.strerror or exc} (choose another --port; 0 picks a free one)", file=err)
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+def report(exc: BaseException, err: TextIO, debug: bool, code: int) -> int:
+    """Print ``exc`` as one line (with its traceback under ``--debug``); return ``code``."""
+    if debug:
+        traceback.print_exception(exc, file=err)
+    text = str(exc)
+    if isinstance(exc, OSError) and exc.strerror and exc.filename:
+        text = f"{exc.filename}: {exc.strerror}"
+    print(f"asyncsdk: error: {text}", file=err)
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

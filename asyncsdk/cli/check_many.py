@@ -1,0 +1,247 @@
+"""``asyncsdk check-many``: check every address of a file, keeping every paid answer.
+
+Rows are written to the output as each check ends, flushed one by one: a crash keeps
+every finished row, and ``--resume`` (the same command again) sends only the addresses
+the file lacks. A first Ctrl-C (or SIGTERM) stops sending and waits for the checks in
+flight, so that every paid answer is written; a second one stops at once. The input and
+the output are checked before anything is sent. A configuration error (no URL, no
+username) stops before anything is sent; a run of consecutive connection failures (a
+service that is down) stops sending and accounts for the rest as not attempted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import os
+from collections import deque
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+from .._client import Client
+from .._errors import APIConnectionError, ConfigurationError, ServerError
+from ..models.validation import CheckOutcome
+from .common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    Environment,
+    UsageProblem,
+    handle_signals,
+    plain,
+    signal_name,
+)
+from .inputs import InputFile, InputProblem, InputRow
+from .outputs import ResultWriter, check_output, output_columns, read_previous
+from .progress import Progress
+
+# Failures that say the service cannot be reached at all (after the client's retries).
+DOWN = (APIConnectionError, ServerError)
+
+
+async def cmd_check_many(client: Client, args: argparse.Namespace, env: Environment) -> int:
+    """Check the file's addresses; see the module docstring. Exit 1 if any row failed."""
+    source_path, output = Path(args.file), Path(args.output)
+    await asyncio.to_thread(check_output, output, overwrite=args.overwrite,
+                            resume=args.resume, source=source_path)
+    inputs = await asyncio.to_thread(InputFile.open, source_path)
+    columns = output_columns(inputs.extra_columns)
+    handle, writer, done = await asyncio.to_thread(
+        open_output, output, columns, inputs, resume=args.resume, overwrite=args.overwrite)
+    progress = Progress(inputs.count, "addr", env.stderr)
+    progress.advance(len(done))
+    run = Run(writer, progress, args.max_consecutive_failures)
+    source = (row for row in inputs.rows() if row.position not in done)
+    task = asyncio.current_task()
+    assert task is not None
+
+    def on_signal(signum: int) -> None:
+        if run.interrupted is None:  # the first: finish what is paid for, send no more
+            run.interrupted = env.signal = signum
+            progress.close()
+            env.say(f"stopping: waiting for the checks in flight to end (at most "
+                    f"{args.timeout:g}s); {signal_name(signum)} again stops at once, "
+                    "losing their answers")
+        else:  # the second: at once
+            task.cancel()
+
+    try:
+        with handle, handle_signals(on_signal):
+            stopped = await run.check(client, source, args.concurrency)
+            if stopped is not None and run.interrupted is None:
+                run.give_up(source, stopped)
+    except ConfigurationError:
+        progress.close()
+        if not done and writer.tally.total == 0:
+            # nothing was sent: leave no file behind
+            await asyncio.to_thread(output.unlink, missing_ok=True)
+        raise
+    except InputProblem as exc:  # the input changed since it was checked
+        progress.close()
+        env.say(f"error: {exc}")
+        env.say(f"{writer.tally.total} finished rows kept in {output}; a resume would stop "
+                f"at the same line: fix {args.file}, then run: "
+                f"{env.command(*resume_words(args))}")
+        return EXIT_USAGE
+    except BaseException:  # a second Ctrl-C, a crash: the rows written so far are kept
+        progress.close()
+        rows = writer.tally.total
+        env.say(f"stopped: {rows} finished rows kept in {output}; to check only the "
+                f"rest, run: {env.command(*resume_words(args))}")
+        raise
+    progress.close()
+    if run.interrupted is not None:
+        env.say(f"interrupted: {writer.tally.total} finished rows kept in {output} (every "
+                f"check sent has its row); to check only the rest, run: "
+                f"{env.command(*resume_words(args))}")
+        return 128 + run.interrupted
+    if stopped is not None:
+        env.say(f"stopped sending: {stopped}; {run.given_up} addresses not attempted. "
+                f"When the service is back: {env.command(*resume_words(args))}")
+    elif writer.tally.retryable:
+        env.say(f"{writer.tally.retryable} addresses failed or were not attempted; once "
+                f"the cause is fixed, this sends only them: "
+                f"{env.command(*resume_words(args))}")
+    writer.tally.print(f"{writer.tally.total} addresses checked -> {output}", env.stdout)
+    return EXIT_FAILED if writer.tally.failed else EXIT_OK
+
+
+def resume_words(args: argparse.Namespace) -> list[str]:
+    """The arguments of this command with ``--resume``: what finishes the job."""
+    return ["check-many", args.file, "-o", args.output, "--concurrency", str(args.concurrency),
+            "--resume"]
+
+
+def open_output(path: Path, columns: list[str], inputs: InputFile, *, resume: bool,
+                overwrite: bool) -> tuple[IO[str], ResultWriter, set[int]]:
+    """Open the result file, and with ``resume`` keep the final rows of an earlier run
+    (rewritten through a temporary file, so a crash now loses nothing).
+
+    Returns:
+        The open file, its writer, and the input positions already done.
+    Raises:
+        UsageProblem: the file exists without ``--resume``/``--overwrite``, it was
+            made from another input (a row whose address differs from the input's at
+            its position, or a position the input does not have), or it cannot be
+            written.
+    """
+    exists = check_output(path, overwrite=overwrite, resume=resume)
+    try:
+        if not (exists and resume):
+            handle = path.open("w", newline="", encoding="utf-8")
+            writer = ResultWriter(handle, columns)
+            writer.header()
+            return handle, writer, set()
+        previous = read_previous(path, columns)
+        rows = previous.final + previous.retried
+        beyond = [r for r in rows if int(r["row"]) > inputs.count]
+        if beyond:
+            first = min(beyond, key=lambda r: int(r["row"]))
+            raise UsageProblem(
+                f"{path} was made from another input: it has row {first['row']} "
+                f"({first['email']!r}) and {inputs.path} only {inputs.count} addresses; "
+                "pass another -o (or --overwrite to start again)")
+        by_row = {int(record["row"]): record for record in rows}
+        for row in inputs.rows():  # the earlier run must be of this very input
+            record = by_row.get(row.position)
+            if record is not None and record["email"] != row.email:
+                raise UsageProblem(
+                    f"{path} was made from another input: its row {row.position} is "
+                    f"{record['email']!r}, the input's is {row.email!r}; pass another -o")
+        by_position = {int(record["row"]): record for record in previous.final}
+        temp = path.with_name(f".{path.name}.{os.getpid()}.part")
+        with temp.open("w", newline="", encoding="utf-8") as rewrite:
+            copier = ResultWriter(rewrite, columns)
+            copier.header()
+            for position in sorted(by_position):
+                copier.copy(by_position[position])
+        os.replace(temp, path)
+        handle = path.open("a", newline="", encoding="utf-8")
+    except PermissionError as exc:
+        raise UsageProblem(f"-o {path}: cannot write it: {exc.strerror}") from None
+    writer = ResultWriter(handle, columns)
+    writer.tally = copier.tally
+    return handle, writer, set(by_position)
+
+
+class Run:
+    """One pass of ``check_many`` over the inputs, writing each outcome as it comes."""
+
+    def __init__(self, writer: ResultWriter, progress: Progress, limit: int) -> None:
+        self.writer = writer
+        self.progress = progress
+        self.limit = limit
+        self.sent: dict[str, deque[InputRow]] = {}  # handed to check_many, no outcome yet
+        self.given_up = 0
+        self.stopping = False  # set on a run of failures: feed() hands out no more input
+        self.interrupted: int | None = None  # the signal that asked to stop: the same
+
+    def feed(self, source: Iterator[InputRow]) -> Iterator[str]:
+        """The addresses of ``source``, remembering each row until its outcome comes;
+        ends early once ``stopping`` or ``interrupted`` is set (``check_many`` reads an
+        input only when a worker is free, so the checks in flight then finish)."""
+        if self.interrupted is not None:
+            return
+        for row in source:
+            self.sent.setdefault(row.email, deque()).append(row)
+            yield row.email
+            if self.stopping or self.interrupted is not None:
+                return
+
+    async def check(self, client: Client, source: Iterator[InputRow],
+                    concurrency: int) -> Exception | None:
+        """Check until the input ends; returns the failure that stopped sending, if any.
+
+        A run of failures, or a first Ctrl-C/SIGTERM (``interrupted``), ends the
+        *input* rather than closing ``check_many``: the checks already sent then finish
+        and their outcomes are written, so nothing that may have been paid for is lost
+        or recorded as not attempted. Only a cancellation (a second signal) closes it
+        (``aclosing``), which cancels the checks in flight.
+        """
+        streak = 0
+        stopped: Exception | None = None
+        outcomes = client.validation.check_many(self.feed(source), concurrency=concurrency)
+        async with contextlib.aclosing(outcomes):
+            async for outcome in outcomes:
+                if isinstance(outcome.error, ConfigurationError):
+                    raise outcome.error  # before anything was sent: exit 2
+                self.record(outcome)
+                streak = streak + 1 if isinstance(outcome.error, DOWN) else 0
+                if self.limit and streak >= self.limit and stopped is None:
+                    stopped = outcome.error
+                    self.stopping = True
+        return stopped
+
+    def record(self, outcome: CheckOutcome) -> None:
+        """Write the row of one outcome."""
+        queue = self.sent[outcome.email]
+        row = queue.popleft()
+        if not queue:
+            del self.sent[outcome.email]
+        result, error = outcome.result, outcome.error
+        self.writer.write(
+            row,
+            verdict=plain(result.result) if result is not None else "",
+            role=plain(result.role) if result is not None else "",
+            error_type=type(error).__name__ if error is not None else "",
+            error=str(error) if error is not None else "",
+            attempted=outcome.attempted,
+        )
+        self.progress.advance()
+
+    def give_up(self, source: Iterator[InputRow], stopped: Exception) -> None:
+        """Account for every input without an outcome (the rest of ``source``; after
+        ``check`` drained, none is in flight) as not attempted."""
+        why = (f"not attempted: the run stopped after {self.limit} consecutive "
+               f"connection failures ({stopped})")
+        in_flight = sorted((r for q in self.sent.values() for r in q),
+                           key=lambda r: r.position)
+        self.sent.clear()
+        for row in itertools.chain(in_flight, source):
+            self.writer.write(row, error_type=type(stopped).__name__, error=why,
+                              attempted=False)
+            self.given_up += 1
+            self.progress.advance()

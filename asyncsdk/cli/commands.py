@@ -1,0 +1,206 @@
+"""The commands of the command line other than ``check-many``: validation jobs
+(``validate``, ``jobs status|wait|download|rows``), ``check``, ``mail send``, and the
+resource areas."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+from .._client import Client
+from .._errors import ConfigurationError, JobFailedError, JobNotFoundError, JobTimeoutError
+from ..resources.validation.jobs import ValidationJob
+from .common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    Environment,
+    UsageProblem,
+    plain,
+    print_json,
+)
+from .inputs import InputRow
+from .outputs import ResultWriter, Tally, check_output, output_columns
+from .progress import Progress
+
+
+async def cmd_validate(client: Client, args: argparse.Namespace, env: Environment) -> int:
+    """Submit a list as a job, wait for it, write its result and a summary.
+
+    Interrupted or past ``--deadline``, it prints the job id and the ``asyncsdk jobs
+    wait`` command that finishes the work without submitting (and paying) again.
+    """
+    source: str = args.source
+    output = Path(args.output)
+    if not source.startswith(("http://", "https://")):
+        path = Path(source)
+        if env.sandbox is None:
+            raise UsageProblem(
+                f"{source}: the service fetches the list from a URL: host the file and pass "
+                "its http(s) URL (or try --sandbox, which serves local files)")
+        if await asyncio.to_thread(path.is_dir):
+            raise UsageProblem(f"{source}: is a directory, not a file of addresses")
+        if not await asyncio.to_thread(path.is_file):
+            raise UsageProblem(f"{source}: no such file")
+        await asyncio.to_thread(check_output, output, overwrite=args.overwrite, source=path)
+        try:
+            data = await asyncio.to_thread(path.read_bytes)
+        except OSError as exc:
+            raise UsageProblem(f"{source}: cannot read it: {exc.strerror or exc}") from None
+        source = env.sandbox.host_file(data, name=path.name)
+    else:  # before the job is paid for
+        await asyncio.to_thread(check_output, output, overwrite=args.overwrite)
+    job = await client.validation.create_job(source)
+    print(f"job {job.job_id} submitted", file=env.stderr, flush=True)
+    return await finish_job(job, args, env)
+
+
+async def finish_job(job: ValidationJob, args: argparse.Namespace, env: Environment) -> int:
+    """Wait for ``job`` and, given ``-o``, write its result and print a summary.
+
+    Whatever stops it (Ctrl-C, SIGTERM, a deadline, a network failure, an output that
+    cannot be written), the command that finishes the job without paying again is
+    printed; only a job that failed or is unknown at the service has none.
+    """
+    finished = False
+    try:
+        await wait_for(job, args, env)
+        finished = True
+        if args.output is None:
+            print("success", file=env.stdout)
+            return EXIT_OK
+        rows = await write_result(job, Path(args.output), env)
+    except JobTimeoutError as exc:
+        env.say(f"{exc}")
+        resume_hint(job, args, env, finished=False)
+        return EXIT_FAILED
+    except (JobFailedError, JobNotFoundError):
+        raise  # nothing left to finish
+    except BaseException:
+        resume_hint(job, args, env, finished=finished)  # the job goes on at the service
+        raise
+    rows.print(f"{rows.total} addresses validated -> {args.output}", env.stdout)
+    return EXIT_OK
+
+
+def resume_hint(job: ValidationJob, args: argparse.Namespace, env: Environment, *,
+                finished: bool) -> None:
+    """Say how to reach the job again from the command line: ``jobs wait``, or once it
+    is ``finished``, ``jobs download``."""
+    if env.sandbox is not None:
+        env.say(f"job {job.job_id} lived in this command's in-process sandbox, which has "
+                "ended with it; run the command again")
+        return
+    words = ["jobs", "download" if finished else "wait", str(job.job_id)]
+    if args.output is not None:
+        words += ["-o", args.output]
+        if args.overwrite:
+            words.append("--overwrite")
+    state = "is finished" if finished else "goes on at the service"
+    env.say(f"job {job.job_id} {state}; to finish it without paying again, "
+            f"run: {env.command(*words)}")
+
+
+async def wait_for(job: ValidationJob, args: argparse.Namespace, env: Environment) -> None:
+    """``job.wait`` with a status line on a terminal."""
+    progress = Progress(None, "polls", env.stderr)
+
+    def on_status(status: Any, elapsed: float) -> None:
+        progress.advance()
+        progress.status(f"job {job.job_id}: {plain(status)} after {elapsed:.1f}s")
+
+    try:
+        await job.wait(interval=args.poll_interval, deadline=args.deadline,
+                       on_status=on_status)
+    finally:
+        progress.close()
+
+
+async def write_result(job: ValidationJob, output: Path, env: Environment) -> Tally:
+    """Stream the job's rows into ``output`` in the result schema, atomically (a temporary
+    file renamed when complete). Returns the counts of the rows."""
+    temp = output.with_name(f".{output.name}.{os.getpid()}.part")
+    progress = Progress(None, "rows", env.stderr)
+    try:
+        with temp.open("w", newline="", encoding="utf-8") as handle:
+            writer = ResultWriter(handle, output_columns(["name"]))
+            writer.header()
+            position = 0
+            async for row in job.rows():
+                position += 1
+                writer.write(InputRow(position, row.email, (row.name,)),
+                             verdict=plain(row.status), role=plain(row.role_based))
+                progress.advance()
+        os.replace(temp, output)
+    except OSError as exc:
+        if exc.strerror:  # named by the file the person asked for, not the temporary one
+            raise OSError(exc.errno, f"cannot write it: {exc.strerror}",
+                          str(output)) from exc
+        raise
+    finally:
+        progress.close()
+        temp.unlink(missing_ok=True)
+    return writer.tally
+
+
+async def cmd_jobs(client: Client, args: argparse.Namespace, env: Environment) -> int:
+    """``jobs status|wait|download|rows JOB_ID``: reach a job known by its id."""
+    job = client.validation.job(args.job_id)
+    if args.jobs_command == "status":
+        print(plain(await job.status()), file=env.stdout)
+        return EXIT_OK
+    if args.jobs_command == "wait":
+        if args.output is not None:
+            await asyncio.to_thread(check_output, Path(args.output),
+                                    overwrite=args.overwrite)
+        return await finish_job(job, args, env)
+    if args.jobs_command == "download":
+        await asyncio.to_thread(check_output, Path(args.output), overwrite=args.overwrite)
+        rows = await write_result(job, Path(args.output), env)
+        rows.print(f"{rows.total} addresses validated -> {args.output}", env.stdout)
+        return EXIT_OK
+    async for row in job.rows():
+        print_json(row, env.stdout)
+    return EXIT_OK
+
+
+async def cmd_check(client: Client, args: argparse.Namespace, env: Environment) -> int:
+    """One JSON line per address; exit 1 if any check failed."""
+    failed = 0
+    async for outcome in client.validation.check_many(args.emails, concurrency=8):
+        if isinstance(outcome.error, ConfigurationError):
+            raise outcome.error  # nothing was sent: one line, exit 2
+        if outcome.result is not None:
+            print_json(outcome.result, env.stdout)
+        else:
+            failed += 1
+            print_json({"email": outcome.email, "error": str(outcome.error)}, env.stdout)
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+async def cmd_mail(client: Client, args: argparse.Namespace, env: Environment) -> int:
+    """Send one mail; the ``MailResult`` as JSON."""
+    html = args.html
+    if html is None:
+        path = Path(args.html_file)
+        if await asyncio.to_thread(path.is_dir):
+            raise UsageProblem(f"{args.html_file}: is a directory, not a file")
+        if not await asyncio.to_thread(path.is_file):
+            raise UsageProblem(f"{args.html_file}: no such file")
+        html = await asyncio.to_thread(path.read_text, "utf-8")
+    sent = await client.mail.send(sender=args.sender, to=args.to, subject=args.subject,
+                                  html=html)
+    print_json(sent, env.stdout)
+    return EXIT_OK
+
+
+async def cmd_resource(client: Client, args: argparse.Namespace, env: Environment) -> int:
+    """``list`` or ``get ID`` of a resource area, as JSON."""
+    area = getattr(client, args.command)
+    if args.action == "list":
+        print_json(await area.list(), env.stdout)
+    else:
+        print_json(await area.get(args.id), env.stdout)
+    return EXIT_OK

@@ -1,0 +1,99 @@
+"""What every command of the command line shares: exit codes, streams, signals, JSON
+output."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import json
+import shlex
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from types import FrameType
+from typing import Any, TextIO
+
+import attrs
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a reader that went away
+# Stopped by a signal: 128 + its number, as a shell reports it (130 Ctrl-C, 143 SIGTERM).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class UsageProblem(Exception):
+    """A command line that cannot work (exit code 2)."""
+
+
+@attrs.define
+class Environment:
+    """What a command may touch besides the client: streams, the sandbox if any, and the
+    global flags that a printed follow-up command must repeat (never a credential)."""
+
+    stdout: TextIO
+    stderr: TextIO
+    sandbox: Any = None  # asyncsdk.testing.Sandbox in --sandbox mode
+    follow_up_flags: list[str] = attrs.Factory(list)
+    credentials_on_command_line: bool = False
+    signal: int | None = None  # the signal that stopped the command, if one did
+
+    def command(self, *words: str) -> str:
+        """A command line of ``asyncsdk`` with this run's global flags, quoted for a shell
+        (a note asks for the credentials where they came from the command line)."""
+        note = (" (with your --api-key/--username/--base-url, or the ASYNCSDK_* variables)"
+                if self.credentials_on_command_line else "")
+        return shlex.join(["asyncsdk", *self.follow_up_flags, *words]) + note
+
+    def say(self, text: str) -> None:
+        """One line to stderr, where messages for the person go."""
+        print(f"asyncsdk: {text}", file=self.stderr, flush=True)
+
+
+def signal_name(signum: int) -> str:
+    """How a person knows the signal: Ctrl-C for SIGINT, else its name."""
+    return "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+
+
+@contextlib.contextmanager
+def handle_signals(handler: Callable[[int], None],
+                   signals: tuple[int, ...] = STOP_SIGNALS) -> Iterator[None]:
+    """Within the block, each of ``signals`` calls ``handler(signum)`` on the running
+    event loop (the handlers before are restored after). Only in the main thread, where
+    Python delivers signals; elsewhere it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    loop = asyncio.get_running_loop()
+
+    def received(signum: int, frame: FrameType | None) -> None:
+        loop.call_soon_threadsafe(handler, signum)
+
+    before = {signum: signal.signal(signum, received) for signum in signals}
+    try:
+        yield
+    finally:
+        for signum, previous in before.items():
+            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
+
+
+def to_jsonable(value: Any) -> Any:
+    """A model (or anything in one) as plain JSON types: dates ISO, decimals as text."""
+    from .._serde.converter import to_jsonable as converted
+
+    return converted(value)
+
+
+def print_json(value: Any, out: TextIO) -> None:
+    """One JSON document on ``out``."""
+    json.dump(to_jsonable(value), out, ensure_ascii=False)
+    out.write("\n")
+
+
+def plain(value: object) -> str:
+    """A value as a CSV cell: an enum by its wire value, None as empty."""
+    if value is None:
+        return ""
+    if isinstance(value, enum.Enum):
+        return str(value.value)
+    return str(value)

@@ -1,0 +1,199 @@
+"""The result CSV of ``validate`` and ``check-many`` (one schema for both), the checks
+of an output path, and the summary printed at the end (the input files are
+``_cli_inputs``'s).
+
+Result columns, in order::
+
+    row,email,verdict,role,error_type,error,attempted,name[,the input's other columns]
+
+``row`` is the position of the address among the input's addresses (1 = the first), as
+rows are written in completion order; ``verdict`` is the service's (Valid, CatchAll,
+Unknown, Disposable, Bounce) or empty when there is none; ``role`` True/False/empty;
+``error_type`` and ``error`` the class and message of a failure; ``attempted`` False
+for an address that was never sent because the run stopped first; ``name`` the input's
+(empty when it has none). The input's other columns follow, renamed ``input_<name>``
+where a name is already taken.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import IO, TextIO
+
+import attrs
+
+from .common import UsageProblem
+from .inputs import InputProblem, InputRow, text_lines
+
+RESULT_COLUMNS = ("row", "email", "verdict", "role", "error_type", "error", "attempted")
+# A row with a verdict, or one of these errors, is final: --resume does not send it
+# again. Any other failure (connection, 5xx, rate limit, credentials, credit) and every
+# address not attempted is sent again.
+FINAL_ERRORS = frozenset({"InvalidInputError", "InvalidEmailError"})
+
+
+def output_columns(extra_columns: Iterable[str]) -> list[str]:
+    """The result header for an input with these other columns."""
+    columns = list(RESULT_COLUMNS)
+    for name in extra_columns:
+        while name in columns:
+            name = f"input_{name}"
+        columns.append(name)
+    return columns
+
+
+class ResultWriter:
+    """Writes result rows to an open text file, flushed row by row so that a run stopped
+    by Ctrl-C or a crash keeps every row it finished."""
+
+    def __init__(self, handle: IO[str], columns: list[str]) -> None:
+        self.handle = handle
+        self.columns = columns
+        self.writer = csv.writer(handle)
+        self.tally = Tally()
+
+    def header(self) -> None:
+        """Write the header line."""
+        self.writer.writerow(self.columns)
+        self.handle.flush()
+
+    def write(self, row: InputRow, *, verdict: str = "", role: str = "", error_type: str = "",
+              error: str = "", attempted: bool = True) -> None:
+        """Write one result row and count it."""
+        cells = [str(row.position), row.email, verdict, role, error_type, error,
+                 str(attempted), *row.extra]
+        self.writer.writerow(cells)
+        self.handle.flush()
+        self.tally.add(dict(zip(self.columns, cells, strict=False)))
+
+    def copy(self, record: Mapping[str, str]) -> None:
+        """Write a row read back from an earlier run (``--resume``)."""
+        self.writer.writerow([record.get(c) or "" for c in self.columns])
+        self.tally.add(record)
+
+
+@attrs.define
+class Tally:
+    """Counts of a result file, for the summary."""
+
+    verdicts: Counter[str] = attrs.Factory(Counter)
+    roles: int = 0
+    total: int = 0
+    retryable: int = 0  # rows that --resume sends again
+
+
+    def add(self, record: Mapping[str, str]) -> None:
+        """Count one result row."""
+        self.total += 1
+        if record.get("verdict"):
+            self.verdicts[record["verdict"]] += 1
+        elif record.get("attempted") == "False":
+            self.verdicts["(not attempted)"] += 1
+        else:
+            self.verdicts[f"({record.get('error_type') or 'failed'})"] += 1
+        if not record.get("verdict") and record.get("error_type") not in FINAL_ERRORS:
+            self.retryable += 1
+        if record.get("role") == "True":
+            self.roles += 1
+
+    @property
+    def failed(self) -> int:
+        """Rows without a verdict."""
+        return self.total - sum(n for v, n in self.verdicts.items() if not v.startswith("("))
+
+    def print(self, headline: str, out: TextIO) -> None:
+        """The summary: a table of verdicts (failures in parentheses) whose shares add up
+        to 100%, then the role-based addresses on a line of their own (a role address
+        also has a verdict, so it is not a row of that table)."""
+        print(headline, file=out)
+        print(f"{'verdict':<22}{'count':>8}{'share':>9}", file=out)
+        for verdict, count in self.verdicts.most_common():
+            print(f"{verdict:<22}{count:>8}{count / max(self.total, 1):>9.1%}", file=out)
+        print(f"role-based addresses: {self.roles} ({self.roles / max(self.total, 1):.1%}"
+              " of all, whatever their verdict)", file=out)
+
+
+def check_output(path: Path, *, overwrite: bool, resume: bool | None = None,
+                 source: Path | None = None) -> bool:
+    """Check, before anything is sent (or paid for), that the result can be written to
+    ``path``; returns whether a non-empty file is there already.
+
+    Raises:
+        UsageProblem: ``path`` is a directory, is in a folder that does not exist or
+            cannot be written, is the input file ``source``, or exists without
+            ``overwrite`` (or ``resume``: None for a command without ``--resume``).
+    """
+    if path.is_dir():
+        raise UsageProblem(f"-o {path}: is a directory; pass the name of a file to write")
+    folder = path.parent
+    if not folder.is_dir():
+        raise UsageProblem(f"-o {path}: no such directory: {folder}")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageProblem(f"-o {path}: cannot write in {folder} (permission denied)")
+    exists = path.is_file() and path.stat().st_size > 0
+    if source is not None and path.exists() and os.path.samefile(source, path):
+        raise UsageProblem(f"-o {path}: is the input file; pass another -o")
+    if exists and not (overwrite or resume):
+        again = ("add --resume to check only the addresses it lacks, or --overwrite to "
+                 "start again") if resume is not None else "add --overwrite to replace it"
+        raise UsageProblem(f"-o {path}: exists; {again}")
+    return exists
+
+
+@attrs.define
+class Previous:
+    """What an earlier run's result file holds (``read_previous``)."""
+
+    final: list[dict[str, str]] = attrs.Factory(list)  # kept: --resume skips them
+    retried: list[dict[str, str]] = attrs.Factory(list)  # well-formed, sent again
+    seen: int = 0  # rows read, torn ones included
+
+
+def read_previous(path: Path, columns: list[str]) -> Previous:
+    """The rows of an earlier run's result file, final or not.
+
+    A torn row (a crash in mid-write: too few or too many cells, or a last line
+    without its line end) is left out, so that ``--resume`` sends that address again.
+
+    Raises:
+        UsageProblem: the file is not a result file of this input's shape (or not
+            UTF-8, or broken CSV).
+    """
+    found = Previous()
+    with path.open("rb") as raw:
+        raw.seek(0, os.SEEK_END)
+        if raw.tell():
+            raw.seek(-1, os.SEEK_END)
+        ends_cleanly = raw.read(1) in (b"\n", b"\r")
+    records: list[dict[str, str]] = []
+    try:
+        with text_lines(path) as lines:
+            reader = csv.DictReader(lines)
+            try:
+                fieldnames = reader.fieldnames
+                if fieldnames != columns:
+                    raise UsageProblem(
+                        f"{path}: not a result file of this input (its columns are "
+                        f"{','.join(fieldnames or [])}); pass another -o")
+                records = list(reader)
+            except csv.Error as exc:
+                raise lines.problem(f"not a result file of this command ({exc})") from None
+    except InputProblem as exc:
+        raise UsageProblem(f"{exc}; pass another -o (or --overwrite)") from None
+    if records and not ends_cleanly:
+        records.pop()  # its last cell may be cut short
+    for record in records:
+        found.seen += 1
+        if None in record or any(v is None for v in record.values()):
+            continue  # torn: fewer or more cells than the header
+        if not record["row"].isdigit() or record["attempted"] not in ("True", "False"):
+            continue
+        if record["verdict"] or record["error_type"] in FINAL_ERRORS:
+            found.final.append(record)
+        else:
+            found.retried.append(record)
+    return found

@@ -1,0 +1,170 @@
+"""The argument parser of the ``asyncsdk`` command: every flag has its help text."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import platform
+from collections.abc import Callable
+
+from .. import _constants as C
+
+RESOURCES = ("contacts", "leads", "customers", "products", "invoices")
+DEFAULT_MAX_CONSECUTIVE_FAILURES = 20
+
+
+def count(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer >= ``minimum``, refused before anything is sent."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}")
+        return value
+
+    return parse
+
+
+def port(text: str) -> int:
+    """An argparse type: a TCP port number, 0 to 65535 (0: any free port)."""
+    value = count(0)(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"expected a port from 0 to 65535, got {text!r}")
+    return value
+
+
+def seconds(*, zero: bool) -> Callable[[str], float]:
+    """An argparse type: finite seconds, > 0 (or >= 0 with ``zero``)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value < 0 or (value == 0 and not zero):
+            bound = ">= 0" if zero else "> 0"
+            raise argparse.ArgumentTypeError(f"expected seconds {bound}, got {text!r}")
+        return value
+
+    return parse
+
+
+def build_parser(version: str) -> argparse.ArgumentParser:
+    """The argument parser of the ``asyncsdk`` command (``version``: the library's)."""
+    parser = argparse.ArgumentParser(
+        prog="asyncsdk", description="Validate email lists and use the service from a shell.")
+    parser.add_argument("--version", action="version",
+                        version=f"asyncsdk {version} (Python {platform.python_version()})",
+                        help="print the version and exit")
+    parser.add_argument("--sandbox", action="store_true",
+                        help="run against an in-process sandbox with demo data")
+    parser.add_argument("--debug", action="store_true",
+                        help="show tracebacks and DEBUG logs of the library")
+    parser.add_argument("--api-key", help=f"the account's API key (default: ${C.ENV_API_KEY})")
+    parser.add_argument("--username",
+                        help=f"the account's username (default: ${C.ENV_USERNAME})")
+    parser.add_argument("--base-url",
+                        help=f"the service's URL for every area (default: ${C.ENV_BASE_URL})")
+    parser.add_argument("--timeout", type=seconds(zero=False), default=C.DEFAULT_TIMEOUT,
+                        help="seconds per call, retries included (default %(default)s)")
+    parser.add_argument("--max-retries", type=count(0), default=C.DEFAULT_MAX_RETRIES,
+                        help="retries of a failed call after the first attempt "
+                             "(default %(default)s)")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    validate = commands.add_parser("validate", help="validate a list as a job, end to end")
+    validate.add_argument("source", help="a file URL (or, with --sandbox, a local file)")
+    validate.add_argument("-o", "--output", required=True, help="where to write the result CSV")
+    add_overwrite_flag(validate)
+    add_wait_flags(validate)
+
+    jobs = commands.add_parser("jobs", help="reach a validation job by its id")
+    jobs_commands = jobs.add_subparsers(dest="jobs_command", required=True, metavar="ACTION")
+    for name, text in (("status", "print the job's status"),
+                       ("wait", "wait for the job to end; with -o, write its result"),
+                       ("download", "write the result of a finished job"),
+                       ("rows", "print the result's rows, one JSON line each")):
+        action = jobs_commands.add_parser(name, help=text)
+        action.add_argument("job_id", type=count(0), metavar="JOB_ID",
+                            help="the id that validate printed")
+        if name == "wait":
+            action.add_argument("-o", "--output", help="where to write the result CSV")
+            add_overwrite_flag(action)
+            add_wait_flags(action)
+        elif name == "download":
+            action.add_argument("-o", "--output", required=True,
+                                help="where to write the result CSV")
+            add_overwrite_flag(action)
+
+    check = commands.add_parser("check", help="check addresses now; one JSON line each")
+    check.add_argument("emails", nargs="+", metavar="EMAIL", help="the addresses to check")
+
+    many = commands.add_parser(
+        "check-many", help="check every address of a file, a result row each as it comes")
+    many.add_argument("file", help="CSV whose header has an email column (email, e-mail, "
+                                   "mail or email address; separated by , ; or tab; other "
+                                   "columns are kept), or one address per line; UTF-8, or "
+                                   "UTF-16 with a byte order mark")
+    many.add_argument("-o", "--output", required=True,
+                      help="the result CSV, written row by row as checks end")
+    many.add_argument("--concurrency", type=count(1), default=C.DEFAULT_CHECK_CONCURRENCY,
+                      help="checks in flight at a time (default %(default)s)")
+    again = many.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true",
+                       help="keep the finished rows of the output file and check only the "
+                            "addresses it lacks (or that failed and may succeed now); "
+                            "without the file, a new run")
+    again.add_argument("--overwrite", action="store_true",
+                       help="start again, replacing an existing output file")
+    many.add_argument("--max-consecutive-failures", type=count(0),
+                      default=DEFAULT_MAX_CONSECUTIVE_FAILURES, metavar="N",
+                      help="stop sending after N checks in a row found the service "
+                           "unreachable or failing (5xx); 0 never stops "
+                           "(default %(default)s)")
+
+    mail = commands.add_parser("mail", help="transactional mail")
+    mail_commands = mail.add_subparsers(dest="mail_command", required=True, metavar="ACTION")
+    send = mail_commands.add_parser("send", help="send one HTML mail")
+    send.add_argument("--from", dest="sender", required=True,
+                      help="the sender's address (its domain must be verified)")
+    send.add_argument("--to", required=True, help="the recipient's address")
+    send.add_argument("--subject", required=True, help="the subject, one line")
+    body = send.add_mutually_exclusive_group(required=True)
+    body.add_argument("--html", help="the HTML body")
+    body.add_argument("--html-file", help="a file holding the HTML body")
+
+    for name in RESOURCES:
+        area = commands.add_parser(name, help=f"read {name} (JSON on stdout)")
+        actions = area.add_subparsers(dest="action", required=True, metavar="ACTION")
+        actions.add_parser("list", help=f"all {name}")
+        if name != "invoices":  # the interface has no "get" for invoices
+            actions.add_parser("get", help="one by id").add_argument(
+                "id", help="the id to read")
+
+    serve = commands.add_parser("sandbox", help="serve a sandbox until Ctrl-C")
+    serve.add_argument("--port", type=port, default=8080,
+                       help="port to listen on; 0 picks a free one (default %(default)s)")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="interface to listen on (default %(default)s)")
+    return parser
+
+
+def add_overwrite_flag(parser: argparse.ArgumentParser) -> None:
+    """``--overwrite``: without it an existing ``-o`` file is refused, before anything is
+    submitted (as ``check-many`` does)."""
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace an existing output file (without it, the command "
+                             "refuses one before submitting anything)")
+
+
+def add_wait_flags(parser: argparse.ArgumentParser) -> None:
+    """``--deadline`` and ``--poll-interval``, for the commands that wait for a job."""
+    parser.add_argument("--deadline", type=seconds(zero=True), default=None,
+                        help="stop waiting after this many seconds (the job goes on; "
+                             "the command to finish it is printed)")
+    parser.add_argument("--poll-interval", type=seconds(zero=False),
+                        default=C.DEFAULT_POLL_INTERVAL,
+                        help="first interval between status polls (default %(default)s s)")

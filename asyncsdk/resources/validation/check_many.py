@@ -1,0 +1,340 @@
+"""``validation.check_many``: many checks at once, one ``CheckOutcome`` per input.
+
+How it runs: a pool of at most ``concurrency`` worker tasks, grown one at a time as
+inputs arrive, each taking the next input from the source, awaiting its check and
+putting the outcome in a buffer that the caller's generator empties. Nothing is
+allocated per input beyond the check itself and its outcome (no task, no queue item),
+and reading the source never stands between a finished check and its delivery: a worker
+waiting on a slow source holds up nobody but itself.
+
+A worker takes an input only while fewer than ``limit`` inputs are taken and their
+outcomes not yet received by the caller, so at most ``limit`` checks are in flight and
+the outcomes waiting for a slow consumer are at most ``limit``: memory stays
+O(concurrency) whatever the input's length. A worker that finds no slot while the
+consumer is already woken waits one loop turn (the consumer runs first and takes what
+is ready); otherwise it parks until the consumer frees a slot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Iterator,
+)
+from typing import Any, Protocol
+
+from ..._checks import check_bool, check_count, check_seconds
+from ..._errors import (
+    APIError,
+    APITimeoutError,
+    AuthenticationError,
+    ConfigurationError,
+    InsufficientCreditError,
+    InvalidInputError,
+    RateLimitError,
+    SDKError,
+    UsageError,
+)
+from ..._serde.fastdecode import builder_for
+from ...models.validation import CheckFailure, CheckOutcome, CheckResult, CheckSuccess
+
+__all__ = ["CheckFunction", "check_many"]
+
+#: Failures after which ``check_many`` stops sending: every later check would fail too
+#: (refused credentials or credit, a client closed under the run or used wrongly, a
+#: credential or URL the client lacks).
+_STOPPING = (AuthenticationError, InsufficientCreditError, UsageError, ConfigurationError)
+#: Failures that mean "too fast" to ``check_many(adaptive=True)``.
+_THROTTLED = (RateLimitError, APITimeoutError)
+
+
+class CheckFunction(Protocol):
+    """``Validation.check``'s shape: raises ``InvalidInputError`` before sending anything
+    for an input that is not an address."""
+
+    async def __call__(self, email: str, *, validity_timeout: float,
+                       request_timeout: float | None) -> CheckResult: ...
+
+
+def check_many(
+    check: CheckFunction,
+    emails: Iterable[str] | AsyncIterable[str],
+    *,
+    concurrency: int,
+    adaptive: bool,
+    validity_timeout: float,
+    request_timeout: float | None,
+) -> AsyncGenerator[CheckOutcome, None]:
+    """The generator of ``Validation.check_many`` (documented there), each input checked
+    with ``check``; the arguments are checked here, at the call."""
+    check_count(concurrency, "concurrency")
+    check_bool(adaptive, "adaptive")
+    check_seconds(validity_timeout, "validity_timeout")
+    if request_timeout is not None:
+        check_seconds(request_timeout, "request_timeout")
+    if isinstance(emails, (str, bytes)):
+        raise InvalidInputError("emails: expected an iterable of addresses, got a single "
+                                "string", field="emails")
+    if not isinstance(emails, (Iterable, AsyncIterable)):
+        raise InvalidInputError(
+            f"emails: expected an iterable, got {type(emails).__name__}", field="emails")
+    return _Run(check, concurrency, adaptive, validity_timeout,
+                request_timeout).outcomes(emails)
+
+
+# --- outcomes: built in one place each (the model may be split by kind) ---------------
+#: ``CheckSuccess(email=, result=)``, stored into its slots: one per input.
+_succeeded: Callable[[str, CheckResult], CheckOutcome] = builder_for(
+    CheckSuccess, "email", "result")
+
+
+def _failed(email: str, error: SDKError) -> CheckOutcome:
+    # Refused before sending because no check could be sent (closed client, missing
+    # configuration): not attempted. A bad address is attempted: dealt with, never sent.
+    return CheckFailure(email=email, error=error,
+                        attempted=not isinstance(error, (UsageError, ConfigurationError)))
+
+
+def _skipped(value: object, cause: SDKError) -> CheckOutcome:
+    """The outcome of an input not sent because ``cause`` stopped the run: an error of
+    the same class, saying so."""
+    error: SDKError
+    if isinstance(cause, APIError):
+        error = type(cause)(
+            f"not attempted: the run stopped after {cause.error_text or cause.message}",
+            operation=cause.operation, status_code=cause.status_code,
+            error_text=cause.error_text)
+    elif isinstance(cause, InvalidInputError):
+        error = type(cause)(f"not attempted: the run stopped after {cause}",
+                            field=cause.field)
+    else:
+        error = type(cause)(f"not attempted: the run stopped after {cause}")
+    error.__cause__ = cause
+    return CheckFailure(email=_shown(value), error=error, attempted=False)
+
+
+def _shown(value: object) -> str:
+    return value if isinstance(value, str) else repr(value)
+
+
+class _Run:
+    """The state of one ``check_many`` run, shared by its workers and its generator."""
+
+    loop: asyncio.AbstractEventLoop
+
+    __slots__ = (
+        "adaptive", "alive", "async_source", "check", "closing", "concurrency",
+        "done_reading", "failure", "generation", "leftover", "limit", "lock", "loop",
+        "outstanding", "parked", "ready", "request_timeout", "source", "spawned", "stopped",
+        "streak", "tasks", "validity_timeout", "waiter")
+
+    def __init__(self, check: CheckFunction, concurrency: int, adaptive: bool,
+                 validity_timeout: float, request_timeout: float | None) -> None:
+        self.check = check
+        self.concurrency = concurrency
+        self.adaptive = adaptive
+        self.validity_timeout = validity_timeout
+        self.request_timeout = request_timeout
+        self.limit = concurrency  # lowered and raised by adaptive mode
+        self.generation = 0  # bumped on each decrease: throttles of older requests ignored
+        self.streak = 0
+        self.source: Iterator[Any] | None = None
+        self.async_source: AsyncIterator[Any] | None = None
+        self.lock: asyncio.Lock | None = None  # one reader at a time of an async source
+        #: Inputs taken (or about to be) whose outcome the consumer has not received.
+        self.outstanding = 0
+        self.ready: deque[CheckOutcome] = deque()  # finished, not yet yielded
+        self.waiter: asyncio.Future[None] | None = None  # the generator, waiting
+        self.parked: deque[asyncio.Future[None]] = deque()  # workers waiting for a slot
+        self.tasks: list[asyncio.Task[None]] = []
+        self.spawned = 0
+        self.alive = 0
+        self.done_reading = False  # no worker takes another input
+        self.closing = False
+        self.stopped: SDKError | None = None
+        self.failure: BaseException | None = None
+        self.leftover: list[object] = []  # taken from the source after the run stopped
+
+    # --- the consumer's side -----------------------------------------------------------
+    async def outcomes(
+        self, emails: Iterable[str] | AsyncIterable[str]
+    ) -> AsyncGenerator[CheckOutcome, None]:
+        self.loop = asyncio.get_running_loop()
+        ready = self.ready
+        try:
+            if isinstance(emails, AsyncIterable):
+                self.async_source = aiter(emails)
+                self.lock = asyncio.Lock()
+            else:
+                self.source = iter(emails)
+            self._spawn()
+            while True:
+                while ready:
+                    outcome = ready.popleft()
+                    self.outstanding -= 1
+                    if self.parked and self.outstanding < self.limit:
+                        _wake(self.parked.popleft())
+                    yield outcome
+                if not self.alive:
+                    break
+                self.waiter = self.loop.create_future()
+                await self.waiter
+                self.waiter = None
+            # Every worker has ended: the source ended or failed, or the run stopped, and
+            # every check sent has been yielded.
+            if self.stopped is not None:
+                for value in self.leftover:
+                    yield _skipped(value, self.stopped)
+                if self.failure is None and self.source is not None:
+                    for value in self.source:  # the rest, read here: no worker is left
+                        yield _skipped(value, self.stopped)
+                elif self.failure is None and self.async_source is not None:
+                    async for value in self.async_source:
+                        yield _skipped(value, self.stopped)
+            if self.failure is not None:
+                raise self.failure
+        finally:
+            self.closing = self.done_reading = True
+            pending = [task for task in self.tasks if not task.done()]
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)
+
+    # --- the workers -------------------------------------------------------------------
+    def _spawn(self) -> None:
+        self.spawned += 1
+        self.alive += 1
+        self.tasks.append(self.loop.create_task(self._work()))
+
+    def _deliver(self, outcome: CheckOutcome) -> None:
+        self.ready.append(outcome)
+        waiter = self.waiter
+        if waiter is not None:
+            _wake(waiter)
+
+    def _end_reading(self) -> None:
+        self.done_reading = True
+        while self.parked:
+            _wake(self.parked.popleft())
+
+    def _fail(self, exc: BaseException) -> None:
+        if self.failure is None:
+            self.failure = exc
+        self._end_reading()
+
+    def _source_ended(self, exc: Exception) -> None:
+        """Reading the source raised ``exc``: its end, or its own error (raised by the
+        generator once every input already sent has yielded its outcome)."""
+        if isinstance(exc, (StopIteration, StopAsyncIteration)):
+            self._end_reading()
+        else:
+            self._fail(exc)
+
+    async def _take_async(self) -> Any:
+        """The next input of an async source (one reader at a time), or ``self``."""
+        assert self.async_source is not None and self.lock is not None
+        async with self.lock:
+            if self.done_reading:
+                return self
+            try:
+                return await anext(self.async_source)
+            except Exception as exc:
+                self._source_ended(exc)
+                return self
+
+    async def _work(self) -> None:
+        # Locals for what does not change: this loop runs once per input.
+        source, check, ready = self.source, self.check, self.ready
+        validity_timeout, request_timeout = self.validity_timeout, self.request_timeout
+        try:
+            while True:
+                while self.outstanding >= self.limit and not self.done_reading:
+                    waiter = self.waiter
+                    if waiter is not None and waiter.done():
+                        # The consumer is woken and runs first (its step is queued
+                        # before ours): one loop turn, and it has taken what is ready.
+                        # A park would cost a future and one more turn before this
+                        # worker sends again (fewer checks in flight meanwhile). Never
+                        # a spin: each turn follows a run of the consumer.
+                        await asyncio.sleep(0)
+                        continue
+                    slot = self.loop.create_future()
+                    self.parked.append(slot)
+                    await slot
+                if self.done_reading:
+                    return
+                self.outstanding += 1
+                if source is not None:  # inline: no coroutine per input
+                    try:
+                        value = next(source)
+                    except Exception as exc:
+                        self._source_ended(exc)
+                        value = self
+                else:
+                    value = await self._take_async()
+                if value is self:
+                    self.outstanding -= 1
+                    return
+                if self.stopped is not None:  # stopped while this worker read the source
+                    self.leftover.append(value)
+                    self.outstanding -= 1
+                    return
+                if self.spawned < self.limit:
+                    self._spawn()  # another input may be waiting: one more worker
+                generation = self.generation
+                try:
+                    result = await check(value, validity_timeout=validity_timeout,
+                                         request_timeout=request_timeout)
+                except SDKError as exc:  # ``InvalidInputError``: never sent (shown as given)
+                    self._deliver(_failed(_shown(value), exc))
+                    if isinstance(exc, _STOPPING) and self.stopped is None:
+                        self.stopped = exc
+                        self._end_reading()
+                    if self.adaptive and not isinstance(exc, InvalidInputError):
+                        self._adapt(isinstance(exc, _THROTTLED), generation)
+                    continue
+                ready.append(_succeeded(value, result))  # _deliver, inlined
+                waiter = self.waiter
+                if waiter is not None and not waiter.done():
+                    waiter.set_result(None)
+                if self.adaptive:
+                    self._adapt(False, generation)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:
+            if not self.closing:  # not cancelled by the generator: raise it there
+                self._fail(exc)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+        finally:
+            self.alive -= 1
+            if not self.alive and self.waiter is not None:
+                _wake(self.waiter)
+
+    def _adapt(self, throttled: bool, generation: int) -> None:
+        """Halve the limit on a throttle of the current window, grow it by one after as
+        many consecutive answers as the limit."""
+        if throttled:
+            self.streak = 0
+            if generation == self.generation and self.limit > 1:
+                self.limit = max(1, self.limit // 2)
+                self.generation += 1
+            return
+        self.streak += 1
+        if self.streak >= self.limit and self.limit < self.concurrency:
+            self.limit += 1
+            self.streak = 0
+            if self.parked and self.outstanding < self.limit:
+                _wake(self.parked.popleft())
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)

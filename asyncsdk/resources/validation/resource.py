@@ -1,0 +1,208 @@
+"""``client.validation``: check one address, check many, and validation jobs."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import AsyncGenerator, AsyncIterable, Iterable
+from typing import Any
+
+from ..._checks import MAX_ID, check_email, check_http_url, check_job_id, check_seconds
+from ..._constants import DEFAULT_CHECK_CONCURRENCY, DEFAULT_VALIDITY_TIMEOUT
+from ..._core.credentials import encode_query, quote_value
+from ..._core.transport import Area, Operation
+from ..._serde.converter import parse_int
+from ...models.validation import CheckOutcome, CheckResult
+from .._base import Resource
+from .check_many import check_many
+from .jobs import ValidationJob
+
+CHECK = Operation("validation.check", "GET", Area.VALIDATION, "/api/v1/single/check",
+                  safe_to_repeat=True)
+#: jobs/create spends credit and starts a job: never repeated once it may have arrived.
+CREATE_JOB = Operation("validation.create_job", "GET", Area.VALIDATION, "/api/v1/jobs/create",
+                       safe_to_repeat=False)
+
+#: A check's query after the address, with the default validity timeout: the address is
+#: the only part that changes, so it alone is encoded per call (``check``).
+_DEFAULT_CHECK_QUERY_TAIL = "&" + str(encode_query({"timeout": DEFAULT_VALIDITY_TIMEOUT}))
+
+
+class Validation(Resource):
+    """Email validation: ``check`` one address now, or submit a file as a job."""
+
+    __slots__ = ()
+
+    async def check(
+        self,
+        email: str,
+        *,
+        validity_timeout: float = DEFAULT_VALIDITY_TIMEOUT,
+        request_timeout: float | None = None,
+        attempt_timeout: float | None = None,
+    ) -> CheckResult:
+        """Check one address in real time.
+
+        Args:
+            email: the address.
+            validity_timeout: the service's ``timeout`` parameter (seconds the check may
+                take at the service); not the client's request timeout.
+            request_timeout: this call's timeout, overriding the client's.
+            attempt_timeout: seconds one attempt may take before it is retried within
+                ``request_timeout``, overriding the client's.
+
+        Returns:
+            The ``CheckResult`` (``result`` is a ``Verdict``, ``role`` a bool).
+
+        Raises:
+            InvalidInputError: ``email`` is not an address; nothing was sent.
+            InvalidEmailError, AuthenticationError, InsufficientCreditError, APIError:
+                the service refused; APIConnectionError: no answer.
+        """
+        check_email(email, "email")
+        if validity_timeout is DEFAULT_VALIDITY_TIMEOUT:  # the default needs no check
+            encoded = "email=" + quote_value(email) + _DEFAULT_CHECK_QUERY_TAIL
+        else:
+            check_seconds(validity_timeout, "validity_timeout")
+            encoded = None
+        params = {"email": email, "timeout": validity_timeout}
+        return await self._transport.request(  # type: ignore[no-any-return]
+            CHECK, params=params, timeout=request_timeout, attempt_timeout=attempt_timeout,
+            model=CheckResult, encoded_params=encoded)
+
+    def check_many(
+        self,
+        emails: Iterable[str] | AsyncIterable[str],
+        *,
+        concurrency: int = DEFAULT_CHECK_CONCURRENCY,
+        adaptive: bool = False,
+        validity_timeout: float = DEFAULT_VALIDITY_TIMEOUT,
+        request_timeout: float | None = None,
+    ) -> AsyncGenerator[CheckOutcome, None]:
+        """Check many addresses concurrently; one ``CheckOutcome`` per input.
+
+        ``emails`` (a sync or async iterable, of any length) is read lazily: at most
+        ``concurrency`` checks are in flight, and an input is read only while fewer than
+        ``concurrency`` inputs are read and their outcomes not yet received, so memory
+        does not grow with the input. Each outcome is yielded as soon as its check ends,
+        in completion order, whatever the source is doing (a slow async source holds
+        back no finished outcome). An input that is not an address gets an outcome with
+        ``InvalidInputError`` and is not sent; any other failure of one check is that
+        input's outcome and the run goes on.
+
+        After an ``AuthenticationError`` or ``InsufficientCreditError`` (or a
+        ``UsageError``: the client was closed under the run; or a ``ConfigurationError``:
+        it lacks a credential or URL) no further check is sent: those in flight finish
+        and get their outcomes, then the rest of ``emails`` is still read to the end so
+        that every remaining input gets an outcome with ``attempted=False`` and an error
+        of the same class saying it was not attempted (its ``__cause__`` is the failure
+        that stopped the run).
+
+        To stop early without losing a paid check, end ``emails`` (for example a
+        generator that checks a flag of yours): the checks in flight then finish and are
+        yielded. Closing or cancelling the iteration cancels them instead; those already
+        sent may have been paid for (a bounded number: at most ``concurrency``).
+
+        An exception from the source ends the iteration after every input already sent
+        has yielded its outcome: nothing is sent after it, the checks in flight finish,
+        their outcomes are yielded, then the source's exception is raised. (An
+        unexpected, non-SDK exception from a check is treated the same way.)
+
+        With ``adaptive=True`` the number in flight halves (down to 1) on a
+        ``RateLimitError`` or ``APITimeoutError`` and grows back by one after as many
+        consecutive answers as the current limit, never above ``concurrency``.
+
+        Leaving the ``async for`` early and closing the generator (``aclose()``, or
+        ``contextlib.aclosing``), or cancelling the consumer, cancels the checks in
+        flight (and a read of an async source in progress); no task is left behind.
+        Every outcome yielded before the close stays delivered; what the consumer has
+        not received is what was in flight, plus any check that ended after the last
+        outcome it took (a closed generator cannot yield those).
+
+        Args:
+            emails: the addresses.
+            concurrency: the most checks in flight (an int >= 1).
+            adaptive: adapt the number in flight to rate limiting (see above).
+            validity_timeout: the service's ``timeout`` per check, in seconds.
+            request_timeout: each check's timeout, overriding the client's.
+
+        Returns:
+            An async generator of ``CheckOutcome``.
+
+        Raises:
+            InvalidInputError: at once, for a bad ``concurrency`` or ``validity_timeout``
+                or for ``emails`` being a single string.
+            Whatever iterating ``emails`` raises, once the outcomes of every input
+            already sent have been yielded.
+        """
+        return check_many(self.check, emails, concurrency=concurrency, adaptive=adaptive,
+                          validity_timeout=validity_timeout, request_timeout=request_timeout)
+
+    async def create_job(
+        self,
+        file_url: str,
+        *,
+        validity_timeout: float = DEFAULT_VALIDITY_TIMEOUT,
+        request_timeout: float | None = None,
+    ) -> ValidationJob:
+        """Submit a remotely hosted file of addresses as a validation job.
+
+        Sent at most once (it spends credit): on a connection failure after the request
+        may have left, ``APIConnectionError.may_have_been_sent`` is True and no retry is
+        made.
+
+        Args:
+            file_url: an absolute http(s) URL the service can download the file from.
+            validity_timeout: the service's ``timeout`` parameter, in seconds.
+            request_timeout: this call's timeout, overriding the client's.
+
+        Returns:
+            The ``ValidationJob`` (``job_id``, ``file_url``, ``submitted_at``).
+
+        Raises:
+            InvalidInputError: ``file_url`` is not an absolute http(s) URL; nothing sent.
+            FileNotDownloadableError, FileFormatError, InsufficientCreditError,
+                AuthenticationError, InvalidRequestError, APIError: the service refused;
+            APIConnectionError: no answer; ResponseDecodeError: no job id in the answer.
+        """
+        url = check_http_url(file_url, "file_url", what="an absolute http(s) URL of the file")
+        params = {"file_name": url, "timeout": check_seconds(validity_timeout, "validity_timeout")}
+        data = await self._transport.request(CREATE_JOB, params=params, timeout=request_timeout)
+        raw = data.get("job_id") if isinstance(data, dict) else None
+        try:
+            job_id = parse_int(raw)
+        except ValueError:
+            job_id = -1
+        if not 0 <= job_id <= MAX_ID:  # what ``job()`` would refuse is no job id either
+            error = self._transport.decode_error(CREATE_JOB, data, "jobs/create gave no job id")
+            data = raw = None  # the answer (it may echo the request) stays out of tracebacks
+            raise error
+        return ValidationJob(self._transport, job_id, file_url=url,
+                             submitted_at=dt.datetime.now(dt.timezone.utc))
+
+    def job(self, job_id: int) -> ValidationJob:
+        """A handle on an existing job, without any request.
+
+        Args:
+            job_id: the job's number (digits in a string are accepted).
+
+        Returns:
+            The ``ValidationJob`` (``file_url`` and ``submitted_at`` unknown: None).
+
+        Raises:
+            InvalidInputError: ``job_id`` is not a non-negative integer.
+        """
+        return ValidationJob(self._transport, check_job_id(job_id))
+
+    def job_from_dict(self, data: dict[str, Any]) -> ValidationJob:
+        """Rebuild a job from ``job.to_dict()`` (e.g. in another process, after a crash).
+
+        Args:
+            data: the dict, possibly through a JSON round trip.
+
+        Returns:
+            The ``ValidationJob``, bound to this client.
+
+        Raises:
+            InvalidInputError: ``data`` is not such a dict.
+        """
+        return ValidationJob.from_dict(self._transport, data)

@@ -1,0 +1,285 @@
+"""A job's result on the wire: the bytes of jobs/download -> the result's CSV text.
+
+``ResultText`` turns the answer's bytes into the CSV text, whichever wire shape it came
+in, and finds a result hosted elsewhere (no I/O); ``csv_text`` streams the job's answer
+(and a hosted result) through it. ``_rows`` turns the text into ``EmailRow``s.
+
+The shape of an answer (DESIGN §2):
+
+* **JSON** when its media type says json; the CSV text is the ``result`` string of the
+  object, streamed as it is decoded. A ``result`` that is a single http(s) URL is the
+  address of the result file (``hosted_url``: fetched by the caller without credentials).
+  An answer that does not say ``"status": "success"`` is given, whole (up to
+  ``MAX_RESULT_ERROR_BODY`` bytes), to the transport's answer interpreter, which raises
+  the service's error; what it lets through must still hold a ``result`` string.
+* **CSV** when its media type is ``text/csv`` or it is an attachment (aiohttp's parsed
+  ``Content-Disposition``, not a substring test); the body is the CSV text.
+* Otherwise the first character that is not white space decides: ``{`` is JSON, anything
+  else CSV. Blank lines before it are dropped as they stream (memory stays bounded).
+
+Either way the CSV text is UTF-8 and drops one leading byte order mark.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import warnings
+from collections.abc import AsyncGenerator
+from typing import Any, Protocol
+
+import aiohttp
+
+from ... import _constants as C
+from ..._checks import is_http_url
+from ..._core.failures import forget_frames
+from ..._core.transport import Area, Operation, Transport
+from ..._errors import APIConnectionError, ResponseDecodeError, SDKError, UsageError
+from .readers import JsonMemberReader, StreamDecodeError, Utf8Decoder
+
+__all__ = ["DOWNLOAD", "Answer", "ResultText", "csv_text", "decode_error"]
+
+
+class _Disposition(Protocol):
+    @property
+    def type(self) -> str | None: ...
+
+
+class Answer(Protocol):
+    """What ``ResultText`` needs of a streamed answer (``_transport.StreamedResponse``)."""
+
+    @property
+    def content_type(self) -> str: ...
+
+    @property
+    def content_disposition(self) -> _Disposition | None: ...
+
+    def interpret(self, raw: bytes) -> Any: ...
+
+
+_NOT_WS = re.compile(r"[^ \t\r\n]")
+_SPACE = re.compile(r"\s")
+_CSV, _JSON, _SNIFF = range(3)
+
+
+def is_attachment(disposition: _Disposition | None) -> bool:
+    """True when a parsed ``Content-Disposition`` says ``attachment`` (any case)."""
+    kind = disposition.type if disposition is not None else None
+    return kind is not None and kind.lower() == "attachment"
+
+
+class ResultText:
+    """The answer's bytes, fed chunk by chunk, as the result's CSV text.
+
+    ``feed(chunk)`` and ``finish()`` return the CSV text they complete ("" when none);
+    after ``finish()``, ``hosted_url`` is the URL of a result hosted elsewhere, or None.
+    Raises ``StreamDecodeError`` for an answer that is not a result, and whatever the
+    answer interpreter raises for a JSON answer that does not say success.
+    """
+
+    __slots__ = ("_answer", "_begun", "_decoder", "_held", "_held_size", "_json", "_pending",
+                 "_raw", "_raw_size", "_shape", "hosted_url")
+
+    def __init__(self, answer: Answer, *, hosted: bool = False) -> None:
+        """``hosted``: the answer is a result file fetched from ``hosted_url`` (CSV)."""
+        self._answer = answer
+        self._decoder = Utf8Decoder()
+        kind = answer.content_type
+        with warnings.catch_warnings():  # aiohttp warns of a malformed header: not ours
+            warnings.simplefilter("ignore")
+            disposition = answer.content_disposition
+        if hosted or kind == "text/csv" or is_attachment(disposition):
+            self._shape = _CSV
+        elif "json" in kind:
+            self._shape = _JSON
+        else:
+            self._shape = _SNIFF
+        self._json: JsonMemberReader | None = None
+        self._pending = ""  # sniffing: white space after the last blank line so far
+        self._raw: list[bytes] = []  # the JSON answer's bytes, for the interpreter
+        self._raw_size = 0
+        self._held: list[str] | None = []  # a result's start, until it is not a URL
+        self._held_size = 0
+        self._begun = False
+        self.hosted_url: str | None = None
+
+    def feed(self, chunk: bytes) -> str:
+        """The CSV text completed by ``chunk``."""
+        if self._shape == _CSV:
+            return self._decoder.decode(chunk)
+        self._keep(chunk)
+        return self._text(self._decoder.decode(chunk))
+
+    def finish(self) -> str:
+        """The rest of the CSV text; checks the answer was complete."""
+        text = self._decoder.decode(b"", True)
+        if self._shape == _CSV:
+            return text
+        out = self._text(text)
+        if self._shape == _SNIFF:  # nothing but white space: an empty CSV
+            return out
+        reader = self._json
+        assert reader is not None
+        reader.finish()
+        status = reader.fields.get("status")
+        if not (isinstance(status, str) and status.strip().lower() == "success"):
+            self._answer.interpret(b"".join(self._raw))  # raises the service's error
+        if not reader.complete:
+            raise StreamDecodeError("the JSON answer holds no result text")
+        if self._held is not None:  # the whole result was short: a URL, or CSV text
+            held, self._held = "".join(self._held), None
+            if is_http_url(held.strip()):
+                self.hosted_url = held.strip()
+            else:
+                out += self._out(held)
+        return out
+
+    # --- inside ---------------------------------------------------------------------
+    def _keep(self, chunk: bytes) -> None:
+        """Keep the start of a JSON answer for the interpreter (white space before it
+        dropped, so a long run of it cannot push the object out)."""
+        room = C.MAX_RESULT_ERROR_BODY - self._raw_size
+        if room > 0:
+            if not self._raw_size:
+                chunk = chunk.lstrip(b" \t\r\n")
+            piece = chunk[:room]
+            if piece:
+                self._raw.append(piece)
+                self._raw_size += len(piece)
+
+    def _text(self, text: str) -> str:
+        if self._shape == _SNIFF:
+            text = self._sniff(text)
+            if not text:
+                return ""
+        if self._shape == _CSV:
+            self._raw = []
+            return text
+        reader = self._json
+        if reader is None:
+            reader = self._json = JsonMemberReader("result")
+        pieces = reader.feed(text)
+        held = self._held
+        if held is None:
+            return self._out("".join(pieces)) if pieces else ""
+        # the start of the result is held until it cannot be a URL
+        held.extend(pieces)
+        self._held_size += sum(map(len, pieces))
+        if reader.complete or not (self._held_size <= C.MAX_HOSTED_URL_CHARS
+                                   and not any(_SPACE.search(p) for p in pieces)):
+            if reader.complete:
+                return ""  # finish() decides
+            self._held = None
+            return self._out("".join(held))
+        return ""
+
+    def _sniff(self, text: str) -> str:
+        """Before the first character that is not white space: drop blank lines; then
+        fix the shape and hand on the text from the start of its line."""
+        found = _NOT_WS.search(text)
+        if found is None:
+            text = self._pending + text
+            last = max(text.rfind("\n"), text.rfind("\r"))
+            self._pending = text[last + 1:]
+            if len(self._pending) > C.MAX_CSV_RECORD_CHARS:
+                raise StreamDecodeError("a CSV record is too long")
+            return ""
+        at = found.start()
+        if text[at] == "{":
+            self._shape = _JSON
+            return text[at:]
+        self._shape = _CSV
+        last = max(text.rfind("\n", 0, at), text.rfind("\r", 0, at))
+        return self._pending + text if last < 0 else text[last + 1:]
+
+    def _out(self, text: str) -> str:
+        """The CSV text of the JSON shape, without a leading byte order mark."""
+        if not self._begun and text:
+            self._begun = True
+            if text[0] == "\ufeff":
+                return text[1:]
+        return text
+
+
+# --- the wire: the job's answer (and a hosted result) as CSV text ----------------------
+DOWNLOAD = Operation("validation.job_download", "GET", Area.VALIDATION,
+                     "/api/v1/jobs/download", safe_to_repeat=True)
+
+#: What a stream may raise that is not the library's own (the session closed under it).
+_FOREIGN = (RuntimeError, OSError, asyncio.TimeoutError, aiohttp.ClientError)
+
+
+async def csv_text(transport: Transport, job_id: int,
+                   request_timeout: float | None) -> AsyncGenerator[str, None]:
+    """The result CSV of job ``job_id`` as decoded text pieces, whichever shape it came
+    in: the job's answer, then the hosted result file it may point to (fetched without
+    credentials).
+
+    The outermost frame of the stream's own: the hosted URL is the service's text and
+    may carry a credential (``?api=...``), and so do this frame's ``hosted`` and
+    ``chunk`` and the frames of ``Transport.stream`` below (``absolute_url``). Whatever
+    leaves here has them dropped: an ``SDKError`` goes through ``Credentials.clean``
+    (the frames it passed, finished now, cleared), any other through
+    ``forget_frames``, and this frame's own locals are reset. A failure of the stream
+    that is not the library's is raised as an SDK error outside the ``except`` (it
+    chains nothing).
+    """
+    failure: SDKError | None = None
+    try:
+        hosted: str | None = None
+        while True:
+            if hosted is None:
+                stream = transport.stream(
+                    DOWNLOAD, params={"job_id": job_id}, timeout=request_timeout)
+            else:
+                stream = transport.stream(DOWNLOAD, absolute_url=hosted, timeout=request_timeout)
+            async with stream as response:
+                result = ResultText(response, hosted=hosted is not None)
+                chunks = response.iter_chunks()
+                try:
+                    async for chunk in chunks:
+                        text = result.feed(chunk)
+                        if text:
+                            yield text
+                finally:  # an async generator left suspended: closed now, not at GC
+                    aclose = getattr(chunks, "aclose", None)
+                    if aclose is not None:
+                        await aclose()
+                text = result.finish()
+                if text:
+                    yield text
+            hosted = result.hosted_url
+            if hosted is None:
+                return
+    except GeneratorExit:  # closed early by the consumer: nothing shown
+        raise
+    except BaseException as exc:
+        hosted = None
+        chunk = b""
+        text = ""
+        if isinstance(exc, SDKError):
+            transport.credentials.clean(exc)
+            raise
+        forget_frames(exc)
+        if not isinstance(exc, _FOREIGN):  # a cancellation, a bug: as it is
+            raise
+        failure = _sdk_error(exc)  # the stream's own failure (the client closed under it)
+    if failure is not None:
+        raise failure
+
+
+def decode_error(transport: Transport, exc: StreamDecodeError) -> ResponseDecodeError:
+    """The ``ResponseDecodeError`` of an unreadable result. The reason may quote the
+    answer (a header, a JSON member): credentials are scrubbed first, then the text is
+    shortened (a cut through a credential would leave its prefix)."""
+    why = transport.credentials.scrub(str(exc))[: C.ERROR_BODY_PREVIEW]
+    return ResponseDecodeError(f"job result unreadable: {why}", operation=DOWNLOAD.name)
+
+
+def _sdk_error(exc: BaseException) -> SDKError:
+    """The SDK error for a failure of the stream that is not already one."""
+    if isinstance(exc, RuntimeError) and not isinstance(exc, OSError):
+        return UsageError(f"{DOWNLOAD.name}: the download could not go on "
+                          f"({type(exc).__name__}: the client was closed?)")
+    return APIConnectionError(f"the download broke off ({type(exc).__name__})",
+                              operation=DOWNLOAD.name, may_have_been_sent=True)

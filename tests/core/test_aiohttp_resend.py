@@ -1,0 +1,98 @@
+"""aiohttp silently resends an idempotent-method request when the connection drops. The
+library switches that off for every request (``_session.refuse_silent_resend``), on its
+own session and on a caller's: ``max_retries`` is exact and an operation declared unsafe
+(jobs/create is a GET) reaches the server only once."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import aiohttp
+import pytest
+
+import asyncsdk
+from asyncsdk._core.transport import Area, Operation
+
+
+async def start_dropping_server() -> tuple[asyncio.AbstractServer, list[bytes], int]:
+    """A server that reads each request line and closes without answering."""
+    seen: list[bytes] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        line = await reader.readline()
+        seen.append(line)
+        while (await reader.readline()) not in (b"\r\n", b""):
+            pass
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    return server, seen, port
+
+
+async def test_aiohttp_still_resends_by_itself_and_keeps_its_middlewares_here() -> None:
+    """The version guard: the hazard exists in the installed aiohttp (a plain session
+    sends a dropped GET twice), and the private attributes the library uses are still
+    there: the switch it turns off on its own session, and the list it reads to keep a
+    caller's middlewares when adding its own per request."""
+    server, seen, port = await start_dropping_server()
+    try:
+        async with aiohttp.ClientSession(middlewares=()) as session:
+            assert isinstance(session._middlewares, tuple)
+            assert session._retry_connection is True
+            with pytest.raises(aiohttp.ClientError):
+                await session.get(f"http://127.0.0.1:{port}/x")
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert len(seen) == 2
+
+
+@pytest.mark.parametrize("safe", [False, True])
+@pytest.mark.parametrize("own_session", [True, False])
+async def test_an_attempt_reaches_the_server_once(safe: bool, own_session: bool) -> None:
+    server, seen, port = await start_dropping_server()
+    op = Operation("validation.create_job", "GET", Area.VALIDATION, "/api/v1/jobs/create", safe)
+    session = None if own_session else aiohttp.ClientSession()
+    try:
+        async with asyncsdk.Client("k", "u", base_url=f"http://127.0.0.1:{port}",
+                                   max_retries=0, session=session) as client:
+            with pytest.raises(asyncsdk.APIConnectionError) as info:
+                await client._transport.request(op, params={"file_name": "x"})
+    finally:
+        if session is not None:
+            await session.close()
+        server.close()
+        await server.wait_closed()
+    assert len(seen) == 1  # before: 2 for the safe GET (aiohttp's own resend)
+    assert all(line.startswith(b"GET /api/v1/jobs/create?") for line in seen)
+    assert info.value.may_have_been_sent is True
+
+
+@pytest.mark.parametrize("max_retries", [0, 1, 2, 3])
+async def test_max_retries_is_exact_and_each_attempt_is_logged(
+    max_retries: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="asyncsdk")
+    server, seen, port = await start_dropping_server()
+    sleeps: list[float] = []
+
+    async def sleep(delay: float) -> None:
+        sleeps.append(delay)
+
+    try:
+        async with asyncsdk.Client("k", "u", base_url=f"http://127.0.0.1:{port}",
+                                   max_retries=max_retries) as client:
+            client._transport.sleep = sleep
+            with pytest.raises(asyncsdk.APIConnectionError):
+                await client.validation.check("a@b.com")
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert len(seen) == 1 + max_retries  # before: twice as many
+    lines = [r for r in caplog.records if "(attempt " in r.getMessage()]
+    assert len(lines) == len(seen)
+    # The first dropped connection is retried at once (a stale keep-alive connection),
+    # the later ones after a backoff sleep.
+    assert len(sleeps) == max(0, max_retries - 1)

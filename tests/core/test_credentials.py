@@ -1,0 +1,204 @@
+"""asyncsdk._core.credentials: the one credentials table, SecretValue, the scrubber and
+redact_url."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import string
+from urllib.parse import parse_qs
+
+import aiohttp
+import pytest
+from aiohttp import web
+from auth_helpers import ENCODINGS, leaks, serve
+from hypothesis import HealthCheck, assume, example, given, settings
+from hypothesis import strategies as st
+
+import asyncsdk
+from asyncsdk import _constants as C
+from asyncsdk._core.credentials import (
+    REDACTED,
+    SECRET_KEYS,
+    Area,
+    Credentials,
+    Part,
+    Secret,
+    SecretValue,
+    place_credentials,
+    redact_url,
+    reveal,
+    scrub,
+)
+
+KEY = "kÖ+y/Z=9=="  # base64 punctuation and a non-ASCII letter
+USER = "o"  # a one-letter user name must not garble messages
+
+
+# --- the table ---------------------------------------------------------------------------
+def test_everything_about_credentials_derives_from_the_area_table() -> None:
+    fields = {a: dict(a.placement.fields) for a in Area}
+    assert fields[Area.CONTACTS] == {"api_key": Secret.API_KEY}
+    assert fields[Area.CRM] == fields[Area.INVOICING] == fields[Area.CONTACTS]
+    assert fields[Area.VALIDATION] == {"api": Secret.API_KEY, "username": Secret.USERNAME}
+    assert fields[Area.MAIL] == fields[Area.VALIDATION]
+    assert Area.MAIL.placement.part is Part.FORM
+    assert {a for a in Area if a.placement.part is Part.QUERY} == set(Area) - {Area.MAIL}
+    assert {name for f in fields.values() for name in f} == SECRET_KEYS
+    assert {a for a in Area if a.answers_in_body} == {Area.VALIDATION, Area.MAIL}
+    # Environment variables (DESIGN §1) follow from the same rows.
+    assert [a.env_var for a in Area] == [
+        "ASYNCSDK_CONTACTS_URL", "ASYNCSDK_CRM_URL", "ASYNCSDK_INVOICING_URL",
+        "ASYNCSDK_VALIDATION_URL", "ASYNCSDK_MAIL_URL"]
+    assert (Secret.API_KEY.env_var, Secret.USERNAME.env_var) == (C.ENV_API_KEY, C.ENV_USERNAME)
+    assert all(v.startswith(C.ENV_PREFIX) for v in (C.ENV_API_KEY, C.ENV_USERNAME,
+                                                    C.ENV_BASE_URL, C.ENV_LOG))
+
+
+@pytest.mark.parametrize("area", list(Area))
+def test_place_credentials_puts_secret_values_where_the_table_says(area: Area) -> None:
+    creds = Credentials(api_key=KEY, username=USER)
+    query, form = place_credentials(area, creds, "op", {"q": 1}, {"f": "x"})
+    target = form if area.placement.part is Part.FORM else query
+    assert target is not None
+    for name, secret in area.placement.fields:
+        assert isinstance(target[name], SecretValue)
+        assert target[name].reveal() == creds.get(secret)
+    assert query["q"] == 1 and form == ({"f": "x"} | (target if form is target else {}))
+    shown = repr((query, form)) + str(query) + f"{query}{form}"
+    assert KEY not in shown and "'o'" not in shown and REDACTED in shown
+    assert reveal(query) == {k: (v.reveal() if isinstance(v, SecretValue) else v)
+                             for k, v in query.items()}
+
+
+@pytest.mark.parametrize("area", [Area.VALIDATION, Area.MAIL])
+def test_a_missing_credential_names_argument_and_variable(area: Area) -> None:
+    with pytest.raises(asyncsdk.ConfigurationError, match=r"username=.*ASYNCSDK_USERNAME") as e:
+        place_credentials(area, Credentials(api_key=KEY, username=None), "op", None, None)
+    assert e.value.field == "username"
+
+
+async def test_credentials_reach_the_wire_intact_in_every_placement() -> None:
+    """The SecretValue is revealed where aiohttp encodes the request: the server gets the
+    key byte for byte (``+`` not a space), in exactly the fields the table names."""
+    seen: list[tuple[str, dict[str, list[str]], dict[str, list[str]]]] = []
+
+    async def handler(request: web.Request) -> web.Response:
+        body = await request.text()
+        seen.append((request.path, parse_qs(request.query_string),
+                     parse_qs(body) if body and not body.startswith("{") else {}))
+        if request.path.startswith("/api/v1/single"):
+            return web.json_response({"status": "success", "email": "a@b.com",
+                                      "result": "Valid", "role": False})
+        if request.path.startswith("/api/v1/mail"):
+            return web.json_response({"status": "success", "message": "ok"})
+        return web.json_response([])
+
+    async with serve(handler) as base, asyncsdk.Client(KEY, USER, base_url=base) as client:
+        await client.contacts.list()
+        await client.validation.check("a@b.com")
+        with contextlib.suppress(asyncsdk.ResponseDecodeError):  # shape: not the point
+            await client.mail.send(sender="s@example.com", to="t@example.org",
+                                   subject="hi", html="<p>x</p>")
+    contacts, check, mail = seen
+    assert contacts[1]["api_key"] == [KEY] and "username" not in contacts[1]
+    assert check[1]["api"] == [KEY] and check[1]["username"] == [USER]
+    assert mail[2]["api"] == [KEY] and mail[2]["username"] == [USER]
+    assert "api" not in mail[1] and "username" not in mail[1]
+
+
+# --- the scrubber --------------------------------------------------------------------------
+def test_a_short_user_name_does_not_garble_messages() -> None:
+    creds = Credentials(api_key=KEY, username=USER)
+    for text in ("Not found.", "Domain authentication failed. Unverified Sender found.",
+                 '{"detail": "Not found."}', "bounce@example.org"):
+        assert creds.scrub(text) == text
+    assert creds.scrub('{"username": "o"}') == '{"username": "REDACTED"}'
+    assert creds.scrub("?api=x&username=o&e=1") == "?api=x&username=REDACTED&e=1"
+    assert creds.scrub("user o is unknown") == "user REDACTED is unknown"
+
+
+@pytest.mark.parametrize("name", list(ENCODINGS))
+@pytest.mark.parametrize("secret", [KEY, "ab+c/d=", "o", "a b", "p\U0001f600w", 'q"\\\'<&'])
+def test_every_encoding_is_scrubbed(name: str, secret: str) -> None:
+    form = ENCODINGS[name](secret)
+    for text in (form, f"api={form}&x=1", f'{{"detail": "bad key {form}"}}',
+                 f"key:%20{form}", f"line\\n{form}\\t"):
+        out = scrub(text, [secret])
+        assert not leaks(out, [secret]), (text, out)
+        assert REDACTED in out
+
+
+def test_a_credential_inside_a_longer_word_is_left_alone() -> None:
+    assert scrub("cabbage abc_d abc9", ["abc"]) == "cabbage abc_d abc9"
+    assert scrub("xab+c/d= ab+c/d=z", ["ab+c/d="]) == "xab+c/d= ab+c/d=z"
+
+
+def test_preview_never_shows_part_of_a_credential_at_the_cut() -> None:
+    creds = Credentials(api_key="K" * 30, username=None)
+    for at in range(40):
+        body = ("x" * at + " " + "K" * 30 + " tail").encode()
+        shown = creds.preview(body, 20)
+        assert "K" not in shown.replace(REDACTED, ""), (at, shown)
+        assert len(shown) <= 20 or shown.endswith(REDACTED)
+
+
+_SECRETS = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc", "Zl", "Zp")),
+                   min_size=1, max_size=12).filter(lambda s: s.isprintable() and s == s.strip())
+_SEPARATORS = st.sampled_from([" ", "=", "&", '"', ":", "/", "?", "(", ",", "\n", "'", "<"])
+
+
+@settings(max_examples=500, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(secret=_SECRETS, name=st.sampled_from(list(ENCODINGS)), prefix=st.text(max_size=15),
+       suffix=st.text(max_size=15), before=_SEPARATORS, after=_SEPARATORS)
+@example(secret="o", name="raw", prefix="Not", suffix="found.", before=" ", after=" ")
+@example(secret="a+b", name="plus-read-as-space", prefix="", suffix="", before="=",
+         after="&")
+def test_property_any_encoding_of_a_credential_is_gone(
+    secret: str, name: str, prefix: str, suffix: str, before: str, after: str
+) -> None:
+    text = prefix + before + ENCODINGS[name](secret) + after + suffix
+    out = scrub(text, [secret])
+    assert not leaks(out, [secret]), (text, out)
+
+
+_PLAIN = st.text(string.printable + "äöü€😀%\\&#+", max_size=40)
+
+
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(secret=_SECRETS, text=_PLAIN)
+def test_property_text_without_the_credential_is_unchanged(secret: str, text: str) -> None:
+    assume(not any(encode(secret) in text for encode in ENCODINGS.values()))
+    assume(not re.search("%[0-9a-fA-F]{2}|\\\\[ux]|&#", text))  # no mixed encodings
+    assert scrub(text, [secret]) == text
+
+
+# --- URLs ---------------------------------------------------------------------------------
+def test_redact_url_hides_credential_fields_and_userinfo_passwords() -> None:
+    shown = redact_url("https://me:pa55+w%2Frd@h.example:8443/x",
+                       {"api": SecretValue(KEY), "username": "o", "email": "a@b.com"})
+    assert shown == ("https://me:REDACTED@h.example:8443/x"
+                     "?api=REDACTED&username=REDACTED&email=a%40b.com")
+    assert redact_url("https://h/x?y=a@b") == "https://h/x?y=a@b"
+    assert redact_url("https://user@h/x") == "https://user@h/x"
+
+
+async def test_userinfo_password_is_redacted_in_error_url_and_debug_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level("DEBUG", logger="asyncsdk")
+    async with asyncsdk.Client(KEY, USER, base_url="http://me:Pa55word@127.0.0.1:9",
+                               max_retries=0) as client:
+        with pytest.raises(asyncsdk.APIConnectionError) as info:
+            await client.contacts.list()
+    assert "Pa55word" not in str(info.value.url) and "me:REDACTED@" in str(info.value.url)
+    lines = [r.getMessage() for r in caplog.records if r.name == "asyncsdk"]
+    assert lines and not any("Pa55word" in line for line in lines)
+
+
+def test_secret_value_never_shows_itself() -> None:
+    value = SecretValue(KEY)
+    assert repr(value) == str(value) == f"{value}" == REDACTED
+    assert value == SecretValue(KEY) and value != SecretValue("other")
+    assert isinstance(aiohttp.ClientSession, type)  # aiohttp imported for the wire test
