@@ -13,12 +13,13 @@ import aiohttp
 
 from . import _constants as C
 from ._checks import check_bool, check_count, check_http_url, check_seconds, check_tls
-from ._core.credentials import Area, Credentials
+from ._core.credentials import Credentials
 from ._core.log import setup_logging_from_env
 from ._core.raw import WithRawResponse
 from ._core.session import SessionOwner
 from ._core.transport import Transport
 from ._errors import ConfigurationError, InvalidInputError
+from .resources._areas import Area
 
 if TYPE_CHECKING:
     from .resources.contacts import Contacts

@@ -11,7 +11,7 @@ import pytest
 from helpers import API_KEY, USERNAME
 
 import asyncsdk
-from asyncsdk._core.transport import Area
+from asyncsdk.resources._areas import Area
 
 ENV_VARS = ["ASYNCSDK_API_KEY", "ASYNCSDK_USERNAME", "ASYNCSDK_BASE_URL",
             "ASYNCSDK_CONTACTS_URL", "ASYNCSDK_CRM_URL", "ASYNCSDK_INVOICING_URL",

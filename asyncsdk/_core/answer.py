@@ -1,30 +1,23 @@
-"""The call in flight and its answer: the records ``Operation`` and ``Call``, and the one
-answer interpreter, which turns a final answer (status, headers, body) into data or the
-SDK error it means and builds every error of a call (redacted). ``Transport`` is one;
-downloads reach it through ``StreamedResponse`` (an answer read piece by piece).
+"""The one answer interpreter (``Interpreter``, which ``Transport`` is): a final answer
+(status, headers, body) to data or the SDK error it means, the body read within its cap,
+and every error of a call built here (redacted). Downloads reach it through
+``StreamedResponse.interpret`` (``_core.streamed``).
 
-The area rules are data: the ``_auth.Area`` table (``answers_in_body``, read here as
-``Operation.fail_in_body``) and ``Operation.bare_fail_is_state``; nothing here names an
-area.
+The area rules are data (``Operation.fail_in_body``, ``Operation.bare_fail_is_state``);
+nothing here names an area.
 
 No frame of this module raises an error while holding a body: errors are built by
-functions that *return* them, and what raises on a stream (``StreamedResponse``) drops
-the body and cleans the error (``Credentials.clean``) first, since a stream's errors
-reach the caller without passing the transport's own safety net.
+functions that *return* them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable, Mapping
-from types import MappingProxyType
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
 import aiohttp
-import attrs
-from aiohttp.client_reqrep import ContentDisposition
-from yarl import URL
 
 from .. import _constants as C
 from .._errors import (
@@ -39,19 +32,11 @@ from .._errors import (
 )
 from .._serde.big_json import NOT_READ, gil_sharer, read_json
 from .._serde.converter import DecodeFailure, decode, decode_list
-from .._serde.gc_pause import paused_gc
-from .credentials import REDACTED, Area, Credentials, SecretValue, redact_url
-from .failures import (
-    CLOSED_IN_FLIGHT,
-    TRANSPORT_ERRORS,
-    Failure,
-    describe_exception,
-    message_from_body,
-    message_from_data,
-)
+from .credentials import Credentials
+from .failures import TRANSPORT_ERRORS, Failure, message_from_body, message_from_data
+from .operation import Call, Operation
 from .raw import RAW_CAPTURE, shown_headers
 from .retry import parse_retry_after
-from .urls import url_from_parts
 
 M = TypeVar("M")
 
@@ -65,86 +50,6 @@ def _run_loads() -> Callable[[str], Any] | None:
     """How ``read_json`` parses runs of a big listing: as small answers are
     parsed (``orjson.loads`` with the speedups extra; None: the ``json`` scanner)."""
     return None if _json_loads is json.loads else cast("Callable[[str], Any]", _json_loads)
-
-
-@attrs.frozen
-class Operation:
-    """What a resource method asks of the transport: which request, and its safety.
-
-    ``safe_to_repeat`` is False for requests with an effect the service may apply twice:
-    creates, ``mail.send`` and ``jobs/create`` (a GET that spends credit).
-
-    Where the area ``answers_in_body`` (``fail_in_body``), ``status: fail`` with an
-    ``error`` text is a refused request (the mapped ``APIError`` subclass is raised). A
-    ``fail`` *without* a text is an ``APIError`` too, except where ``bare_fail_is_state``:
-    jobs/status uses the same field for the job's own state, so there a bare ``fail`` is
-    an answer, not an error.
-    """
-
-    name: str
-    method: str
-    area: Area
-    path: str
-    safe_to_repeat: bool
-    bare_fail_is_state: bool = attrs.field(default=False, kw_only=True)
-    #: The area's ``answers_in_body`` (the ``Area`` table): read by the interpreter.
-    fail_in_body: bool = attrs.field(init=False)
-
-    @fail_in_body.default
-    def _fail_in_body(self) -> bool:
-        return self.area.answers_in_body
-
-
-NO_CREDENTIALS = SecretValue("")
-
-
-class Call:
-    """The call in flight: its operation, URL (no query) and query (credentials
-    included, as ``SecretValue``s: shown only through ``shown_url``, which redacts them).
-
-    A plain slotted record, made once per call and never changed (an attrs frozen
-    class costs five ``object.__setattr__`` calls per request on the hot path).
-    """
-
-    __slots__ = ("credentials", "encoded_query", "op", "query", "url", "wire")
-
-    def __init__(self, op: Operation, url: str, query: Mapping[str, Any],
-                 wire: tuple[str, str, str] | None = None, encoded_query: str = "",
-                 credentials: SecretValue = NO_CREDENTIALS) -> None:
-        self.op = op
-        self.url = url
-        self.query = query
-        #: Pre-encoded form (``_transport.build_call``): the URL's encoded scheme,
-        #: authority and path, and ``query`` encoded (``encoded_query``: never a
-        #: credential; ``&``-terminated unless empty), to which ``credentials`` are
-        #: appended inline in the call to aiohttp. None: aiohttp encodes ``url`` and
-        #: ``query`` (credentials included) itself.
-        self.wire = wire
-        self.encoded_query = encoded_query
-        self.credentials = credentials
-
-    def target(self) -> str | URL:
-        """The URL handed to aiohttp: ``url`` (aiohttp encodes ``query`` itself), or the
-        pre-encoded URL with the credentials appended, built in the call so that no
-        local variable holds a credential as text."""
-        wire = self.wire
-        if wire is None:
-            return self.url
-        return url_from_parts(wire[0], wire[1], wire[2],
-                              self.encoded_query + self.credentials.reveal(), "")
-
-    @property
-    def shown_url(self) -> str:
-        """The URL with its query, every credential redacted."""
-        if self.wire is None:
-            return redact_url(self.url, self.query)
-        placement = self.op.area.placement
-        secret = () if placement.in_form else placement.fields
-        return redact_url(self.url, {**self.query, **dict.fromkeys(
-            (name for name, _ in secret), REDACTED)})
-
-    def __repr__(self) -> str:  # a traceback's locals may show it: the URL redacted
-        return f"Call({self.op.name}, {redact_url(self.url)})"
 
 
 class Interpreter:
@@ -285,24 +190,22 @@ class Interpreter:
         """``finish`` in a worker thread without long GIL holds: parsed in slices
         (``read_json``), stepping aside for the loop (``gil_sharer``); a listing's
         parsed records dropped one at a time (one big object is freed whole: its parts
-        may be the models'); the collector paused, what was made promoted
-        (``paused_gc``). Handed back in a list the loop empties: the thread pool keeps
-        what a thread returned, and a listing the caller dropped first would be freed
-        by the worker."""
-        with paused_gc():
-            share = gil_sharer()
-            parsed = read_json(raw, share=share, loads=_run_loads())
-            try:
-                data = self.interpret(call, status, headers, raw, parsed)
-                if model is None:
-                    return [data]
-                if many:
-                    return [self.decode_many(call.op, data, model, share)]
-                return [self.decode(call.op, data, model)]
-            finally:  # not one long free (``parsed`` is the caller's data without model)
-                while model is not None and parsed.__class__ is list and parsed:
-                    parsed.pop()
-                    share()
+        may be the models'). Handed back in a list the loop empties: the thread pool
+        keeps what a thread returned, and a listing the caller dropped first would be
+        freed by the worker."""
+        share = gil_sharer()
+        parsed = read_json(raw, share=share, loads=_run_loads())
+        try:
+            data = self.interpret(call, status, headers, raw, parsed)
+            if model is None:
+                return [data]
+            if many:
+                return [self.decode_many(call.op, data, model, share)]
+            return [self.decode(call.op, data, model)]
+        finally:  # not one long free (``parsed`` is the caller's data without model)
+            while model is not None and parsed.__class__ is list and parsed:
+                parsed.pop()
+                share()
 
     def decode(self, op: Operation, data: Any, model: type[M]) -> M:
         """``data`` read as ``model``; ``ResponseDecodeError`` (with the body) if it can't."""
@@ -343,43 +246,37 @@ class Interpreter:
 
     async def read_capped(self, call: Call, response: aiohttp.ClientResponse,
                           cap: int | None = None) -> bytes:
-        """The body, at most ``cap`` (``MAX_JSON_BODY_BYTES``) bytes once decompressed."""
+        """The body, at most ``cap`` (``MAX_JSON_BODY_BYTES``) bytes once decompressed;
+        aiohttp's errors of a body that broke off are raised as they are (the transport
+        describes them)."""
         cap = C.MAX_JSON_BODY_BYTES if cap is None else cap
         length = response.content_length
-        failure: Failure | None = None
         if length is not None and length > cap:
             raise self.too_large(call, response.status, f" of {length} bytes", cap)
-        try:
-            # Without Content-Encoding the announced length is the body's: a small body
-            # is read at once. Compressed (or unannounced) bodies are counted as they
-            # inflate; big ones are read in pieces and joined in a worker thread (one
-            # join of megabytes on the loop would stall it).
-            if (length is not None and length < C.OFFLOAD_DECODE_BYTES
-                    and "Content-Encoding" not in response.headers):
-                return await response.read()
-            parts: list[bytes] = []
-            size = 0
-            async for chunk in response.content.iter_chunked(C.STREAM_CHUNK_SIZE):
-                size += len(chunk)
-                if size > cap:
-                    break
-                parts.append(chunk)
-            else:
-                if size >= C.OFFLOAD_DECODE_BYTES:  # a long copy: off the loop
-                    return await asyncio.to_thread(b"".join, parts)
-                return b"".join(parts)
-        except TRANSPORT_ERRORS as exc:
-            failure = describe_exception(exc, self.credentials.scrub)
-        if failure is not None:
-            raise self.connection_error(call, failure)
-        raise self.too_large(call, response.status, " (decompressed)", cap)
+        # Without Content-Encoding the announced length is the body's: a small body is
+        # read at once. Compressed (or unannounced) bodies are counted as they inflate;
+        # big ones are read in pieces and joined in a worker thread (one join of
+        # megabytes on the loop would stall it).
+        if (length is not None and length < C.OFFLOAD_DECODE_BYTES
+                and "Content-Encoding" not in response.headers):
+            return await response.read()
+        parts: list[bytes] = []
+        size = 0
+        async for chunk in response.content.iter_chunked(C.STREAM_CHUNK_SIZE):
+            size += len(chunk)
+            if size > cap:
+                raise self.too_large(call, response.status, " (decompressed)", cap)
+            parts.append(chunk)
+        if size >= C.OFFLOAD_DECODE_BYTES:  # a long copy: off the loop
+            return await asyncio.to_thread(b"".join, parts)
+        return b"".join(parts)
 
     async def read_for_retry(self, call: Call, response: aiohttp.ClientResponse) -> bytes:
         """The capped body of an answer about to be retried (empty if it cannot be
         read: the answer is reported only if no retry follows); released."""
         try:
             return await self.read_capped(call, response, C.MAX_RETRIED_BODY_BYTES)
-        except (APIConnectionError, ResponseDecodeError):
+        except (*TRANSPORT_ERRORS, ResponseDecodeError):
             return b""
         finally:
             response.release()
@@ -416,81 +313,3 @@ def _shown_text(credentials: Credentials, text: str) -> str:
     ``"\\ud800"``) becomes ``?``, so that the message can be printed."""
     shown = credentials.preview(text, C.ERROR_BODY_PREVIEW)
     return shown.encode("utf-8", "replace").decode("utf-8")
-
-
-class StreamedResponse:
-    """A 2xx answer whose body is read piece by piece (see ``Transport.stream``).
-
-    ``Client.close()`` aborts it: a pending or later ``iter_chunks`` read raises
-    ``APIConnectionError`` at once (the stream's user removes what it wrote)."""
-
-    __slots__ = ("_aborted", "_call", "_response", "_transport", "headers", "status")
-
-    def __init__(self, transport: Interpreter, call: Call,
-                 response: aiohttp.ClientResponse) -> None:
-        self._transport = transport
-        self._call = call
-        self._response = response
-        self._aborted = False
-        self.status = response.status
-        self.headers = response.headers
-
-    def interpret(self, raw: bytes) -> Any:
-        """Run the one answer interpreter over a complete (small) body of this answer:
-        the parsed JSON, or the mapped error raised (``status: fail`` in a validation
-        answer, a body that is not JSON: ``ResponseDecodeError``)."""
-        transport = self._transport
-        try:
-            return transport.interpret(self._call, self.status, self.headers, raw)
-        except SDKError as exc:
-            del raw  # raised on from here: the body stays out of the locals
-            transport.credentials.clean(exc)
-            raise
-
-    def release(self) -> None:
-        """Give the connection back (``Transport.stream`` does it on exit)."""
-        self._response.release()
-
-    @property
-    def content_type(self) -> str:
-        """The media type, lowercase, without parameters."""
-        return self._response.content_type.lower()
-
-    @property
-    def content_disposition(self) -> ContentDisposition | None:
-        """The ``Content-Disposition`` header as aiohttp parses it (None when absent).
-
-        Older aiohttp releases crash on some malformed headers (an empty parameter value:
-        ``attachment; filename=``); such a header has no disposition type, as later
-        releases read it, never a bare ``IndexError``.
-        """
-        try:
-            return self._response.content_disposition
-        except (IndexError, ValueError):
-            return ContentDisposition(None, MappingProxyType({}), None)
-
-    def abort(self) -> None:
-        """End the stream now (``Client.close()``): reads raise ``APIConnectionError``."""
-        self._aborted = True
-        # Closing the connection alone leaves a pending read waiting forever (aiohttp
-        # drops the read timer with the connection): wake it with an exception first.
-        self._response.content.set_exception(aiohttp.ClientConnectionError("closed"))
-        self._response.close()
-
-    async def iter_chunks(self, size: int = C.STREAM_CHUNK_SIZE) -> AsyncIterator[bytes]:
-        """The body in chunks of at most ``size`` bytes; transport failures become
-        ``APIConnectionError``/``APITimeoutError`` (may_have_been_sent=True)."""
-        content = self._response.content
-        while True:
-            failure = None
-            try:
-                chunk = await content.read(size)
-            except TRANSPORT_ERRORS as exc:
-                failure = describe_exception(exc, str)
-            if self._aborted:
-                failure = CLOSED_IN_FLIGHT
-            if failure is not None:  # raised outside the except: nothing to chain
-                raise self._transport.connection_error(self._call, failure)
-            if not chunk:
-                return
-            yield chunk

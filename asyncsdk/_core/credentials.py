@@ -1,17 +1,16 @@
-"""Credentials: where each area puts them, and how they are kept out of every text.
+"""Credentials: where they go in a request, and how they are kept out of every text.
 
-One table decides everything about credentials: ``Area`` names, per part of the
-interface, its URL argument (and so its environment variable), its ``Placement`` (which
-part of the request carries which ``Secret`` under which field name) and whether it
-answers ``status: fail`` in the body. ``place_credentials`` puts them where the table
-says, ``SECRET_KEYS`` (the fields ``redact_url`` hides) is derived from it, and so are
-the environment variables. A new credential placement is one new ``Placement`` row.
+Where a request carries the credentials is a ``Placement`` (which part of the request,
+which field name holds which ``Secret``); the areas of the interface each name theirs
+(``resources._areas``). ``SECRET_KEYS`` (the field names ``redact_url`` hides) is derived
+from the placements. The credentials are added to a request last, by the library's own
+aiohttp middleware (``_core.middleware``): every URL and body built before carries none.
 
 Secrets stay out of sight in three ways:
 
 * On the request path a credential is a ``SecretValue`` (repr and str ``REDACTED``) and
-  becomes text only where the request is encoded (``reveal``), so a traceback rendered
-  with its local variables (Sentry, rich, loguru) shows no credential.
+  becomes text only inline where the middleware adds it, so a traceback rendered with
+  its local variables (Sentry, rich, loguru) shows no credential.
 * ``Credentials.scrub`` replaces a credential in any text, in every form it can come
   back in: raw, percent-encoded (either case, twice, ``+`` for a space), form-encoded,
   JSON-escaped (``\\u00f6``, ``\\/``), Python-escaped (``\\xf6``, ``\\+``) and HTML
@@ -21,10 +20,9 @@ Secrets stay out of sight in three ways:
   Not recognised (no service is known to echo them): HTML *named* entities, Unicode
   normalisation (NFD), case changes, quoted-printable, mojibake.
 * ``Credentials.clean`` is applied to every ``SDKError`` leaving the transport
-  (``_wire.clean_errors``): its texts are scrubbed once more and the local variables of
-  the library's frames it passed through are cleared (the frames themselves stay, so
-  the traceback still shows where it came from); an exception re-raised as it is (a
-  cancellation from outside) gets the second half (``_wire.forget_frames``).
+  (``failures.clean_errors``): its texts are scrubbed once more and the local variables
+  of the library's own frames it passed through are cleared (the frames themselves
+  stay, so the traceback still shows where it came from).
 """
 
 from __future__ import annotations
@@ -32,12 +30,11 @@ from __future__ import annotations
 import base64
 import enum
 import functools
-import math
 import re
 import traceback
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
-from urllib.parse import quote_plus, unquote, urlencode, urlsplit
+from urllib.parse import unquote, urlencode, urlsplit
 
 import attrs
 
@@ -45,18 +42,18 @@ from .. import _constants as C
 from .._errors import ConfigurationError
 
 __all__ = [
+    "KEY_AND_USER_IN_FORM",
+    "KEY_AND_USER_IN_QUERY",
+    "KEY_IN_QUERY",
+    "PLACEMENTS",
     "REDACTED",
     "SECRET_KEYS",
-    "Area",
     "Credentials",
     "Part",
     "Placement",
     "Secret",
     "SecretValue",
-    "encode_query",
-    "place_credentials",
     "redact_url",
-    "reveal",
     "scrub",
 ]
 
@@ -106,32 +103,10 @@ KEY_AND_USER_IN_FORM = Placement(
     Part.FORM, (("api", Secret.API_KEY), ("username", Secret.USERNAME)))
 
 
-class Area(enum.Enum):
-    """A part of the interface: its URL argument, credential placement, and whether it
-    says ``status: fail`` in the body (validation, mail) rather than by HTTP status."""
-
-    #            URL argument       credentials             fail in the body
-    CONTACTS = ("contacts_url", KEY_IN_QUERY, False)
-    CRM = ("crm_url", KEY_IN_QUERY, False)
-    INVOICING = ("invoicing_url", KEY_IN_QUERY, False)
-    VALIDATION = ("validation_url", KEY_AND_USER_IN_QUERY, True)
-    MAIL = ("mail_url", KEY_AND_USER_IN_FORM, True)
-
-    # Plain attributes, not properties: the request path reads them on every call.
-    def __init__(self, argument: str, placement: Placement, answers_in_body: bool) -> None:
-        #: The ``Client`` argument that sets this area's URL.
-        self.argument = argument
-        #: The environment variable that sets it (``ASYNCSDK_<ARGUMENT>``).
-        self.env_var = C.ENV_PREFIX + argument.upper()
-        #: Where this area's requests carry the credentials.
-        self.placement = placement
-        #: Validation and mail say fail in the body (``status: fail``), not by HTTP.
-        self.answers_in_body = answers_in_body
-
-
-#: Query and form field names that hold a credential (derived from the table).
-SECRET_KEYS: Final = frozenset(name for area in Area for name, _ in area.placement.fields)
-_SECRET_KEYS = tuple(SECRET_KEYS)
+#: Every placement the interface uses (``resources._areas`` picks one per area).
+PLACEMENTS: Final = (KEY_IN_QUERY, KEY_AND_USER_IN_QUERY, KEY_AND_USER_IN_FORM)
+#: Query and form field names that hold a credential (derived from the placements).
+SECRET_KEYS: Final = frozenset(name for placement in PLACEMENTS for name, _ in placement.fields)
 
 
 class SecretValue:
@@ -157,79 +132,6 @@ class SecretValue:
 
     def __hash__(self) -> int:
         return hash(self._value)
-
-
-def reveal(fields: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """``fields`` with each ``SecretValue`` turned into its text: call it only inline
-    where the request is handed to aiohttp, so that no local variable holds the result."""
-    if fields is None:
-        return None
-    out = dict(fields)
-    for key in _SECRET_KEYS:
-        value = out.get(key)
-        if value.__class__ is SecretValue:
-            out[key] = value._value
-    return out
-
-
-try:  # yarl's own query quoter: the bytes aiohttp itself would send
-    from yarl._quoting import _Quoter
-
-    _quote_part: Callable[[str], str] = _Quoter(safe="?/:@", qs=True, requote=False)
-except ImportError:  # pragma: no cover - another yarl layout: an equivalent encoding
-    _quote_part = functools.partial(quote_plus, safe="?/:@")
-
-
-#: A query key -> its encoded form with ``=`` (``encode_query``): the keys of the
-#: library's requests are a few fixed names, encoded once.
-_KEY_PARTS: dict[str, str] = {}
-#: (key, int value) -> ``key=value`` (``encode_query``): a bool never reaches it.
-_INT_PAIRS: dict[tuple[str, int], str] = {}
-
-
-#: ``text`` encoded as a query value, exactly as ``encode_query`` (and aiohttp) encodes
-#: it: for a hot path that knows its query's shape (``validation.check``).
-quote_value: Callable[[str], str] = _quote_part
-
-
-def encode_query(fields: Mapping[str, Any] | None) -> str | None:
-    """``fields`` as an encoded query (``a=1&b=x%40y``), as aiohttp would encode them;
-    None where a value is not a plain str, int or finite float (aiohttp then encodes
-    ``fields`` itself and raises what it raises). Never pass credentials as text here:
-    they go through ``Credentials.query_part``."""
-    if not fields:
-        return ""
-    pairs = []
-    for key, value in fields.items():
-        kind = value.__class__
-        if kind is str:
-            text = _quote_part(value)
-        elif kind is int:
-            # The same few numbers on every call (``timeout=30``): each pair built once.
-            pair = _INT_PAIRS.get((key, value))
-            if pair is None:
-                pair = _pair(key, str(value))  # digits and "-" only: nothing to encode
-                if len(_INT_PAIRS) < 256:
-                    _INT_PAIRS[key, value] = pair
-            pairs.append(pair)
-            continue
-        elif kind is float and math.isfinite(value):
-            text = _quote_part(str(value))  # the "+" of "1e+20" is encoded
-        else:
-            return None
-        head = _KEY_PARTS.get(key)
-        pairs.append(_pair(key, text) if head is None else head + text)
-    return "&".join(pairs)
-
-
-def _pair(key: str, text: str) -> str:
-    """``key=text``, the key encoded (and kept in ``_KEY_PARTS``)."""
-    head = _KEY_PARTS.get(key)
-    if head is None:
-        head = _quote_part(key) + "="
-        if len(_KEY_PARTS) < 256:
-            _KEY_PARTS[key] = head
-    return head + text
 
 
 # --- scrubbing -------------------------------------------------------------------------
@@ -336,9 +238,6 @@ class Credentials:
     #: Each configured credential by its argument name, wrapped once (the request path
     #: reuses them).
     values: Mapping[str, SecretValue] = attrs.field(init=False, repr=False, eq=False)
-    #: ``query_part`` per area (by its ``argument``: a str hashes faster than an Enum).
-    _query_parts: dict[str, SecretValue] = attrs.field(
-        init=False, repr=False, eq=False, factory=dict)
     #: Every text ``scrub`` replaces, worked out once: the key and user name, the key in
     #: base64 (a service may quote a token it decoded), each base-URL password (as in
     #: the URL and decoded) and its login's ``Authorization: Basic`` value.
@@ -390,23 +289,16 @@ class Credentials:
             )
         return SecretValue(value)
 
-    def query_part(self, area: Area, operation: str) -> SecretValue:
-        """The encoded query part carrying ``area``'s credentials (``api=..&username=..``,
-        empty where the area carries them in a form), built once per area and kept as a
-        ``SecretValue``: reveal it only inline where the request is handed to aiohttp.
+    def fields(self, placement: Placement, operation: str) -> tuple[tuple[str, SecretValue], ...]:
+        """The ``(field name, credential)`` pairs ``placement`` puts in a request, each
+        wrapped (reveal it only inline where the request is completed).
 
         Raises:
-            ConfigurationError: a credential the area needs is not configured.
+            ConfigurationError: a credential the placement needs is not configured.
         """
-        part = self._query_parts.get(area.argument)
-        if part is None:
-            placement = area.placement
-            fields = () if placement.in_form else placement.fields
-            part = SecretValue("&".join(
-                f"{_quote_part(name)}={_quote_part(self.need(secret, operation).reveal())}"
-                for name, secret in fields))
-            self._query_parts[area.argument] = part
-        return part
+        values = self.values
+        return tuple((name, values.get(secret.argument) or self.need(secret, operation))
+                     for name, secret in placement.fields)
 
     def scrub(self, text: str) -> str:
         """``text`` with every credential, in any encoding, replaced by ``REDACTED``
@@ -448,35 +340,6 @@ def _base64_forms(raw: bytes) -> list[str]:
     """``raw`` in base64, standard and URL-safe, with and without ``=`` padding."""
     forms = [base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()]
     return [*forms, *(f.rstrip("=") for f in forms)]
-
-
-def place_credentials(
-    area: Area,
-    credentials: Credentials,
-    operation: str,
-    params: Mapping[str, Any] | None,
-    form: Mapping[str, Any] | None,
-) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """``(query, form)`` of a request of ``area`` with the credentials put where the
-    table says, as ``SecretValue``s (pass both through ``reveal`` to aiohttp).
-
-    Raises:
-        ConfigurationError: a credential the area needs is not configured.
-    """
-    placement = area.placement
-    query = dict(params) if params else {}
-    body = dict(form) if form is not None else None
-    if placement.in_form:
-        if body is None:
-            body = {}
-        target = body
-    else:
-        target = query
-    values = credentials.values
-    for name, secret in placement.fields:
-        value = values.get(secret.argument)
-        target[name] = value if value is not None else credentials.need(secret, operation)
-    return query, body
 
 
 def redact_url(url: str, params: Mapping[str, Any] | None = None) -> str:

@@ -1,15 +1,16 @@
 """What can go wrong on the wire, described without secrets: aiohttp's and the OS's
-exceptions turned into a ``Failure`` (never chained: they hold the full URL), the
-service's message found in an error body, and the transport's edge: ``clean_errors``
-(an ``SDKError`` through ``Credentials.clean``) and ``forget_frames`` (an exception
-re-raised as it is loses the locals of the finished frames below)."""
+exceptions turned into a ``Failure`` (never chained: they may hold the URL), the
+service's message found in an error body, and ``clean_errors``, the transport's edge
+(an ``SDKError`` leaving it goes through ``Credentials.clean``)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
-import traceback
+import os
+import types
 from collections.abc import Awaitable, Callable
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
@@ -17,7 +18,20 @@ import aiohttp
 import attrs
 
 from .._errors import SDKError
-from .session import DroppedConnection
+
+__all__ = [
+    "ATTEMPT_TIMED_OUT",
+    "CLOSED_IN_FLIGHT",
+    "TIME_RAN_OUT",
+    "TRANSPORT_ERRORS",
+    "DroppedConnection",
+    "Failure",
+    "clean_errors",
+    "describe_exception",
+    "forget_own_frames",
+    "message_from_body",
+    "message_from_data",
+]
 
 #: Exceptions of one attempt that mean "no usable answer", not a bug.
 TRANSPORT_ERRORS = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
@@ -30,68 +44,98 @@ class Failure:
     message: str
     may_have_been_sent: bool
     retry_unsafe: bool  # True only when the request surely never left
-    fatal: bool = False  # retrying cannot help (TLS verification)
+    fatal: bool = False  # retrying cannot help (TLS verification, the client closed)
     timeout: bool = False
     dropped: bool = False  # the connection closed before any answer (may be stale)
 
 
-#: aiohttp's errors for redirects that cannot be followed (loop, bad or non-HTTP target).
-_REDIRECT_FAILURES: tuple[type[BaseException], ...] = tuple(
-    error for error in (getattr(aiohttp, "TooManyRedirects", None),
-                        getattr(aiohttp, "RedirectClientError", None),
-                        getattr(aiohttp, "InvalidUrlRedirectClientError", None),
-                        getattr(aiohttp, "NonHttpUrlRedirectClientError", None))
-    if isinstance(error, type))
+class DroppedConnection(aiohttp.ClientConnectionError):
+    """The connection dropped before the answer: raised by the library's middleware
+    instead of aiohttp's own error, so that aiohttp does not resend the request by
+    itself. ``original`` is the type of that error."""
+
+    def __init__(self, original: type[BaseException]) -> None:
+        super().__init__(original.__name__)
+        self.original = original
 
 
-def describe_exception(exc: BaseException, scrub: Callable[[str], str]) -> Failure:
-    """Turn an aiohttp/OS exception into a redacted description (never chained)."""
-    if isinstance(exc, DroppedConnection):
-        return attrs.evolve(describe_exception(exc.original, scrub), dropped=True)
-    name = type(exc).__name__
-    if isinstance(
-        exc,
-        (aiohttp.ClientConnectorCertificateError, aiohttp.ClientConnectorSSLError,
-         aiohttp.ClientSSLError),
-    ):
-        return Failure(
-            f"TLS verification failed ({name}); pass ssl= or a session that trusts the "
-            "server's certificate authority",
-            may_have_been_sent=False, retry_unsafe=False, fatal=True,
-        )
-    if isinstance(exc, _REDIRECT_FAILURES):
-        # A redirect loop or a redirect to a URL that cannot be fetched: the same request
-        # would be sent the same way again, so no retry (one attempt, however many hops).
-        return Failure(f"the answer's redirects could not be followed ({name})",
-                       may_have_been_sent=True, retry_unsafe=False, fatal=True)
-    if isinstance(exc, aiohttp.ConnectionTimeoutError):
-        return Failure("timed out connecting", False, True, timeout=True)
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        detail = scrub(f"{exc.host}:{exc.port}: {exc.strerror or exc.os_error}")
-        return Failure(f"could not connect ({name}: {detail})", False, True)
-    if isinstance(exc, (aiohttp.ServerTimeoutError, asyncio.TimeoutError)):
-        return Failure("timed out waiting for the answer", True, False, timeout=True)
-    if isinstance(exc, aiohttp.ClientPayloadError):
-        return Failure("the answer was cut short", True, False)
-    # The two failures after which aiohttp would resend by itself (a connection that
-    # may have been a stale keep-alive one): ``dropped``.
-    if isinstance(exc, aiohttp.ServerDisconnectedError):
-        return Failure("the server closed the connection without an answer", True, False,
-                       dropped=True)
-    if isinstance(exc, aiohttp.ClientOSError):
-        return Failure(f"connection broken ({name})", True, False, dropped=True)
-    if isinstance(exc, OSError):
-        return Failure(f"connection broken ({name})", True, False)
-    return Failure(f"request failed ({name})", True, False)
-
-
-#: An attempt that passed its deadline (``_timeouts.AttemptDeadlines``) after its
-#: connection was made: the request may have arrived.
+#: An attempt that passed its time bound after its connection was made: the request
+#: may have arrived.
 ATTEMPT_TIMED_OUT = Failure("timed out waiting for the answer", True, False, timeout=True)
 
 #: The failure of a call that ``Client.close()`` ended while it was in flight.
 CLOSED_IN_FLIGHT = Failure(
     "the Client was closed while this call was in flight", True, False, fatal=True)
+
+#: The call's budget ended before another attempt could start.
+TIME_RAN_OUT = Failure("the call's time ran out", False, False, timeout=True)
+
+_TLS_FAILURES = (aiohttp.ClientConnectorCertificateError, aiohttp.ClientConnectorSSLError,
+                 aiohttp.ClientSSLError)
+#: aiohttp's errors for redirects that cannot be followed (loop, bad or non-HTTP target).
+_REDIRECT_FAILURES = (aiohttp.TooManyRedirects, aiohttp.RedirectClientError)
+
+
+def _tls_failure(exc: BaseException, name: str) -> Failure:
+    return Failure(f"TLS verification failed ({name}); pass ssl= or a session that trusts "
+                   "the server's certificate authority",
+                   may_have_been_sent=False, retry_unsafe=False, fatal=True)
+
+
+def _redirect_failure(exc: BaseException, name: str) -> Failure:
+    # The same request would be sent the same way again: no retry (one attempt,
+    # however many hops).
+    return Failure(f"the answer's redirects could not be followed ({name})",
+                   may_have_been_sent=True, retry_unsafe=False, fatal=True)
+
+
+def _connect_failure(exc: BaseException, name: str) -> Failure:
+    assert isinstance(exc, aiohttp.ClientConnectorError)
+    return Failure(f"could not connect ({name}: {exc.host}:{exc.port}: "
+                   f"{exc.strerror or exc.os_error})", False, True)
+
+
+def _fixed(failure: Failure) -> Callable[[BaseException, str], Failure]:
+    return lambda exc, name: failure
+
+
+def _named(message: str, **flags: bool) -> Callable[[BaseException, str], Failure]:
+    return lambda exc, name: Failure(message.format(name=name), **flags)
+
+
+_NOT_SENT_TIMEOUT = Failure("timed out connecting", False, True, timeout=True)
+#: aiohttp's and the OS's exceptions, most specific first, and how each is described.
+#: The two after which aiohttp would resend by itself (a connection that may have been
+#: a stale keep-alive one) are ``dropped``.
+_DESCRIPTIONS: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...],
+                           Callable[[BaseException, str], Failure]], ...] = (
+    (_TLS_FAILURES, _tls_failure),
+    (_REDIRECT_FAILURES, _redirect_failure),
+    (aiohttp.ConnectionTimeoutError, _fixed(_NOT_SENT_TIMEOUT)),
+    (aiohttp.ClientConnectorError, _connect_failure),
+    ((aiohttp.ServerTimeoutError, asyncio.TimeoutError), _fixed(ATTEMPT_TIMED_OUT)),
+    (aiohttp.ClientPayloadError, _named("the answer was cut short",
+                                        may_have_been_sent=True, retry_unsafe=False)),
+    (aiohttp.ServerDisconnectedError, _named(
+        "the server closed the connection without an answer",
+        may_have_been_sent=True, retry_unsafe=False, dropped=True)),
+    (aiohttp.ClientOSError, _named("connection broken ({name})", may_have_been_sent=True,
+                                   retry_unsafe=False, dropped=True)),
+    (OSError, _named("connection broken ({name})", may_have_been_sent=True,
+                     retry_unsafe=False)),
+)
+
+
+def describe_exception(exc: BaseException) -> Failure:
+    """An aiohttp/OS exception as a redacted description (never chained): only the
+    exception's class and, for a failed connect, the host, port and OS error."""
+    if isinstance(exc, DroppedConnection):
+        return attrs.evolve(describe_exception(exc.original()), dropped=True)
+    name = type(exc).__name__
+    for kinds, describe in _DESCRIPTIONS:
+        if isinstance(exc, kinds):
+            return describe(exc, name)
+    return Failure(f"request failed ({name})", True, False)
 
 
 def message_from_body(raw: bytes) -> str | None:
@@ -104,37 +148,42 @@ def message_from_body(raw: bytes) -> str | None:
     return message_from_data(data)
 
 
+_MESSAGE_KEYS = ("error", "detail", "message", "errors", "non_field_errors")
+
+
 def message_from_data(data: Any) -> str | None:
     """The service's message in an error body already parsed (``message_from_body``)."""
-    if isinstance(data, dict):
-        for key in ("error", "detail", "message", "errors", "non_field_errors"):
-            value = data.get(key)
-            if isinstance(value, str) and value:
-                return value
-            if isinstance(value, list) and value and isinstance(value[0], str):
-                return "; ".join(str(v) for v in value)
-        parts = [
-            f"{k}: {'; '.join(map(str, v)) if isinstance(v, list) else v}"
-            for k, v in data.items()
-            if isinstance(v, (list, str)) and k != "status"
-        ]
-        return ", ".join(parts)[:500] or None
     if isinstance(data, str) and data:
         return data
-    return None
+    if not isinstance(data, dict):
+        return None
+    for key in _MESSAGE_KEYS:
+        value = data.get(key)
+        if isinstance(value, str) and value:
+            return value
+        if isinstance(value, list) and value and isinstance(value[0], str):
+            return "; ".join(str(v) for v in value)
+    parts = [f"{k}: {'; '.join(map(str, v)) if isinstance(v, list) else v}"
+             for k, v in data.items() if isinstance(v, (list, str)) and k != "status"]
+    return ", ".join(parts)[:500] or None
 
 
 # --- the transport's edge -----------------------------------------------------------------
-def forget_frames(exc: BaseException) -> None:
-    """Clear the local variables of the frames ``exc`` has passed through below the
-    frame handling it (finished frames: aiohttp's hold the full URL, the form and the
-    answer; a frame still running is skipped). For an exception re-raised as it is (a
-    cancellation, a bug), whose texts are not the library's to scrub; cheap, and only
-    ever called on the way out of an ``except``."""
-    tb = exc.__traceback__
-    if tb is not None and tb.tb_next is not None:
-        traceback.clear_frames(tb.tb_next)
+#: The folder of the library's own modules: their frames are the library's to clear.
+_OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
+
+def forget_own_frames(exc: BaseException) -> None:
+    """Clear the locals of the library's own finished frames that ``exc`` passed through
+    (they may hold a body or a URL); the frames of others are left as they are."""
+    tb: types.TracebackType | None = exc.__traceback__
+    tb = tb.tb_next if tb is not None else None  # the frame handling it is still running
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_filename.startswith(_OWN):
+            with contextlib.suppress(RuntimeError):  # still running (a suspended one)
+                frame.clear()
+        tb = tb.tb_next
 
 class _Cleans(Protocol):
     def clean(self, exc: BaseException) -> None: ...
@@ -142,7 +191,7 @@ class _Cleans(Protocol):
 
 class _HasCredentials(Protocol):
     @property
-    def credentials(self) -> _Cleans: ...  # ``_auth.Credentials`` (_wire imports no _auth)
+    def credentials(self) -> _Cleans: ...  # ``credentials.Credentials``
 
 
 P = ParamSpec("P")
@@ -154,10 +203,9 @@ def clean_errors(
     method: Callable[Concatenate[S, P], Awaitable[T]],
 ) -> Callable[Concatenate[S, P], Awaitable[T]]:
     """Decorate a coroutine method of an object with ``credentials``: an ``SDKError``
-    leaving it goes through ``Credentials.clean``, any other exception through
-    ``forget_frames``. The wrapper's own locals are its arguments (no credential reaches
-    a transport method as an argument; a hosted result's URL, which may carry one, is
-    cleared by its caller, ``_results.csv_text``)."""
+    leaving it goes through ``Credentials.clean`` (its texts scrubbed once more, the
+    locals of the library's frames it passed cleared). Any other exception is not the
+    library's: it leaves as it is."""
 
     @functools.wraps(method)
     async def wrapper(self: S, /, *args: P.args, **kwargs: P.kwargs) -> T:
@@ -165,9 +213,6 @@ def clean_errors(
             return await method(self, *args, **kwargs)
         except SDKError as exc:
             self.credentials.clean(exc)
-            raise
-        except BaseException as exc:
-            forget_frames(exc)
             raise
 
     return wrapper

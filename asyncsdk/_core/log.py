@@ -21,7 +21,7 @@ from collections.abc import Mapping
 
 from .. import _constants as C
 
-__all__ = ["setup_logging_from_env"]
+__all__ = ["log_attempt", "log_give_up", "log_retry", "setup_logging_from_env"]
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO}
 _FORMAT = "[%(asctime)s %(name)s %(levelname)s] %(message)s"
@@ -53,3 +53,27 @@ def setup_logging_from_env(environ: Mapping[str, str] | None = None) -> logging.
     logger.addHandler(handler)
     logger.setLevel(level)
     return handler
+
+
+# --- the lines the transport logs --------------------------------------------------------
+logger = logging.getLogger(C.LOGGER_NAME)
+
+
+def log_attempt(method: str, shown_url: str, outcome: int | str, elapsed: float,
+                attempt: int) -> None:
+    """The DEBUG line of one attempt (``shown_url``: already redacted)."""
+    if logger.isEnabledFor(logging.DEBUG):
+        logger.debug("%s %s -> %s in %.1f ms (attempt %d)", method, shown_url, outcome,
+                     elapsed * 1000.0, attempt)
+
+
+def log_retry(method: str, shown_url: str, reason: str, delay: float, attempt: int) -> None:
+    """The INFO line of a retry: why, and the wait before it."""
+    logger.info("Retrying %s %s in %.2f seconds (attempt %d: %s)", method, shown_url,
+                delay, attempt, reason)
+
+
+def log_give_up(method: str, shown_url: str, reason: str, attempts: int) -> None:
+    """The WARNING line of a call given up after ``attempts`` attempts."""
+    logger.warning("Giving up %s %s after %d attempt(s): %s", method, shown_url, attempts,
+                   reason)

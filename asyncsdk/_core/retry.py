@@ -1,4 +1,12 @@
-"""How long to wait before a retry: the server's ``Retry-After``, else jittered backoff.
+"""The retry policy, as small predicates (whether an answer or a failure is retried) and
+timing (how long to wait: the server's ``Retry-After``, else jittered backoff).
+
+DESIGN §3: connection errors, timeouts, 408, 429 and 5xx are retried for operations safe
+to repeat; an unsafe one (a create, ``mail.send``, ``jobs/create``) only where the request
+surely never left (connect refused, DNS, the wait for a connection) or the answer was
+429. ``max_retries`` is exact. A connection that dropped before any answer (a stale
+keep-alive connection) is retried at once, without a pause, once per call; it still
+counts as an attempt.
 
 ``parse_retry_after`` reads the header as RFC 9110 defines it (``delay-seconds`` or an
 HTTP date) and answers None wherever the normal backoff should be used instead. The
@@ -31,8 +39,10 @@ import time
 from collections.abc import Callable
 
 from .. import _constants as C
+from .failures import Failure
 
-__all__ = ["backoff_delay", "parse_retry_after"]
+__all__ = ["backoff_delay", "parse_retry_after", "retries_answer", "retries_at_once",
+           "retries_failure"]
 
 _SECONDS = re.compile(r"[0-9]+(?:\.[0-9]+)?", re.ASCII)
 
@@ -73,3 +83,19 @@ def backoff_delay(retry: int, rand: Callable[[], float] = random.random) -> floa
     """Full-jitter exponential backoff for the ``retry``-th retry (0-based):
     ``rand() * min(MAX_RETRY_DELAY, INITIAL_RETRY_DELAY * 2**retry)``."""
     return rand() * min(C.MAX_RETRY_DELAY, C.INITIAL_RETRY_DELAY * 2.0 ** min(retry, 64))
+
+
+def retries_answer(status: int, safe: bool) -> bool:
+    """True when an answer with ``status`` is worth another attempt (retries left)."""
+    return status in C.RETRYABLE_STATUSES and (safe or status == 429)
+
+
+def retries_failure(failure: Failure, safe: bool) -> bool:
+    """True when an attempt that failed this way is worth another (retries left)."""
+    return not failure.fatal and (safe or failure.retry_unsafe)
+
+
+def retries_at_once(failure: Failure, dropped_before: bool) -> bool:
+    """True for the first connection of a call that dropped before any answer: a stale
+    keep-alive connection, retried without a pause."""
+    return failure.dropped and not dropped_before

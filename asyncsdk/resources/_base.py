@@ -14,10 +14,12 @@ from typing import Any, ClassVar, TypeVar
 import attrs
 
 from .._checks import check_id
-from .._core.transport import Area, Operation, Transport
+from .._core.operation import Operation
+from .._core.transport import Transport
 from .._errors import InvalidInputError, ResponseDecodeError
 from .._serde.converter import encode
 from ..models._base import InputModel
+from ._areas import Area
 
 M = TypeVar("M")
 

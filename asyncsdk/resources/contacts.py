@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .._checks import check_id
-from .._core.transport import Area
 from .._errors import InvalidInputError
 from .._serde.converter import encode
 from ..models.contacts import ContactList, ContactListCreate, ContactUpdate
+from ._areas import Area
 from ._base import CrudResource, ResourceId, check_model, crud_operations
 
 

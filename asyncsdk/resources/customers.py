@@ -5,8 +5,8 @@ Safety and errors: see ``CrudResource`` in ``_base``.
 
 from __future__ import annotations
 
-from .._core.transport import Area
 from ..models.customers import Customer, CustomerCreate, CustomerUpdate
+from ._areas import Area
 from ._base import CrudResource, ResourceId, crud_operations
 
 

@@ -7,8 +7,8 @@ errors: see ``CrudResource`` in ``_base``.
 
 from __future__ import annotations
 
-from .._core.transport import Area
 from ..models.invoices import Invoice, InvoiceUpdate
+from ._areas import Area
 from ._base import CrudResource, ResourceId, crud_operations
 
 

@@ -6,8 +6,8 @@ Safety and errors: see ``CrudResource`` in ``_base``.
 
 from __future__ import annotations
 
-from .._core.transport import Area
 from ..models.leads import Lead, LeadInput
+from ._areas import Area
 from ._base import CrudResource, ResourceId, crud_operations
 
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from .._checks import check_email, check_single_line, check_text
-from .._core.transport import Area, Operation
+from .._core.operation import Operation
 from .._errors import InvalidInputError
 from ..models.mail import MailResult
+from ._areas import Area
 from ._base import Resource
 
 #: Sending a mail is not safe to repeat: sent at most once (DESIGN §3).

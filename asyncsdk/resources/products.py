@@ -5,8 +5,8 @@ delete); ``ProductInput`` serves create and update. Safety and errors: see
 
 from __future__ import annotations
 
-from .._core.transport import Area
 from ..models.products import Product, ProductInput
+from ._areas import Area
 from ._base import CrudResource, ResourceId, crud_operations
 
 

@@ -20,16 +20,14 @@ from asyncsdk import _constants as C
 from asyncsdk._core.credentials import (
     REDACTED,
     SECRET_KEYS,
-    Area,
     Credentials,
     Part,
     Secret,
     SecretValue,
-    place_credentials,
     redact_url,
-    reveal,
     scrub,
 )
+from asyncsdk.resources._areas import Area
 
 KEY = "kÖ+y/Z=9=="  # base64 punctuation and a non-ASCII letter
 USER = "o"  # a one-letter user name must not garble messages
@@ -56,25 +54,21 @@ def test_everything_about_credentials_derives_from_the_area_table() -> None:
 
 
 @pytest.mark.parametrize("area", list(Area))
-def test_place_credentials_puts_secret_values_where_the_table_says(area: Area) -> None:
+def test_the_fields_a_placement_adds_are_secret_values(area: Area) -> None:
     creds = Credentials(api_key=KEY, username=USER)
-    query, form = place_credentials(area, creds, "op", {"q": 1}, {"f": "x"})
-    target = form if area.placement.part is Part.FORM else query
-    assert target is not None
-    for name, secret in area.placement.fields:
-        assert isinstance(target[name], SecretValue)
-        assert target[name].reveal() == creds.get(secret)
-    assert query["q"] == 1 and form == ({"f": "x"} | (target if form is target else {}))
-    shown = repr((query, form)) + str(query) + f"{query}{form}"
+    fields = creds.fields(area.placement, "op")
+    assert [name for name, _ in fields] == [name for name, _ in area.placement.fields]
+    for (_, value), (_, secret) in zip(fields, area.placement.fields, strict=True):
+        assert isinstance(value, SecretValue)
+        assert value.reveal() == creds.get(secret)
+    shown = repr(fields) + str(fields) + f"{fields}"
     assert KEY not in shown and "'o'" not in shown and REDACTED in shown
-    assert reveal(query) == {k: (v.reveal() if isinstance(v, SecretValue) else v)
-                             for k, v in query.items()}
 
 
 @pytest.mark.parametrize("area", [Area.VALIDATION, Area.MAIL])
 def test_a_missing_credential_names_argument_and_variable(area: Area) -> None:
     with pytest.raises(asyncsdk.ConfigurationError, match=r"username=.*ASYNCSDK_USERNAME") as e:
-        place_credentials(area, Credentials(api_key=KEY, username=None), "op", None, None)
+        Credentials(api_key=KEY, username=None).fields(area.placement, "op")
     assert e.value.field == "username"
 
 

@@ -39,7 +39,7 @@ async def test_raw_response_carries_the_answer(client: asyncsdk.Client,
 
 async def test_raw_response_of_a_listing_and_of_an_error(client: asyncsdk.Client,
                                                          mocked: aioresponses) -> None:
-    url = re.compile(r"^https://api\.test/api/v1/contact/\?.*$")
+    url = re.compile(r"^https://api\.test/api/v1/contact/(\?.*)?$")
     mocked.get(url, payload=[])
     raw = await client.with_raw_response.contacts.list()
     assert raw.parsed == [] and raw.status_code == 200 and raw.attempts == 1
@@ -97,7 +97,7 @@ async def test_raw_response_of_an_answer_decoded_off_the_loop(
     """A big answer is finished by another path (a worker thread decodes it): its raw
     response is filled all the same."""
     monkeypatch.setattr(_constants, "OFFLOAD_DECODE_BYTES", 64)
-    url = re.compile(r"^https://api\.test/api/v1/contact/\?.*$")
+    url = re.compile(r"^https://api\.test/api/v1/contact/(\?.*)?$")
     lists = [{"id": i, "name": f"list {i}", "is_email": True, "is_push": False,
               "is_sms": False, "emaillist": []} for i in range(20)]
     mocked.get(url, status=502)

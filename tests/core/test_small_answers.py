@@ -1,6 +1,5 @@
-"""A small answer is taken from aiohttp's buffer when it arrived whole with its head
-(``_transport``: no read coroutines), else read by aiohttp's ``read``: either way the
-whole body, however the server cut it into writes."""
+"""A small answer is read whole, however the server cut it into writes, and a caller's
+session's trace configs see the body read."""
 
 from __future__ import annotations
 
@@ -87,22 +86,3 @@ async def test_a_callers_session_traces_see_the_body_read() -> None:
                                 session=session) as client):
         await client.validation.check("a@b.com")
     assert b"".join(chunks) == BODY
-
-
-async def test_an_answer_that_arrived_whole_is_not_read_by_coroutines(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """The point of it: an answer whose body came with its head costs no ``read``."""
-    reads = 0
-    original = aiohttp.ClientResponse.read
-
-    async def counted(self: aiohttp.ClientResponse) -> bytes:
-        nonlocal reads
-        reads += 1
-        return await original(self)
-
-    monkeypatch.setattr(aiohttp.ClientResponse, "read", counted)
-    async with cutting_server(CUTS["one write"]) as base, asyncsdk.Client(
-            api_key="k", username="u", base_url=base) as client:
-        for _ in range(5):
-            assert (await client.validation.check("a@b.com")).email == "a@b.com"
-    assert reads == 0

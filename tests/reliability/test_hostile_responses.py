@@ -31,8 +31,8 @@ from reliability_helpers import FIGURES, assert_no_secrets, exception_text, inst
 
 import asyncsdk
 from asyncsdk import _constants
-from asyncsdk._core.transport import Area, Operation
-from asyncsdk._core.transport import Call as Request
+from asyncsdk._core.operation import Call as Request
+from asyncsdk._core.operation import Operation
 from asyncsdk._serde.converter import DecodeFailure, decode
 from asyncsdk.models._base import ResponseModel
 from asyncsdk.models.contacts import Contact, ContactGroup, ContactList
@@ -42,6 +42,7 @@ from asyncsdk.models.leads import Lead
 from asyncsdk.models.mail import MailResult
 from asyncsdk.models.products import Product
 from asyncsdk.models.validation import CheckResult, EmailRow
+from asyncsdk.resources._areas import Area
 from asyncsdk.resources.validation import readers as _stream
 
 FAST = settings(max_examples=60, deadline=None,

@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 import attrs
-from helpers import API_KEY, BASE
+from helpers import BASE
 
 import asyncsdk
 from asyncsdk import (
@@ -38,8 +38,10 @@ from asyncsdk.models.codes import is_known
 
 
 def url(path: str) -> str:
-    """The full URL a resource request must go to (credentials in the query)."""
-    return f"{BASE}{path}?api_key={API_KEY}"
+    """The full URL a resource request goes to, as a mock sees it: aioresponses stands in
+    for aiohttp's request before the library's middleware adds the credentials (the
+    wire, with them: tests/core/test_middleware.py)."""
+    return f"{BASE}{path}"
 
 
 # --- contacts -------------------------------------------------------------------------

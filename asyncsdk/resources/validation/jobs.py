@@ -19,7 +19,9 @@ from typing import Any, BinaryIO
 
 from ... import _constants as C
 from ..._checks import check_file_path, check_job_id, check_number, check_seconds
-from ..._core.transport import Area, Operation, Transport
+from ..._core.operation import Operation
+from ..._core.session import ClosedInFlight
+from ..._core.transport import Transport
 from ..._errors import (
     APIConnectionError,
     InvalidInputError,
@@ -31,6 +33,7 @@ from ..._errors import (
 )
 from ...models.codes import JobStatus
 from ...models.validation import EmailRow
+from .._areas import Area
 from .readers import CsvRecordReader, StreamDecodeError
 from .results import csv_text, decode_error
 from .rows import EmailRows, email_rows
@@ -377,23 +380,15 @@ async def _poll_until_done(
 
 
 async def _pause(transport: Transport, seconds: float) -> None:
-    """The pause between two polls, marked in flight: ``Client.close()`` ends it at once
-    with ``APIConnectionError`` (nothing sent), as it ends a call waiting for its answer,
+    """The pause between two polls: ``Client.close()`` ends it at once with
+    ``APIConnectionError`` (nothing sent), as it ends a call waiting for its answer,
     instead of the wait finding out at its next poll (up to ``max_interval`` later)."""
-    owner = transport.sessions
-    _, task = owner.begin()  # a closed client: UsageError now
-    closed = False
+    transport.sessions.session()  # a closed client: UsageError now
     try:
         await transport.sleep(seconds)
-    except asyncio.CancelledError:
-        if not owner.was_closed_under(task):
-            raise
-        closed = True
-    finally:
-        owner.leave(task)
-    if closed:  # raised outside the ``except``: it chains nothing
+    except ClosedInFlight:
         raise APIConnectionError("the Client was closed while this wait was in progress",
-                                 operation=STATUS.name, may_have_been_sent=False)
+                                 operation=STATUS.name, may_have_been_sent=False) from None
 
 
 def _timed_out(job: ValidationJob, deadline: float | None,

@@ -8,10 +8,10 @@ from typing import Any
 
 from ..._checks import MAX_ID, check_email, check_http_url, check_job_id, check_seconds
 from ..._constants import DEFAULT_CHECK_CONCURRENCY, DEFAULT_VALIDITY_TIMEOUT
-from ..._core.credentials import encode_query, quote_value
-from ..._core.transport import Area, Operation
+from ..._core.operation import Operation
 from ..._serde.converter import parse_int
 from ...models.validation import CheckOutcome, CheckResult
+from .._areas import Area
 from .._base import Resource
 from .check_many import check_many
 from .jobs import ValidationJob
@@ -22,9 +22,6 @@ CHECK = Operation("validation.check", "GET", Area.VALIDATION, "/api/v1/single/ch
 CREATE_JOB = Operation("validation.create_job", "GET", Area.VALIDATION, "/api/v1/jobs/create",
                        safe_to_repeat=False)
 
-#: A check's query after the address, with the default validity timeout: the address is
-#: the only part that changes, so it alone is encoded per call (``check``).
-_DEFAULT_CHECK_QUERY_TAIL = "&" + str(encode_query({"timeout": DEFAULT_VALIDITY_TIMEOUT}))
 
 
 class Validation(Resource):
@@ -59,15 +56,12 @@ class Validation(Resource):
                 the service refused; APIConnectionError: no answer.
         """
         check_email(email, "email")
-        if validity_timeout is DEFAULT_VALIDITY_TIMEOUT:  # the default needs no check
-            encoded = "email=" + quote_value(email) + _DEFAULT_CHECK_QUERY_TAIL
-        else:
+        if validity_timeout is not DEFAULT_VALIDITY_TIMEOUT:  # the default needs no check
             check_seconds(validity_timeout, "validity_timeout")
-            encoded = None
         params = {"email": email, "timeout": validity_timeout}
         return await self._transport.request(  # type: ignore[no-any-return]
             CHECK, params=params, timeout=request_timeout, attempt_timeout=attempt_timeout,
-            model=CheckResult, encoded_params=encoded)
+            model=CheckResult)
 
     def check_many(
         self,

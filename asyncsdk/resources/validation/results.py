@@ -32,9 +32,11 @@ import aiohttp
 
 from ... import _constants as C
 from ..._checks import is_http_url
-from ..._core.failures import forget_frames
-from ..._core.transport import Area, Operation, Transport
+from ..._core.failures import forget_own_frames
+from ..._core.operation import Operation
+from ..._core.transport import Transport
 from ..._errors import APIConnectionError, ResponseDecodeError, SDKError, UsageError
+from .._areas import Area
 from .readers import JsonMemberReader, StreamDecodeError, Utf8Decoder
 
 __all__ = ["DOWNLOAD", "Answer", "ResultText", "csv_text", "decode_error"]
@@ -220,7 +222,8 @@ async def csv_text(transport: Transport, job_id: int,
     ``chunk`` and the frames of ``Transport.stream`` below (``absolute_url``). Whatever
     leaves here has them dropped: an ``SDKError`` goes through ``Credentials.clean``
     (the frames it passed, finished now, cleared), any other through
-    ``forget_frames``, and this frame's own locals are reset. A failure of the stream
+    ``forget_own_frames`` (the library's frames only), and this frame's own locals are
+    reset. A failure of the stream
     that is not the library's is raised as an SDK error outside the ``except`` (it
     chains nothing).
     """
@@ -260,7 +263,7 @@ async def csv_text(transport: Transport, job_id: int,
         if isinstance(exc, SDKError):
             transport.credentials.clean(exc)
             raise
-        forget_frames(exc)
+        forget_own_frames(exc)
         if not isinstance(exc, _FOREIGN):  # a cancellation, a bug: as it is
             raise
         failure = _sdk_error(exc)  # the stream's own failure (the client closed under it)

@@ -1,7 +1,9 @@
-"""aiohttp silently resends an idempotent-method request when the connection drops. The
-library switches that off for every request (``_session.refuse_silent_resend``), on its
-own session and on a caller's: ``max_retries`` is exact and an operation declared unsafe
-(jobs/create is a GET) reaches the server only once."""
+"""What the library needs of aiohttp beyond its public API (``_core.aiohttp_compat``),
+pinned on the installed aiohttp, and the hazard the middleware guards against: aiohttp
+silently resends an idempotent-method request when the connection drops. The library's
+middleware refuses that on every request of its own, on its own session and on a
+caller's: ``max_retries`` is exact and an operation declared unsafe (jobs/create is a
+GET) reaches the server only once."""
 
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ import aiohttp
 import pytest
 
 import asyncsdk
-from asyncsdk._core.transport import Area, Operation
+from asyncsdk._core import aiohttp_compat
+from asyncsdk._core.operation import Operation
+from asyncsdk.resources._areas import Area
 
 
 async def start_dropping_server() -> tuple[asyncio.AbstractServer, list[bytes], int]:
@@ -33,14 +37,21 @@ async def start_dropping_server() -> tuple[asyncio.AbstractServer, list[bytes], 
 
 async def test_aiohttp_still_resends_by_itself_and_keeps_its_middlewares_here() -> None:
     """The version guard: the hazard exists in the installed aiohttp (a plain session
-    sends a dropped GET twice), and the private attributes the library uses are still
-    there: the switch it turns off on its own session, and the list it reads to keep a
-    caller's middlewares when adding its own per request."""
+    sends a dropped GET twice), the installed aiohttp is one the compat module was
+    checked with, and the one private attribute it reads is still there (the list it
+    reads to keep a caller's middlewares in front of its own)."""
+
+    async def mine(request: aiohttp.ClientRequest,
+                   handler: aiohttp.ClientHandlerType) -> aiohttp.ClientResponse:
+        return await handler(request)
+
+    version = tuple(int(p) for p in aiohttp.__version__.split(".")[:2])
+    assert version in aiohttp_compat.TESTED_AIOHTTP, (
+        f"aiohttp {aiohttp.__version__}: check _core/aiohttp_compat.py against it")
     server, seen, port = await start_dropping_server()
     try:
-        async with aiohttp.ClientSession(middlewares=()) as session:
-            assert isinstance(session._middlewares, tuple)
-            assert session._retry_connection is True
+        async with aiohttp.ClientSession(middlewares=(mine,)) as session:
+            assert aiohttp_compat.session_middlewares(session) == (mine,)
             with pytest.raises(aiohttp.ClientError):
                 await session.get(f"http://127.0.0.1:{port}/x")
     finally:
@@ -91,8 +102,23 @@ async def test_max_retries_is_exact_and_each_attempt_is_logged(
         server.close()
         await server.wait_closed()
     assert len(seen) == 1 + max_retries  # before: twice as many
-    lines = [r for r in caplog.records if "(attempt " in r.getMessage()]
+    lines = [r for r in caplog.records
+             if r.levelno == logging.DEBUG and "(attempt " in r.getMessage()]
     assert len(lines) == len(seen)
     # The first dropped connection is retried at once (a stale keep-alive connection),
     # the later ones after a backoff sleep.
     assert len(sleeps) == max(0, max_retries - 1)
+
+
+def test_a_session_whose_middlewares_cannot_be_read_warns_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fallback: an aiohttp without the attribute gives no middlewares, and one
+    RuntimeWarning says the caller's are not applied."""
+
+    class Later:
+        pass
+
+    monkeypatch.setattr(aiohttp_compat, "_warned", False)
+    with pytest.warns(RuntimeWarning, match="middlewares"):
+        assert aiohttp_compat.session_middlewares(Later()) == ()  # type: ignore[arg-type]
+    assert aiohttp_compat.session_middlewares(Later()) == ()  # type: ignore[arg-type]

@@ -1,0 +1,98 @@
+"""A 2xx answer whose body is read piece by piece (``StreamedResponse``; see
+``Transport.stream``). What raises here drops the body and cleans the error
+(``Credentials.clean``) first: a stream's errors reach the caller without passing the
+transport's own edge."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from types import MappingProxyType
+from typing import Any
+
+import aiohttp
+from aiohttp.client_reqrep import ContentDisposition
+
+from .. import _constants as C
+from .._errors import SDKError
+from .answer import Interpreter
+from .failures import CLOSED_IN_FLIGHT, TRANSPORT_ERRORS, describe_exception
+from .operation import Call
+
+__all__ = ["StreamedResponse"]
+
+
+class StreamedResponse:
+    """A 2xx answer read piece by piece. ``Client.close()`` aborts it: a pending or
+    later ``iter_chunks`` read raises ``APIConnectionError`` at once (the stream's user
+    removes what it wrote)."""
+
+    __slots__ = ("_aborted", "_call", "_response", "_transport", "headers", "status")
+
+    def __init__(self, transport: Interpreter, call: Call,
+                 response: aiohttp.ClientResponse) -> None:
+        self._transport = transport
+        self._call = call
+        self._response = response
+        self._aborted = False
+        self.status = response.status
+        self.headers = response.headers
+
+    def interpret(self, raw: bytes) -> Any:
+        """Run the one answer interpreter over a complete (small) body of this answer:
+        the parsed JSON, or the mapped error raised (``status: fail`` in a validation
+        answer, a body that is not JSON: ``ResponseDecodeError``)."""
+        transport = self._transport
+        try:
+            return transport.interpret(self._call, self.status, self.headers, raw)
+        except SDKError as exc:
+            del raw  # raised on from here: the body stays out of the locals
+            transport.credentials.clean(exc)
+            raise
+
+    def release(self) -> None:
+        """Give the connection back (``Transport.stream`` does it on exit)."""
+        self._response.release()
+
+    @property
+    def content_type(self) -> str:
+        """The media type, lowercase, without parameters."""
+        return self._response.content_type.lower()
+
+    @property
+    def content_disposition(self) -> ContentDisposition | None:
+        """The ``Content-Disposition`` header as aiohttp parses it (None when absent).
+
+        Older aiohttp releases crash on some malformed headers (an empty parameter value:
+        ``attachment; filename=``); such a header has no disposition type, as later
+        releases read it, never a bare ``IndexError``.
+        """
+        try:
+            return self._response.content_disposition
+        except (IndexError, ValueError):
+            return ContentDisposition(None, MappingProxyType({}), None)
+
+    def abort(self) -> None:
+        """End the stream now (``Client.close()``): reads raise ``APIConnectionError``."""
+        self._aborted = True
+        # Closing the connection alone leaves a pending read waiting forever (aiohttp
+        # drops the read timer with the connection): wake it with an exception first.
+        self._response.content.set_exception(aiohttp.ClientConnectionError("closed"))
+        self._response.close()
+
+    async def iter_chunks(self, size: int = C.STREAM_CHUNK_SIZE) -> AsyncIterator[bytes]:
+        """The body in chunks of at most ``size`` bytes; transport failures become
+        ``APIConnectionError``/``APITimeoutError`` (may_have_been_sent=True)."""
+        content = self._response.content
+        while True:
+            failure = None
+            try:
+                chunk = await content.read(size)
+            except TRANSPORT_ERRORS as exc:
+                failure = describe_exception(exc)
+            if self._aborted:
+                failure = CLOSED_IN_FLIGHT
+            if failure is not None:  # raised outside the except: nothing to chain
+                raise self._transport.connection_error(self._call, failure)
+            if not chunk:
+                return
+            yield chunk
