@@ -11,10 +11,10 @@ cancelled out. Repeated runs agree within 0.3%.
 What it cannot see: system time (the sockets' syscalls, the same on every side) and
 memory stalls; time ratios are larger than these counts' ratios (``RESULTS.md``).
 
-Contenders: those of ``ablate_check`` (``raw``, ``raw_prebuilt``, ``wire``,
-``one_coroutine``, the ``+`` steps, ``asyncsdk``), and for ``check_many``: ``workers``
-(the issue's floor, raw aiohttp driven by C workers), ``check_workers`` (C workers
-awaiting ``client.validation.check``) and ``check_many``. Needs ``valgrind`` on PATH.
+Contenders: ``raw`` (the floor: raw aiohttp ``session.get(params=)`` + ``json.loads``),
+``asyncsdk`` (``client.validation.check``), and for ``check_many``: ``workers`` (the
+issue's floor, raw aiohttp driven by C workers), ``check_workers`` (C workers awaiting
+``client.validation.check``) and ``check_many``. Needs ``valgrind`` on PATH.
 """
 
 from __future__ import annotations
@@ -35,8 +35,7 @@ from ._common import API_KEY, ROOT, USERNAME, server_process
 
 SMALL, LARGE = 300, 1300
 MANY = ("workers", "check_workers", "check_many")
-DEFAULT = ("raw", "wire", "one_coroutine", "asyncsdk", "workers", "check_workers",
-           "check_many")
+DEFAULT = ("raw", "asyncsdk", "workers", "check_workers", "check_many")
 
 
 async def _client(name: str, base: str, count: int, concurrency: int) -> None:
@@ -51,11 +50,9 @@ async def _client(name: str, base: str, count: int, concurrency: int) -> None:
         else:
             await _check_workers(base, count, concurrency)
         return
-    from .ablate_check import _contenders
-
     emails = [f"user{i}@example.com" for i in range(count)]
     async with contextlib.AsyncExitStack() as stack:
-        call = (await _contenders(base, stack))[name]
+        call = await _single(name, base, stack)
         for _ in range(3):
             await asyncio.gather(*(call(e) for e in emails[:concurrency]))
         counter = itertools.count()
@@ -65,6 +62,24 @@ async def _client(name: str, base: str, count: int, concurrency: int) -> None:
                 await call(emails[i])
 
         await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+
+async def _single(name: str, base: str, stack: contextlib.AsyncExitStack) -> Any:
+    """``raw`` (the floor) or ``asyncsdk``: one check, as an awaitable function."""
+    import aiohttp
+
+    import asyncsdk
+    from asyncsdk._core import answer as _answer
+
+    from .floors import check_call
+
+    if name == "raw":
+        session = await stack.enter_async_context(aiohttp.ClientSession())
+        return check_call(session, base, json.loads)
+    _answer._json_loads = json.loads  # like the floor
+    client = await stack.enter_async_context(
+        asyncsdk.Client(api_key=API_KEY, username=USERNAME, base_url=base))
+    return client.validation.check
 
 
 async def _check_workers(base: str, count: int, concurrency: int) -> None:

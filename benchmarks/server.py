@@ -85,7 +85,7 @@ async def serve(contacts: int, rows: int, tls_dir: str = "") -> None:
     runner = web.AppRunner(build_app(contacts, rows), access_log=None, handle_signals=False)
     await runner.setup()
     context = None
-    if tls_dir:  # cert.pem and key.pem of 127.0.0.1 (benchmarks.reads_check makes them)
+    if tls_dir:  # cert.pem and key.pem of 127.0.0.1
         import ssl
 
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 
 from .. import _constants as C
 
-__all__ = ["log_attempt", "log_give_up", "log_retry", "setup_logging_from_env"]
+__all__ = ["log_attempt", "log_give_up", "log_retry", "logs", "setup_logging_from_env"]
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO}
 _FORMAT = "[%(asctime)s %(name)s %(levelname)s] %(message)s"
@@ -59,12 +59,16 @@ def setup_logging_from_env(environ: Mapping[str, str] | None = None) -> logging.
 logger = logging.getLogger(C.LOGGER_NAME)
 
 
+def logs(level: int) -> bool:
+    """True when a line at ``level`` would be handled (the caller then builds it)."""
+    return logger.isEnabledFor(level)
+
+
 def log_attempt(method: str, shown_url: str, outcome: int | str, elapsed: float,
                 attempt: int) -> None:
     """The DEBUG line of one attempt (``shown_url``: already redacted)."""
-    if logger.isEnabledFor(logging.DEBUG):
-        logger.debug("%s %s -> %s in %.1f ms (attempt %d)", method, shown_url, outcome,
-                     elapsed * 1000.0, attempt)
+    logger.debug("%s %s -> %s in %.1f ms (attempt %d)", method, shown_url, outcome,
+                 elapsed * 1000.0, attempt)
 
 
 def log_retry(method: str, shown_url: str, reason: str, delay: float, attempt: int) -> None:

@@ -38,41 +38,58 @@ __all__ = ["OUTGOING", "Outgoing", "last_step"]
 
 class Outgoing:
     """What the middleware adds to one call's requests: ``fields`` (name, credential)
-    into the query or, ``in_form``, into the ``form`` sent; only to ``origin``."""
+    into the query or, ``in_form``, into the ``form`` sent, and the base URL's login
+    (``authorization``); only to ``origin`` (scheme and authority)."""
 
-    __slots__ = ("fields", "form", "in_form", "origin")
+    __slots__ = ("authorization", "fields", "form", "in_form", "origin", "query")
 
-    def __init__(self, url: str | tuple[str, str | None, int | None],
-                 fields: tuple[tuple[str, SecretValue], ...], *, in_form: bool,
-                 form: Mapping[str, Any] | None) -> None:
-        if isinstance(url, str):
-            parsed = URL(url)
-            url = (parsed.scheme, parsed.host, parsed.port)
-        self.origin = url
+    def __init__(self, origin: URL | tuple[str, str], fields: tuple[tuple[str, SecretValue], ...],
+                 *, in_form: bool, form: Mapping[str, Any] | None = None,
+                 authorization: SecretValue | None = None) -> None:
+        self.origin = (origin.scheme, origin.raw_authority) if isinstance(origin, URL) else origin
         self.fields = fields
         self.in_form = in_form
         self.form = form
+        self.authorization = authorization
+        #: The fields as an encoded query part, made once (``add_to_query``).
+        self.query = None if in_form else SecretValue(URL.build(
+            query=[(name, value.reveal()) for name, value in fields]).raw_query_string)
 
     def with_form(self, form: Mapping[str, Any]) -> Outgoing:
         """The same credentials, for a call sending ``form``."""
-        return Outgoing(self.origin, self.fields, in_form=self.in_form, form=form)
+        return Outgoing(self.origin, self.fields, in_form=self.in_form, form=form,
+                        authorization=self.authorization)
 
     def applies_to(self, url: URL) -> bool:
         """True for a request to the call's own origin (not a redirect elsewhere)."""
-        return bool(self.fields) and (url.scheme, url.host, url.port) == self.origin
+        return bool(self.fields) and (url.scheme, url.raw_authority) == self.origin
 
-    async def add_to(self, request: aiohttp.ClientRequest) -> None:
-        """Put the credentials into ``request`` (revealed inline: no local holds them)."""
-        if self.in_form:
-            await request.update_body({**(self.form or {}),
-                                       **{name: value.reveal() for name, value in self.fields}})
-        else:
-            request.url = request.url.extend_query(
-                [(name, value.reveal()) for name, value in self.fields])
+    def add_login(self, request: aiohttp.ClientRequest) -> None:
+        """The base URL's login as ``Authorization``, unless the request has one."""
+        if self.authorization is not None and "Authorization" not in request.headers:
+            request.headers["Authorization"] = self.authorization.reveal()
+
+    def add_to_query(self, request: aiohttp.ClientRequest) -> None:
+        """The credentials appended to the query (revealed inline: no local holds them)."""
+        assert self.query is not None
+        url = request.url
+        query = url.raw_query_string
+        request.url = URL.build(
+            scheme=url.scheme, authority=url.raw_authority, path=url.raw_path,
+            query_string=f"{query}&{self.query.reveal()}" if query else self.query.reveal(),
+            fragment=url.raw_fragment, encoded=True)
+
+    async def add_to_form(self, request: aiohttp.ClientRequest) -> None:
+        """The credentials added to the form sent."""
+        await request.update_body({**(self.form or {}),
+                                   **{name: value.reveal() for name, value in self.fields}})
 
     async def take_from(self, request: aiohttp.ClientRequest, url: URL) -> None:
-        """Leave ``request`` as it was before ``add_to``."""
+        """Leave ``request`` as it was before the credentials were added."""
         request.url = url
+        if self.authorization is not None and request.headers.get(
+                "Authorization") == self.authorization.reveal():
+            del request.headers["Authorization"]
         if self.in_form:
             await request.update_body(dict(self.form or {}))
 
@@ -87,34 +104,32 @@ async def last_step(request: aiohttp.ClientRequest,
                     handler: aiohttp.ClientHandlerType) -> aiohttp.ClientResponse:
     """The middleware (module docstring)."""
     outgoing = OUTGOING.get()
-    if outgoing is None or not outgoing.applies_to(request.url):
-        return await _guarded(request, handler)
     url = request.url
-    await outgoing.add_to(request)
-    try:
-        return await _guarded(request, handler)
-    finally:
-        await outgoing.take_from(request, url)
-
-
-async def _guarded(request: aiohttp.ClientRequest,
-                   handler: aiohttp.ClientHandlerType) -> aiohttp.ClientResponse:
+    if outgoing is not None and not outgoing.applies_to(url):
+        outgoing = None  # a redirect to another origin
+    if outgoing is not None:
+        outgoing.add_login(request)
+        if outgoing.in_form:
+            await outgoing.add_to_form(request)
+        else:
+            outgoing.add_to_query(request)
     try:
         return await handler(request)
-    except aiohttp.ConnectionTimeoutError:
-        # Its text quotes the URL with the credentials.
-        raise aiohttp.ConnectionTimeoutError("Connection timeout to host") from None
-    except aiohttp.ClientConnectorError as exc:
-        # Never resent by aiohttp, and it tells "surely not sent" apart: kept.
-        raise _detached(exc) from None
-    except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
-        raise DroppedConnection(type(exc)) from None
     except BaseException as exc:
-        raise _detached(exc) from None
+        raise _leaving(exc) from None
+    finally:
+        if outgoing is not None:
+            await outgoing.take_from(request, url)
 
 
-def _detached(exc: BaseException) -> BaseException:
-    """``exc`` without what ties it to the frames below this one (module docstring)."""
+def _leaving(exc: BaseException) -> BaseException:
+    """What leaves the middleware for ``exc`` (module docstring)."""
+    if isinstance(exc, aiohttp.ConnectionTimeoutError):
+        # Its text quotes the URL with the credentials.
+        return aiohttp.ConnectionTimeoutError("Connection timeout to host")
+    if isinstance(exc, (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError)) and not (
+            isinstance(exc, aiohttp.ClientConnectorError)):  # never resent: kept
+        return DroppedConnection(type(exc))
     exc.__traceback__ = None
     exc.__context__ = None
     return exc

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import platform
 import sys
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, Protocol, TypeVar
 
 import aiohttp
@@ -152,28 +152,36 @@ class SessionOwner:
                 "loop (for example inside each asyncio.run())")
 
     # --- what close() ends ----------------------------------------------------------
-    async def run_attempt(self, attempt: Coroutine[Any, Any, T]) -> T:
-        """Run one attempt so that ``close()`` can end it (module docstring).
+    @property
+    def owns_session(self) -> bool:
+        """True when the session is the client's own (``close()`` closes it)."""
+        return self._owns
 
-        Raises:
-            ClosedInFlight: ``close()`` ended it (a cancellation of the caller's own is
-                raised as it is).
-        """
-        task = asyncio.current_task()
-        before = _cancelling(task)
+    def cancellations(self) -> int:
+        """The current task's pending cancellations now (for ``closed_under``)."""
+        return _cancelling(asyncio.current_task())
+
+    def closed_under(self, cancellations: int) -> bool:
+        """True when a ``CancelledError`` the current task just got came from
+        ``close()`` ending what it waited on, not from a cancellation of the task (it
+        had ``cancellations`` pending when its call began)."""
+        return self.closed and _cancelling(asyncio.current_task()) <= cancellations
+
+    async def in_own_task(self, attempt: Coroutine[Any, Any, T],
+                          orphan: Callable[[T], object]) -> T:
+        """Run an attempt on a caller's session in a task of the client's own, which
+        ``close()`` cancels. ``orphan``: what to do with a result no one will take (the
+        caller was cancelled as the attempt ended): release what it holds."""
+        own = asyncio.get_running_loop().create_task(attempt)
+        self._attempts.add(own)
         try:
-            if self._owns:
-                return await attempt
-            own = asyncio.get_running_loop().create_task(attempt)
-            self._attempts.add(own)
-            try:
-                return await own
-            finally:
-                self._attempts.discard(own)
+            return await own
         except asyncio.CancelledError:
-            if self.closed and _cancelling(task) <= before:
-                raise ClosedInFlight from None
+            if own.done() and not own.cancelled() and own.exception() is None:
+                orphan(own.result())
             raise
+        finally:
+            self._attempts.discard(own)
 
     async def pause(self, seconds: float) -> None:
         """Sleep ``seconds``; ``close()`` wakes it.

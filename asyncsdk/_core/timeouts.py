@@ -24,8 +24,9 @@ from .._checks import check_seconds
 __all__ = ["TimeLimits"]
 
 #: The whole attempt ends this much after aiohttp's bound of the wait for a connection,
-#: so that a timeout while connecting is aiohttp's (known as not sent).
-CONNECT_MARGIN = 0.001
+#: so that a timeout while connecting is aiohttp's (known as not sent): aiohttp starts
+#: that bound a little after the attempt's own, after building the request.
+CONNECT_MARGIN = 0.05
 
 
 @attrs.frozen

@@ -26,6 +26,8 @@ chained.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -34,11 +36,12 @@ from typing import Any, Generic, TypeVar
 
 import aiohttp
 import attrs
+from yarl import URL
 
 from .. import _constants as C
 from .._errors import APIError, RateLimitError, SDKError, ServerError, UsageError
 from .answer import Interpreter
-from .credentials import Credentials
+from .credentials import Credentials, SecretValue
 from .failures import (
     CLOSED_IN_FLIGHT,
     TIME_RAN_OUT,
@@ -47,7 +50,7 @@ from .failures import (
     clean_errors,
     describe_exception,
 )
-from .log import log_attempt, log_give_up, log_retry
+from .log import log_attempt, log_give_up, log_retry, logs
 from .middleware import OUTGOING, Outgoing
 from .operation import AreaRules, Call, Operation
 from .retry import (
@@ -60,7 +63,7 @@ from .retry import (
 from .session import ClosedInFlight, SessionOwner
 from .streamed import StreamedResponse
 from .timeouts import TimeLimits
-from .urls import BaseUrls
+from .urls import BaseUrls, split_login
 
 __all__ = ["Answer", "Attempted", "Attempts", "Exchange", "Transport"]
 
@@ -71,17 +74,22 @@ Answer = tuple[int, Mapping[str, str], bytes]
 
 class Exchange:
     """What every attempt of one call shares: the call, its credentials (``outgoing``),
-    its JSON body, and its time (budget and per-attempt bound)."""
+    its JSON body, its time (budget and per-attempt bound), and how its final answer is
+    handed out: decoded as ``model`` (a list of them, ``many``), or as an open stream."""
 
-    __slots__ = ("budget", "call", "json_body", "outgoing", "per_attempt", "streaming")
+    __slots__ = ("budget", "call", "json_body", "many", "model", "outgoing", "per_attempt",
+                 "streaming")
 
     def __init__(self, call: Call, outgoing: Outgoing | None, json_body: Any, budget: float,
-                 per_attempt: float | None, *, streaming: bool = False) -> None:
+                 per_attempt: float | None, *, model: type[Any] | None = None,
+                 many: bool = False, streaming: bool = False) -> None:
         self.call = call
         self.outgoing = outgoing
         self.json_body = json_body
         self.budget = budget
         self.per_attempt = per_attempt
+        self.model = model
+        self.many = many
         self.streaming = streaming
 
 
@@ -97,6 +105,11 @@ class Attempted(Generic[T]):
         self.value: T = value
         self.answer = answer
         self.failure = failure
+
+    def discard(self) -> None:
+        """Release what the result holds (an open stream) when no one will take it."""
+        if isinstance(self.value, StreamedResponse):
+            self.value.release()
 
 
 class Attempts:
@@ -121,10 +134,6 @@ class Attempts:
         return attrs.evolve(failure, may_have_been_sent=self.sent_maybe)
 
 
-#: How a call's final answer is handed out: read and decoded, or opened as a stream.
-Complete = Callable[[Call, aiohttp.ClientResponse, Attempts], Awaitable[T]]
-
-
 class Transport(Interpreter):
     """Sends operations for a ``Client`` and reads their answers (``Interpreter``);
     ``sleep``, ``rand``, ``clock``: plain attributes, for tests never to really wait."""
@@ -133,7 +142,12 @@ class Transport(Interpreter):
                  sessions: SessionOwner, timeout: float, max_retries: int,
                  attempt_timeout: float | None = None) -> None:
         super().__init__(credentials.with_urls(base_urls.values()))  # their passwords too
-        self.urls = BaseUrls(base_urls)
+        split = {area: split_login(url) if url else (url, None)
+                 for area, url in base_urls.items()}
+        self.urls = BaseUrls({area: url for area, (url, _) in split.items()})
+        #: Each area's base URL login, sent by the middleware (``split_login``).
+        self._logins = {area: SecretValue(login) for area, (_, login) in split.items()
+                        if login is not None}
         self.sessions = sessions
         self.limits = TimeLimits(timeout, attempt_timeout)
         self.max_retries = max_retries
@@ -162,16 +176,11 @@ class Transport(Interpreter):
             budget, per_attempt = self.limits.for_call(timeout, attempt_timeout,
                                                        op.safe_to_repeat)
             exchange = Exchange(call, self._credentials_of(call), json_body, budget,
-                                per_attempt)
+                                per_attempt, model=model, many=many)
         except SDKError as exc:
             self.credentials.clean(exc)
             raise
-
-        async def complete(call: Call, response: aiohttp.ClientResponse,
-                           attempts: Attempts) -> Any:
-            return await self._finish(call, response, attempts, model, many)
-
-        return self._send(exchange, complete)
+        return self._send_handling_retries(exchange)
 
     @asynccontextmanager
     async def stream(
@@ -200,23 +209,23 @@ class Transport(Interpreter):
             owner.discard_stream(streamed)
             streamed.release()
 
-    @clean_errors
     async def _open_stream(self, op: Operation, params: Mapping[str, Any] | None,
                            timeout: float | None, absolute_url: str | None,
                            ) -> StreamedResponse:
-        if absolute_url is None:
-            call = Call(op, self.urls.of(op), params)
-            outgoing = self._credentials_of(call)
-        else:
-            call = Call(op, absolute_url, params, with_credentials=False)
-            outgoing = None
-        exchange = Exchange(call, outgoing, None, self.limits.budget(timeout), None,
-                            streaming=True)
-        return await self._send_handling_retries(exchange, self._open)
-
-    @clean_errors
-    async def _send(self, exchange: Exchange, complete: Complete[T]) -> T:
-        return await self._send_handling_retries(exchange, complete)
+        try:
+            if absolute_url is None:
+                call = Call(op, self.urls.of(op), params)
+                outgoing: Outgoing | None = self._credentials_of(call)
+            else:
+                call = Call(op, absolute_url, params, with_credentials=False)
+                outgoing = None
+            exchange = Exchange(call, outgoing, None, self.limits.budget(timeout), None,
+                                streaming=True)
+        except SDKError as exc:
+            self.credentials.clean(exc)
+            raise
+        streamed: StreamedResponse = await self._send_handling_retries(exchange)
+        return streamed
 
     def _credentials_of(self, call: Call) -> Outgoing:
         """What the middleware adds to ``call``'s requests (``ConfigurationError``: a
@@ -226,30 +235,36 @@ class Transport(Interpreter):
         if outgoing is None:
             fields = self.credentials.fields(area.placement, call.op.name)
             outgoing = self._outgoing[area] = Outgoing(
-                call.url, fields, in_form=area.placement.in_form, form=None)
+                URL(call.url), fields, in_form=area.placement.in_form,
+                authorization=self._logins.get(area))
         return outgoing if call.form is None else outgoing.with_form(call.form)
 
     # --- the attempts ---------------------------------------------------------------
-    async def _send_handling_retries(self, exchange: Exchange, complete: Complete[T]) -> T:
+    @clean_errors
+    async def _send_handling_retries(self, exchange: Exchange) -> Any:
         """Attempts until one gives the call's result, or the call's error."""
         attempts = Attempts(self.clock(), exchange.budget)
+        sessions = self.sessions
+        cancelled_before = sessions.cancellations()
         while True:
             remaining = attempts.deadline - self.clock()
             if remaining <= 0:
                 last = attempts.last
                 raise self._given_up(exchange.call, attempts,
                                      None if last and last.answer else TIME_RAN_OUT)
-            final = attempts.retry >= self.max_retries
+            attempt = self._attempt(exchange, self._timeout(exchange, remaining),
+                                    attempts.retry >= self.max_retries, attempts)
             try:
-                attempted = await self.sessions.run_attempt(
-                    self._attempt(exchange, self._timeout(exchange, remaining), final,
-                                  attempts, complete))
-            except ClosedInFlight:
+                attempted = await (attempt if sessions.owns_session
+                                   else sessions.in_own_task(attempt, Attempted.discard))
+            except asyncio.CancelledError:
+                if not sessions.closed_under(cancelled_before):
+                    raise
                 attempted = Attempted(failure=CLOSED_IN_FLIGHT)
             except APIError as exc:
-                if exc.status_code in C.RETRYABLE_STATUSES:  # the last of its retries
-                    log_give_up(exchange.call.op.method, exchange.call.shown_url, str(exc),
-                                attempts.retry + 1)
+                if exc.status_code in C.RETRYABLE_STATUSES and logs(logging.WARNING):
+                    log_give_up(exchange.call.op.method, self._shown(exchange.call), str(exc),
+                                attempts.retry + 1)  # the last of its retries
                 raise
             if attempted.done:
                 return attempted.value
@@ -286,7 +301,8 @@ class Transport(Interpreter):
             reason, delay = self._answer_pause(call, attempted.answer, attempts)
         if self.clock() + delay >= attempts.deadline:  # a retry could not finish in time
             raise self._given_up(call, attempts, failure)
-        log_retry(call.op.method, call.shown_url, reason, delay, attempts.retry + 2)
+        if logs(logging.INFO):
+            log_retry(call.op.method, self._shown(call), reason, delay, attempts.retry + 2)
         return delay
 
     def _answer_pause(self, call: Call, answer: Answer, attempts: Attempts,
@@ -307,8 +323,14 @@ class Transport(Interpreter):
             error: SDKError = self.refused(call, *attempts.last.answer)
         else:
             error = self.connection_error(call, attempts.failed(failure))
-        log_give_up(call.op.method, call.shown_url, str(error), attempts.retry + 1)
+        if logs(logging.WARNING):
+            log_give_up(call.op.method, self._shown(call), str(error), attempts.retry + 1)
         return error
+
+    def _shown(self, call: Call) -> str:
+        """``call``'s URL as a log line shows it: a hosted result's URL is the
+        service's text, and may carry a credential anywhere."""
+        return self.credentials.scrub(call.shown_url)
 
     def _decided(self, call: Call, answer: Answer) -> SDKError | None:
         """The error a retryable answer means when its body's ``fail`` text decides (no
@@ -318,8 +340,7 @@ class Transport(Interpreter):
         return None if type(meant) in (APIError, ServerError, RateLimitError) else meant
 
     async def _attempt(self, exchange: Exchange, timeout: aiohttp.ClientTimeout,
-                       final: bool, attempts: Attempts, complete: Complete[T],
-                       ) -> Attempted[T]:
+                       final: bool, attempts: Attempts) -> Attempted[Any]:
         """One attempt: the request sent; its answer completed (``complete``) unless it
         is to be retried (not ``final``), then read for the record and released."""
         call = exchange.call
@@ -328,16 +349,21 @@ class Transport(Interpreter):
             response = await self._send_single_request(exchange, timeout)
         except TRANSPORT_ERRORS as exc:
             failure = describe_exception(exc)
-            log_attempt(call.op.method, call.shown_url, failure.message,
-                        self.clock() - started, attempts.retry + 1)
+            if logs(logging.DEBUG):
+                log_attempt(call.op.method, self._shown(call), failure.message,
+                            self.clock() - started, attempts.retry + 1)
             return Attempted(failure=failure)
-        log_attempt(call.op.method, call.shown_url, response.status, self.clock() - started,
-                    attempts.retry + 1)
+        if logs(logging.DEBUG):
+            log_attempt(call.op.method, self._shown(call), response.status,
+                        self.clock() - started, attempts.retry + 1)
         if not final and retries_answer(response.status, call.op.safe_to_repeat):
             body = await self.read_for_retry(call, response)
             return Attempted(answer=(response.status, response.headers, body))
         try:
-            return Attempted(value=await complete(call, response, attempts))
+            if exchange.streaming:
+                return Attempted(value=await self._open(call, response))
+            return Attempted(value=await self._finish(call, response, attempts,
+                                                      exchange.model, exchange.many))
         except TRANSPORT_ERRORS as exc:  # the answer broke off: as a dropped connection
             return Attempted(failure=describe_exception(exc))
 
@@ -374,8 +400,7 @@ class Transport(Interpreter):
         return await self.finish_off_loop(call, response, raw, attempts.retry + 1, elapsed,
                                           model, many)
 
-    async def _open(self, call: Call, response: aiohttp.ClientResponse,
-                    attempts: Attempts) -> StreamedResponse:
+    async def _open(self, call: Call, response: aiohttp.ClientResponse) -> StreamedResponse:
         """A final answer handed out as a stream (a refusal read and raised)."""
         if not 200 <= response.status < 300:
             raise await self.refusal(call, response)

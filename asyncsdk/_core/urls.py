@@ -1,16 +1,21 @@
-"""Each area's base URL and the URL of an operation (``BaseUrls``)."""
+"""Each area's base URL and the URL of an operation (``BaseUrls``); a base URL's
+``user:password@`` part is taken out of it (``split_login``): it is a credential, sent
+as ``Authorization: Basic`` by the library's middleware, last, like the others."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
+
+from yarl import URL
 
 from .. import _constants as C
 from .._errors import ConfigurationError
 from .operation import Operation
 
-__all__ = ["BaseUrls"]
+__all__ = ["BaseUrls", "split_login"]
 
 
 class BaseUrls:
@@ -37,3 +42,14 @@ class BaseUrls:
         if path_id is not None:
             return base + op.path.replace("{id}", quote(str(path_id), safe=""))
         return base + op.path
+
+
+def split_login(url: str) -> tuple[str, str | None]:
+    """``url`` without its ``user:password@`` part, and that login as the value of an
+    ``Authorization: Basic`` header (None: the URL has none), as aiohttp would send it
+    (RFC 7617, latin-1)."""
+    parsed = URL(url)
+    if parsed.user is None and parsed.password is None:
+        return url, None
+    pair = f"{parsed.user or ''}:{parsed.password or ''}".encode("latin-1", "replace")
+    return str(parsed.with_user(None)), "Basic " + base64.b64encode(pair).decode("ascii")

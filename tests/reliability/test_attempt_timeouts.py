@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from typing import Any
 
 import pytest
@@ -59,11 +58,12 @@ async def test_a_cancellation_from_the_caller_is_never_taken_for_a_timeout() -> 
         assert server.count(CHECK_PATH) == 1
 
 
-@pytest.mark.parametrize("stalled", [False, True], ids=["calm loop", "stalled loop"])
-async def test_a_wait_for_a_connection_is_still_surely_not_sent(stalled: bool) -> None:
+async def test_a_wait_for_a_connection_is_still_surely_not_sent() -> None:
     """The one connection is held by a stalled call: the second call's attempt ends
     while it waits for the pool, which aiohttp bounds itself: not sent, so an unsafe
-    retry rule would allow another try, even in a loop held up past both bounds."""
+    retry rule would allow another try. (In a loop held up past both of aiohttp's
+    bounds at once, which fires first is aiohttp's: the answer may then read "may have
+    been sent", the conservative side.)"""
     async with scripted_server() as server:
         server.on(CHECK_PATH, server.stall())
         async with asyncsdk.Client("k", "u", base_url=server.base_url, timeout=30,
@@ -73,10 +73,6 @@ async def test_a_wait_for_a_connection_is_still_surely_not_sent(stalled: bool) -
             await server.wait_for_hits(CHECK_PATH, 1)
             waiter = asyncio.ensure_future(client.validation.check("a@b.com",
                                                                    attempt_timeout=0.05))
-            if stalled:
-                for _ in range(5):  # the waiter reaches the pool and waits there
-                    await asyncio.sleep(0)
-                time.sleep(0.1)  # not a wait: the loop held up past both bounds (a stall)
             with pytest.raises(asyncsdk.APITimeoutError) as info:
                 await waiter
             holder.cancel()

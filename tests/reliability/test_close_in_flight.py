@@ -21,10 +21,6 @@ import asyncsdk
 HANG = 10.0  # only reached if the call hangs: the test then fails
 
 
-async def _never(delay: float) -> None:
-    await asyncio.Event().wait()
-
-
 async def _ended_by_close(client: asyncsdk.Client, call: Any, ready: Any) -> BaseException:
     task = asyncio.ensure_future(call)
     await ready()
@@ -53,9 +49,10 @@ async def test_a_call_waiting_for_its_answer_ends_with_an_sdk_error(own_session:
 
 async def test_a_call_sleeping_before_a_retry_ends_with_an_sdk_error() -> None:
     async with scripted_server() as server:
-        server.on(CHECK_PATH, server.answer({"detail": "busy"}, status=503))
-        client = asyncsdk.Client("k", "u", base_url=server.base_url)
-        client._transport.sleep = _never  # the backoff would never end by itself
+        # Retry in a minute: only close() ends the wait before that.
+        server.on(CHECK_PATH, server.answer({"detail": "busy"}, status=503,
+                                            headers={"Retry-After": "60"}))
+        client = asyncsdk.Client("k", "u", base_url=server.base_url, timeout=300)
         error = await _ended_by_close(client, client.validation.check("a@b.com"),
                                       lambda: server.wait_for_hits(CHECK_PATH, 1))
         assert isinstance(error, asyncsdk.APIConnectionError)

@@ -29,13 +29,15 @@ def _shown(exc: BaseException) -> str:
 async def test_a_call_ended_in_its_retry_sleep_shows_no_credential(status: int) -> None:
     sleeping = asyncio.Event()
 
-    async def sleep(delay: float) -> None:
-        sleeping.set()
-        await asyncio.Event().wait()  # ended only by close()
-
     async with scripted_server() as server:
         server.on(CHECK_PATH, server.answer({"detail": f"busy {KEY}"}, status=status))
         client = asyncsdk.Client(KEY, USER, base_url=server.base_url)
+        pause = client._transport.sleep
+
+        async def sleep(delay: float) -> None:
+            sleeping.set()
+            await pause(3600)  # ended only by close()
+
         client._transport.sleep = sleep
         task = asyncio.ensure_future(client.validation.check("a@b.com"))
         await asyncio.wait_for(sleeping.wait(), HANG)
