@@ -36,7 +36,7 @@ __all__ = [
 
 def is_known(value: object) -> bool:
     """True for a documented member of its enum, False for an unknown value."""
-    return isinstance(value, enum.Enum) and type(value)._member_map_.get(value.name) is value
+    return isinstance(value, enum.Enum) and type(value).__members__.get(value.name) is value
 
 
 class OpenIntEnum(enum.IntEnum):

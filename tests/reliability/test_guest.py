@@ -1,0 +1,167 @@
+"""The library is a guest in the user's process (DESIGN §3): it never touches the garbage
+collector, never uses a private attribute of its dependencies outside the one compat
+module (``_core/aiohttp_compat.py``), never cancels a task it did not create, and never
+clears the frames of an exception that is not its own.
+
+The first three are read from the source (every module of the library; the command line
+and the sandbox are applications of their own and are left out of the task rule); the
+last two are also shown by behaviour.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from auth_helpers import serve
+from scripted_server import CHECK_PATH, scripted_server
+
+import asyncsdk
+
+PACKAGE = Path(asyncsdk.__file__).parent
+MODULES = sorted(PACKAGE.rglob("*.py"))
+#: The one module allowed to read what aiohttp offers no public API for.
+COMPAT = PACKAGE / "_core" / "aiohttp_compat.py"
+DEPENDENCIES = {"aiohttp", "yarl", "multidict", "asyncio", "attr", "attrs", "cattrs", "orjson"}
+#: Private attributes read on objects of the library's own (module: expressions).
+OWN_PRIVATE = {
+    "_core/credentials.py": {"other._value"},  # SecretValue.__eq__
+    "resources/validation/jobs.py": {"job._transport"},  # ValidationJob's own helper
+}
+#: ``.cancel()`` calls of the library, each on something it made itself.
+OWN_CANCELS = {
+    "_core/session.py": 2,  # its own pause timer, its own attempt tasks on a caller's session
+    "resources/validation/check_many.py": 1,  # its own worker tasks
+}
+
+
+def _tree(path: Path) -> ast.AST:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+def _relative(path: Path) -> str:
+    return path.relative_to(PACKAGE).as_posix()
+
+
+@pytest.mark.parametrize("path", MODULES, ids=_relative)
+def test_no_module_touches_the_garbage_collector(path: Path) -> None:
+    found = [node.lineno for node in ast.walk(_tree(path))
+             if (isinstance(node, ast.Import) and any(a.name == "gc" for a in node.names))
+             or (isinstance(node, ast.ImportFrom) and node.module == "gc")
+             or (isinstance(node, ast.Name) and node.id == "gc")]
+    assert not found, f"{_relative(path)} uses gc at lines {found}"
+
+
+def _private_uses(path: Path) -> list[str]:
+    """Private attributes read on objects that are not ``self``/``cls`` (enum's
+    documented ``_name_``/``_value_`` aside), private modules or names imported from a
+    dependency, and private names given to ``getattr``/``setattr``/``hasattr``."""
+    found = []
+    own = OWN_PRIVATE.get(_relative(path), set())
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not (
+                node.attr.startswith("__") or node.attr in ("_name_", "_value_", "_missing_")):
+            base = ast.unparse(node.value)
+            if base not in ("self", "cls") and f"{base}.{node.attr}" not in own:
+                found.append(f"{node.lineno}: {base}.{node.attr}")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in DEPENDENCIES:
+            names = [*(node.module or "").split("."), *(a.name for a in node.names)]
+            if any(n.startswith("_") for n in names):
+                found.append(f"{node.lineno}: from {node.module} import ...")
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id in ("getattr", "setattr", "hasattr", "delattr")
+              and len(node.args) > 1 and isinstance(node.args[1], ast.Constant)
+              and ast.unparse(node.args[0]) not in ("self", "cls")
+              and str(node.args[1].value).startswith("_")
+              and not str(node.args[1].value).startswith("__")):
+            found.append(f"{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+@pytest.mark.parametrize("path", [p for p in MODULES if p != COMPAT], ids=_relative)
+def test_no_private_attribute_of_a_dependency_outside_the_compat_module(path: Path) -> None:
+    found = _private_uses(path)
+    assert not found, f"{_relative(path)}: {found}"
+
+
+def test_the_private_check_sees_the_compat_modules_read() -> None:
+    """The oracle itself: the compat module's one read is what the check reports."""
+    assert [use.split(": ", 1)[1] for use in _private_uses(COMPAT)] == [
+        "getattr(session, '_middlewares', None)"]
+
+
+def test_the_library_cancels_only_what_it_made() -> None:
+    cancels: dict[str, int] = {}
+    for path in MODULES:
+        relative = _relative(path)
+        if relative.startswith(("cli/", "testing/")):
+            continue  # applications of their own: their own command and server tasks
+        count = sum(1 for node in ast.walk(_tree(path))
+                    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "cancel")
+        if count:
+            cancels[relative] = count
+    assert cancels == OWN_CANCELS, "a new .cancel(): on something the library made?"
+
+
+@pytest.mark.parametrize("own_session", [True, False])
+async def test_close_ends_a_call_without_cancelling_the_callers_task(own_session: bool) -> None:
+    """The caller's task is never cancelled: its call ends with the SDK's error and the
+    task goes on (it awaits something else afterwards) with no cancellation pending."""
+    async with scripted_server() as server:
+        server.on(CHECK_PATH, server.stall())
+        session = None if own_session else aiohttp.ClientSession()
+        client = asyncsdk.Client("k", "u", base_url=server.base_url, session=session)
+        after: list[object] = []
+
+        async def caller() -> None:
+            try:
+                await client.validation.check("a@b.com")
+            except asyncsdk.APIConnectionError as exc:
+                after.append(exc)
+            await asyncio.sleep(0)  # a cancelled task would be cancelled here
+            me = asyncio.current_task()
+            assert me is not None
+            after.append(me.cancelling() if sys.version_info >= (3, 11) else 0)
+
+        task = asyncio.ensure_future(caller())
+        await server.wait_for_hits(CHECK_PATH, 1)
+        await client.close()
+        await asyncio.wait_for(task, 10)
+        if session is not None:
+            await session.close()
+    assert isinstance(after[0], asyncsdk.APIConnectionError) and "closed" in str(after[0])
+    assert after[1] == 0 and not task.cancelled()
+
+
+async def test_an_exception_not_the_librarys_keeps_its_frames() -> None:
+    """A caller's trace hook fails inside aiohttp: the exception reaches the caller as it
+    is, and the hook's own frame still holds its locals (a debugger, an error tracker)."""
+    marker = object()
+
+    async def failing_hook(*_: Any) -> None:
+        mine = marker  # a local the caller's debugger must still see
+        raise RuntimeError(f"trace hook failed {id(mine)}")
+
+    tracer = aiohttp.TraceConfig()
+    tracer.on_request_start.append(failing_hook)
+
+    async def never(request: Any) -> Any:  # pragma: no cover - never reached
+        raise AssertionError
+
+    async with serve(never) as base, aiohttp.ClientSession(trace_configs=[tracer]) as s, \
+            asyncsdk.Client("k", "u", base_url=base, session=s) as client:
+        with pytest.raises(RuntimeError, match="trace hook failed") as info:
+            await client.validation.check("a@b.com")
+    frames = []
+    tb = info.value.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    hook = [f for f in frames if f.f_code.co_name == "failing_hook"]
+    assert hook and hook[0].f_locals.get("mine") is marker
