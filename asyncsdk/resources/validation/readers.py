@@ -2,8 +2,8 @@
 
 Each is fed piece by piece and keeps only what it cannot yet decide on, so reading a
 large answer costs memory bounded by the piece size (plus one CSV record), never by the
-size of the answer. They know nothing of the service or its models (``_results`` maps
-their output to ``EmailRow``).
+size of the answer. They know nothing of the service or its models (``results`` and
+``rows`` map their output to ``EmailRow``).
 
 * ``Utf8Decoder``: bytes to text; a UTF-8 BOM at the very start is dropped.
 * ``JsonMemberReader``: one top-level JSON object, handing out the decoded text of one

@@ -47,7 +47,7 @@ class _Disposition(Protocol):
 
 
 class Answer(Protocol):
-    """What ``ResultText`` needs of a streamed answer (``_transport.StreamedResponse``)."""
+    """What ``ResultText`` needs of a streamed answer (``_core.answer.StreamedResponse``)."""
 
     @property
     def content_type(self) -> str: ...
