@@ -72,6 +72,10 @@ class Utf8Decoder:
             text: str = self._decoder.decode(data, final)
         except UnicodeDecodeError as exc:
             raise StreamDecodeError(f"the answer is not valid UTF-8 ({exc.reason})") from None
+        if final and self._decoder.getstate()[0]:
+            # A body cut inside a BOM (b"\xef", b"\xef\xbb"): utf-8-sig keeps those bytes
+            # waiting and, at the end, drops them without a word.
+            raise StreamDecodeError("the answer is not valid UTF-8 (unexpected end of data)")
         return text
 
 
