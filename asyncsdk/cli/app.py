@@ -17,10 +17,10 @@ unreadable input, an output that cannot be written), 130 interrupted (Ctrl-C), 1
 terminated (SIGTERM, handled as Ctrl-C is), 141 the reader of stdout went away
 (``| head``).
 
-The modules behind it: ``_cli_parser`` (flags), ``_cli_commands`` (jobs, check, mail,
-resources), ``_cli_check_many``, ``_cli_results`` (the result CSV), ``_cli_progress``,
-``_cli_inputs`` (the input files), ``_cli_common`` (exit codes, signals, JSON output:
-``to_jsonable``).
+The modules behind it: ``parser`` (flags); one module per command family: ``jobs``
+(validate, jobs), ``check``, ``check_many``, ``mail``, ``resources`` (the resource
+areas); ``inputs`` (the input files), ``outputs`` (the result CSV and the summary),
+``progress``, ``common`` (exit codes, signals, JSON output: ``to_jsonable``).
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from .. import __version__
 from .. import _constants as C
 from .._client import Client
 from .._errors import ConfigurationError, InvalidInputError, SDKError
+from .check import cmd_check
 from .check_many import cmd_check_many
-from .commands import cmd_check, cmd_jobs, cmd_mail, cmd_resource, cmd_validate
 from .common import (
     EXIT_BROKEN_PIPE,
     EXIT_FAILED,
@@ -55,8 +55,11 @@ from .common import (
     signal_name,
     to_jsonable,
 )
+from .jobs import cmd_jobs, cmd_validate
+from .mail import cmd_mail
 from .parser import RESOURCES
 from .parser import build_parser as _build_parser
+from .resources import cmd_resource
 
 __all__ = ["build_parser", "main", "print_json", "run", "to_jsonable"]
 
@@ -151,6 +154,25 @@ def dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run the command, turning every expected failure into one line and an exit code."""
     if args.command == "sandbox":
         return serve_sandbox(args, out, err)
+    env = make_environment(args, out, err)
+    try:
+        return asyncio.run(run(args, env))
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, SIGTERM
+        return stopped_by_signal(env, err)
+    except BrokenPipeError:
+        raise
+    except (UsageProblem, ConfigurationError, InvalidInputError) as exc:
+        return report(exc, err, args.debug, EXIT_USAGE)
+    except SDKError as exc:
+        return report(exc, err, args.debug, EXIT_FAILED)
+    except OSError as exc:  # writing the output file failed
+        return report(exc, err, args.debug, EXIT_FAILED)
+
+
+def make_environment(args: argparse.Namespace, out: TextIO, err: TextIO) -> Environment:
+    """The command's streams, and the global flags that a command it prints must repeat
+    to run as this one did. A flag that may carry a secret is never printed: a note then
+    asks for the credentials instead."""
     flags, hidden = [], bool(args.api_key or args.username)
     if args.base_url:
         parts = urlsplit(args.base_url)
@@ -160,24 +182,18 @@ def dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             flags = ["--base-url", args.base_url]
     if getattr(args, "sandbox", False):  # a command to run next runs against one too
         flags = ["--sandbox", *flags]
-    env = Environment(stdout=out, stderr=err, follow_up_flags=flags,
-                      credentials_on_command_line=hidden)
-    try:
-        return asyncio.run(run(args, env))
-    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, SIGTERM
-        if env.signal is None or env.signal == signal.SIGINT:
-            print("asyncsdk: interrupted", file=err)
-            return EXIT_INTERRUPTED
-        print(f"asyncsdk: stopped by {signal_name(env.signal)}", file=err)
-        return 128 + env.signal
-    except BrokenPipeError:
-        raise
-    except (UsageProblem, ConfigurationError, InvalidInputError) as exc:
-        return report(exc, err, args.debug, EXIT_USAGE)
-    except SDKError as exc:
-        return report(exc, err, args.debug, EXIT_FAILED)
-    except OSError as exc:  # writing the output file failed
-        return report(exc, err, args.debug, EXIT_FAILED)
+    return Environment(stdout=out, stderr=err, follow_up_flags=flags,
+                       credentials_on_command_line=hidden)
+
+
+def stopped_by_signal(env: Environment, err: TextIO) -> int:
+    """Say that Ctrl-C or a signal stopped the command; its exit code (130, or 128 + the
+    signal's number as a shell reports it)."""
+    if env.signal is None or env.signal == signal.SIGINT:
+        print("asyncsdk: interrupted", file=err)
+        return EXIT_INTERRUPTED
+    print(f"asyncsdk: stopped by {signal_name(env.signal)}", file=err)
+    return 128 + env.signal
 
 
 def serve_sandbox(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

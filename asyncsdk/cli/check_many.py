@@ -17,7 +17,7 @@ import contextlib
 import itertools
 import os
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -55,21 +55,8 @@ async def cmd_check_many(client: Client, args: argparse.Namespace, env: Environm
     progress.advance(len(done))
     run = Run(writer, progress, args.max_consecutive_failures)
     source = (row for row in inputs.rows() if row.position not in done)
-    task = asyncio.current_task()
-    assert task is not None
-
-    def on_signal(signum: int) -> None:
-        if run.interrupted is None:  # the first: finish what is paid for, send no more
-            run.interrupted = env.signal = signum
-            progress.close()
-            env.say(f"stopping: waiting for the checks in flight to end (at most "
-                    f"{args.timeout:g}s); {signal_name(signum)} again stops at once, "
-                    "losing their answers")
-        else:  # the second: at once
-            task.cancel()
-
     try:
-        with handle, handle_signals(on_signal):
+        with handle, handle_signals(signal_handler(run, env, args.timeout)):
             stopped = await run.check(client, source, args.concurrency)
             if stopped is not None and run.interrupted is None:
                 run.give_up(source, stopped)
@@ -93,20 +80,48 @@ async def cmd_check_many(client: Client, args: argparse.Namespace, env: Environm
                 f"rest, run: {env.command(*resume_words(args))}")
         raise
     progress.close()
+    return report_end(run, stopped, args, env)
+
+
+def signal_handler(run: Run, env: Environment, timeout: float) -> Callable[[int], None]:
+    """What Ctrl-C and SIGTERM do to ``run``: the first stops sending and lets the checks
+    in flight end, so that every paid answer is written; the second cancels the command
+    (this task) at once."""
+    task = asyncio.current_task()
+    assert task is not None
+
+    def on_signal(signum: int) -> None:
+        if run.interrupted is None:
+            run.interrupted = env.signal = signum
+            run.progress.close()
+            env.say(f"stopping: waiting for the checks in flight to end (at most "
+                    f"{timeout:g}s); {signal_name(signum)} again stops at once, "
+                    "losing their answers")
+        else:
+            task.cancel()
+
+    return on_signal
+
+
+def report_end(run: Run, stopped: Exception | None, args: argparse.Namespace,
+               env: Environment) -> int:
+    """Say how a run that came to its end ended (interrupted, stopped by a run of
+    failures, or with rows to try again) and the command that goes on from there; print
+    the summary. Returns the exit code."""
+    tally, output = run.writer.tally, Path(args.output)
+    again = env.command(*resume_words(args))
     if run.interrupted is not None:
-        env.say(f"interrupted: {writer.tally.total} finished rows kept in {output} (every "
-                f"check sent has its row); to check only the rest, run: "
-                f"{env.command(*resume_words(args))}")
+        env.say(f"interrupted: {tally.total} finished rows kept in {output} (every "
+                f"check sent has its row); to check only the rest, run: {again}")
         return 128 + run.interrupted
     if stopped is not None:
         env.say(f"stopped sending: {stopped}; {run.given_up} addresses not attempted. "
-                f"When the service is back: {env.command(*resume_words(args))}")
-    elif writer.tally.retryable:
-        env.say(f"{writer.tally.retryable} addresses failed or were not attempted; once "
-                f"the cause is fixed, this sends only them: "
-                f"{env.command(*resume_words(args))}")
-    writer.tally.print(f"{writer.tally.total} addresses checked -> {output}", env.stdout)
-    return EXIT_FAILED if writer.tally.failed else EXIT_OK
+                f"When the service is back: {again}")
+    elif tally.retryable:
+        env.say(f"{tally.retryable} addresses failed or were not attempted; once "
+                f"the cause is fixed, this sends only them: {again}")
+    tally.print(f"{tally.total} addresses checked -> {output}", env.stdout)
+    return EXIT_FAILED if tally.failed else EXIT_OK
 
 
 def resume_words(args: argparse.Namespace) -> list[str]:

@@ -1,6 +1,6 @@
 """The result CSV of ``validate`` and ``check-many`` (one schema for both), the checks
-of an output path, and the summary printed at the end (the input files are
-``_cli_inputs``'s).
+of an output path, and the summary printed at the end (the input files are the
+``inputs`` module's).
 
 Result columns, in order::
 

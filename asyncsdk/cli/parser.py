@@ -56,6 +56,24 @@ def build_parser(version: str) -> argparse.ArgumentParser:
     """The argument parser of the ``asyncsdk`` command (``version``: the library's)."""
     parser = argparse.ArgumentParser(
         prog="asyncsdk", description="Validate email lists and use the service from a shell.")
+    add_global_flags(parser, version)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_validate_flags(
+        commands.add_parser("validate", help="validate a list as a job, end to end"))
+    add_jobs_actions(commands.add_parser("jobs", help="reach a validation job by its id"))
+    add_check_flags(commands.add_parser("check", help="check addresses now; one JSON line each"))
+    add_check_many_flags(commands.add_parser(
+        "check-many", help="check every address of a file, a result row each as it comes"))
+    add_mail_actions(commands.add_parser("mail", help="transactional mail"))
+    for name in RESOURCES:
+        add_resource_actions(commands.add_parser(name, help=f"read {name} (JSON on stdout)"),
+                             name)
+    add_sandbox_flags(commands.add_parser("sandbox", help="serve a sandbox until Ctrl-C"))
+    return parser
+
+
+def add_global_flags(parser: argparse.ArgumentParser, version: str) -> None:
+    """The flags given before the command: the account, the service, the client's limits."""
     parser.add_argument("--version", action="version",
                         version=f"asyncsdk {version} (Python {platform.python_version()})",
                         help="print the version and exit")
@@ -73,15 +91,18 @@ def build_parser(version: str) -> argparse.ArgumentParser:
     parser.add_argument("--max-retries", type=count(0), default=C.DEFAULT_MAX_RETRIES,
                         help="retries of a failed call after the first attempt "
                              "(default %(default)s)")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    validate = commands.add_parser("validate", help="validate a list as a job, end to end")
+
+def add_validate_flags(validate: argparse.ArgumentParser) -> None:
+    """``validate SOURCE -o FILE``."""
     validate.add_argument("source", help="a file URL (or, with --sandbox, a local file)")
     validate.add_argument("-o", "--output", required=True, help="where to write the result CSV")
     add_overwrite_flag(validate)
     add_wait_flags(validate)
 
-    jobs = commands.add_parser("jobs", help="reach a validation job by its id")
+
+def add_jobs_actions(jobs: argparse.ArgumentParser) -> None:
+    """``jobs status|wait|download|rows JOB_ID``."""
     jobs_commands = jobs.add_subparsers(dest="jobs_command", required=True, metavar="ACTION")
     for name, text in (("status", "print the job's status"),
                        ("wait", "wait for the job to end; with -o, write its result"),
@@ -99,11 +120,14 @@ def build_parser(version: str) -> argparse.ArgumentParser:
                                 help="where to write the result CSV")
             add_overwrite_flag(action)
 
-    check = commands.add_parser("check", help="check addresses now; one JSON line each")
+
+def add_check_flags(check: argparse.ArgumentParser) -> None:
+    """``check EMAIL...``."""
     check.add_argument("emails", nargs="+", metavar="EMAIL", help="the addresses to check")
 
-    many = commands.add_parser(
-        "check-many", help="check every address of a file, a result row each as it comes")
+
+def add_check_many_flags(many: argparse.ArgumentParser) -> None:
+    """``check-many FILE -o FILE``, with ``--resume`` or ``--overwrite``."""
     many.add_argument("file", help="CSV whose header has an email column (email, e-mail, "
                                    "mail or email address; separated by , ; or tab; other "
                                    "columns are kept), or one address per line; UTF-8, or "
@@ -125,7 +149,9 @@ def build_parser(version: str) -> argparse.ArgumentParser:
                            "unreachable or failing (5xx); 0 never stops "
                            "(default %(default)s)")
 
-    mail = commands.add_parser("mail", help="transactional mail")
+
+def add_mail_actions(mail: argparse.ArgumentParser) -> None:
+    """``mail send --from --to --subject --html|--html-file``."""
     mail_commands = mail.add_subparsers(dest="mail_command", required=True, metavar="ACTION")
     send = mail_commands.add_parser("send", help="send one HTML mail")
     send.add_argument("--from", dest="sender", required=True,
@@ -136,20 +162,22 @@ def build_parser(version: str) -> argparse.ArgumentParser:
     body.add_argument("--html", help="the HTML body")
     body.add_argument("--html-file", help="a file holding the HTML body")
 
-    for name in RESOURCES:
-        area = commands.add_parser(name, help=f"read {name} (JSON on stdout)")
-        actions = area.add_subparsers(dest="action", required=True, metavar="ACTION")
-        actions.add_parser("list", help=f"all {name}")
-        if name != "invoices":  # the interface has no "get" for invoices
-            actions.add_parser("get", help="one by id").add_argument(
-                "id", help="the id to read")
 
-    serve = commands.add_parser("sandbox", help="serve a sandbox until Ctrl-C")
+def add_resource_actions(area: argparse.ArgumentParser, name: str) -> None:
+    """``NAME list`` and (but for invoices) ``NAME get ID``."""
+    actions = area.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions.add_parser("list", help=f"all {name}")
+    if name != "invoices":  # the interface has no "get" for invoices
+        actions.add_parser("get", help="one by id").add_argument(
+            "id", help="the id to read")
+
+
+def add_sandbox_flags(serve: argparse.ArgumentParser) -> None:
+    """``sandbox --port --host``."""
     serve.add_argument("--port", type=port, default=8080,
                        help="port to listen on; 0 picks a free one (default %(default)s)")
     serve.add_argument("--host", default="127.0.0.1",
                        help="interface to listen on (default %(default)s)")
-    return parser
 
 
 def add_overwrite_flag(parser: argparse.ArgumentParser) -> None:

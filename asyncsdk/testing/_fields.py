@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from functools import partial
+from typing import Any, Literal, TypeGuard
 
 from . import _texts
 
@@ -43,58 +44,87 @@ class _Invalid(Exception):
     pass
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _convert(kind: Kind, value: Any, choices: frozenset[int] | None) -> Any:
     """Return the stored form of ``value`` or raise ``_Invalid(message)``."""
-    if kind in ("str", "email"):
-        if not isinstance(value, str):
-            raise _Invalid("Not a valid string.")
-        if kind == "email" and not _looks_like_email(value):
-            raise _Invalid("Enter a valid email address.")
-        return value
-    if kind == "int":
-        if not _is_int(value):
-            raise _Invalid("A valid integer is required.")
-        if choices is not None and value not in choices:
-            raise _Invalid(f'"{value}" is not a valid choice.')
-        return value
-    if kind == "bool":
-        if not isinstance(value, bool):
-            raise _Invalid("Must be a valid boolean.")
-        return value
-    if kind == "list":
-        if not isinstance(value, list):
-            raise _Invalid(f'Expected a list of items but got type "{type(value).__name__}".')
-        return list(value)
-    if kind == "dict":
-        if not isinstance(value, dict):
-            raise _Invalid(f'Expected a dictionary of items but got type "{type(value).__name__}".')
-        return dict(value)
-    if kind == "decimal":
-        # Money is decimal text; numbers are tolerated, floats are not exact so refused.
-        if isinstance(value, bool) or not isinstance(value, (str, int)):
-            raise _Invalid("A valid number is required.")
-        try:
-            amount = decimal.Decimal(str(value).strip())
-        except decimal.InvalidOperation:
-            raise _Invalid("A valid number is required.") from None
-        if not amount.is_finite():
-            raise _Invalid("A valid number is required.")
-        return f"{amount.quantize(decimal.Decimal('0.01')):f}"
-    if kind == "zipcode":  # text in the document, integers in its samples: keep as text
-        if _is_int(value) or isinstance(value, str):
-            return str(value)
+    if kind == "int":  # the one kind with a list of allowed values
+        return _integer(value, choices)
+    return _CONVERTERS[kind](value)
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
         raise _Invalid("Not a valid string.")
-    if kind == "country":  # an integer code, sometimes sent as digit text
-        if isinstance(value, str) and value.strip().isdigit():
-            value = int(value)
-        if not _is_int(value) or value not in COUNTRY_CODES:
-            raise _Invalid(f'"{value}" is not a valid choice.')
-        return value
-    fmt, shown = _DATE_FORMATS[kind]
+    return value
+
+
+def _email(value: Any) -> str:
+    text = _text(value)
+    if not _looks_like_email(text):
+        raise _Invalid("Enter a valid email address.")
+    return text
+
+
+def _integer(value: Any, choices: frozenset[int] | None) -> int:
+    if not _is_int(value):
+        raise _Invalid("A valid integer is required.")
+    if choices is not None and value not in choices:
+        raise _Invalid(f'"{value}" is not a valid choice.')
+    return value
+
+
+def _boolean(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise _Invalid("Must be a valid boolean.")
+    return value
+
+
+def _list(value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        raise _Invalid(f'Expected a list of items but got type "{type(value).__name__}".')
+    return list(value)
+
+
+def _dict(value: Any) -> dict[Any, Any]:
+    if not isinstance(value, dict):
+        raise _Invalid(f'Expected a dictionary of items but got type "{type(value).__name__}".')
+    return dict(value)
+
+
+def _money(value: Any) -> str:
+    """Money is decimal text; numbers are tolerated, floats are not exact so refused."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise _Invalid("A valid number is required.")
+    try:
+        amount = decimal.Decimal(str(value).strip())
+    except decimal.InvalidOperation:
+        raise _Invalid("A valid number is required.") from None
+    if not amount.is_finite():
+        raise _Invalid("A valid number is required.")
+    return f"{amount.quantize(decimal.Decimal('0.01')):f}"
+
+
+def _zipcode(value: Any) -> str:
+    """Text in the document, integers in its samples: kept as text."""
+    if _is_int(value) or isinstance(value, str):
+        return str(value)
+    raise _Invalid("Not a valid string.")
+
+
+def _country(value: Any) -> int:
+    """An integer code, sometimes sent as digit text."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if not _is_int(value) or value not in COUNTRY_CODES:
+        raise _Invalid(f'"{value}" is not a valid choice.')
+    return value
+
+
+def _date(fmt: str, shown: str, value: Any) -> str:
+    """A date in ``fmt`` (``shown`` to people), stored as ISO text."""
     if not isinstance(value, str):
         raise _Invalid(f"Date has wrong format. Use one of these formats instead: {shown}.")
     try:
@@ -103,6 +133,14 @@ def _convert(kind: Kind, value: Any, choices: frozenset[int] | None) -> Any:
         raise _Invalid(
             f"Date has wrong format. Use one of these formats instead: {shown}."
         ) from None
+
+
+#: The check of each kind of field but ``int``, which has its ``choices``.
+_CONVERTERS: dict[str, Callable[[Any], Any]] = {
+    "str": _text, "email": _email, "bool": _boolean, "list": _list, "dict": _dict,
+    "decimal": _money, "zipcode": _zipcode, "country": _country,
+    **{kind: partial(_date, fmt, shown) for kind, (fmt, shown) in _DATE_FORMATS.items()},
+}
 
 
 def _looks_like_email(value: str) -> bool:

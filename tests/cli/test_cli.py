@@ -178,3 +178,27 @@ def test_a_follow_up_command_keeps_sandbox_mode(monkeypatch: pytest.MonkeyPatch)
     args = cli.build_parser().parse_args(["--sandbox", "check-many", "in.csv", "-o", "o.csv"])
     assert cli.dispatch(args, io.StringIO(), io.StringIO()) == 0
     assert seen == ["asyncsdk --sandbox check-many in.csv --resume"]
+
+
+@pytest.mark.parametrize(("flags", "printed", "note"), [
+    ([], "asyncsdk jobs wait 1", False),
+    (["--base-url", "https://h.example/x"],
+     "asyncsdk --base-url https://h.example/x jobs wait 1", False),
+    (["--sandbox", "--base-url", "https://h.example"],
+     "asyncsdk --sandbox --base-url https://h.example jobs wait 1", False),
+    # a flag that may carry a secret is never printed: a note asks for the credentials
+    (["--base-url", "https://me:pw@h.example"], "asyncsdk jobs wait 1", True),
+    (["--base-url", "https://h.example/?api=k"], "asyncsdk jobs wait 1", True),
+    (["--api-key", "k", "--username", "u"], "asyncsdk jobs wait 1", True),
+])
+def test_a_printed_command_repeats_the_global_flags_but_no_secret(
+    flags: list[str], printed: str, note: bool
+) -> None:
+    from asyncsdk.cli.app import build_parser, make_environment
+
+    args = build_parser().parse_args([*flags, "jobs", "wait", "1"])
+    env = make_environment(args, io.StringIO(), io.StringIO())
+    shown = env.command("jobs", "wait", "1")
+    assert shown.startswith(printed)
+    assert ("--api-key" in shown) is note  # the note names the flags, never a value
+    assert "pw" not in shown and "api=k" not in shown

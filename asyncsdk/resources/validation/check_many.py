@@ -27,6 +27,7 @@ from collections.abc import (
     Iterable,
     Iterator,
 )
+from contextlib import aclosing
 from typing import Any, Protocol
 
 from ..._checks import check_bool, check_count, check_seconds
@@ -165,22 +166,16 @@ class _Run:
     async def outcomes(
         self, emails: Iterable[str] | AsyncIterable[str]
     ) -> AsyncGenerator[CheckOutcome, None]:
+        """The run, as the caller's generator: the outcome of every check as it is ready,
+        then, once every worker has ended, those of the inputs a stopped run did not
+        send; the source's own error last. Closing it ends the workers."""
         self.loop = asyncio.get_running_loop()
-        ready = self.ready
         try:
-            if isinstance(emails, AsyncIterable):
-                self.async_source = aiter(emails)
-                self.lock = asyncio.Lock()
-            else:
-                self.source = iter(emails)
+            self._read_from(emails)
             self._spawn()
             while True:
-                while ready:
-                    outcome = ready.popleft()
-                    self.outstanding -= 1
-                    if self.parked and self.outstanding < self.limit:
-                        _wake(self.parked.popleft())
-                    yield outcome
+                while self.ready:
+                    yield self._receive()
                 if not self.alive:
                     break
                 self.waiter = self.loop.create_future()
@@ -189,23 +184,51 @@ class _Run:
             # Every worker has ended: the source ended or failed, or the run stopped, and
             # every check sent has been yielded.
             if self.stopped is not None:
-                for value in self.leftover:
-                    yield _skipped(value, self.stopped)
-                if self.failure is None and self.source is not None:
-                    for value in self.source:  # the rest, read here: no worker is left
-                        yield _skipped(value, self.stopped)
-                elif self.failure is None and self.async_source is not None:
-                    async for value in self.async_source:
-                        yield _skipped(value, self.stopped)
+                async with aclosing(self._not_attempted(self.stopped)) as rest:
+                    async for outcome in rest:
+                        yield outcome
             if self.failure is not None:
                 raise self.failure
         finally:
-            self.closing = self.done_reading = True
-            pending = [task for task in self.tasks if not task.done()]
-            for task in pending:
-                task.cancel()
-            if pending:
-                await asyncio.gather(*pending, return_exceptions=True)
+            await self._end_workers()
+
+    def _read_from(self, emails: Iterable[str] | AsyncIterable[str]) -> None:
+        if isinstance(emails, AsyncIterable):
+            self.async_source = aiter(emails)
+            self.lock = asyncio.Lock()
+        else:
+            self.source = iter(emails)
+
+    def _receive(self) -> CheckOutcome:
+        """The next ready outcome, received by the consumer: its slot is free again (for
+        a parked worker, if any)."""
+        outcome = self.ready.popleft()
+        self.outstanding -= 1
+        if self.parked and self.outstanding < self.limit:
+            _wake(self.parked.popleft())
+        return outcome
+
+    async def _not_attempted(self, stopped: SDKError) -> AsyncGenerator[CheckOutcome, None]:
+        """The outcomes of the inputs that ``stopped`` kept from being sent: those taken
+        after it, then the rest of the source (read here: no worker is left), unless the
+        source failed."""
+        for value in self.leftover:
+            yield _skipped(value, stopped)
+        if self.failure is None and self.source is not None:
+            for value in self.source:
+                yield _skipped(value, stopped)
+        elif self.failure is None and self.async_source is not None:
+            async for value in self.async_source:
+                yield _skipped(value, stopped)
+
+    async def _end_workers(self) -> None:
+        """No worker takes another input; those still running are cancelled, awaited."""
+        self.closing = self.done_reading = True
+        pending = [task for task in self.tasks if not task.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
 
     # --- the workers -------------------------------------------------------------------
     def _spawn(self) -> None:
@@ -237,6 +260,15 @@ class _Run:
         else:
             self._fail(exc)
 
+    def _take(self, source: Iterator[Any]) -> Any:
+        """The next input of ``source`` (an iterable's), or ``self`` when it has none (it
+        ended or failed)."""
+        try:
+            return next(source)
+        except Exception as exc:
+            self._source_ended(exc)
+            return self
+
     async def _take_async(self) -> Any:
         """The next input of an async source (one reader at a time), or ``self``."""
         assert self.async_source is not None and self.lock is not None
@@ -250,62 +282,10 @@ class _Run:
                 return self
 
     async def _work(self) -> None:
-        # Locals for what does not change: this loop runs once per input.
-        source, check, ready = self.source, self.check, self.ready
-        validity_timeout, request_timeout = self.validity_timeout, self.request_timeout
+        """One worker's life: its checks; a failure of its own handed to the generator
+        (raised there), unless the generator is closing; its end counted."""
         try:
-            while True:
-                while self.outstanding >= self.limit and not self.done_reading:
-                    waiter = self.waiter
-                    if waiter is not None and waiter.done():
-                        # The consumer is woken and runs first (its step is queued
-                        # before ours): one loop turn, and it has taken what is ready.
-                        # A park would cost a future and one more turn before this
-                        # worker sends again (fewer checks in flight meanwhile). Never
-                        # a spin: each turn follows a run of the consumer.
-                        await asyncio.sleep(0)
-                        continue
-                    slot = self.loop.create_future()
-                    self.parked.append(slot)
-                    await slot
-                if self.done_reading:
-                    return
-                self.outstanding += 1
-                if source is not None:  # inline: no coroutine per input
-                    try:
-                        value = next(source)
-                    except Exception as exc:
-                        self._source_ended(exc)
-                        value = self
-                else:
-                    value = await self._take_async()
-                if value is self:
-                    self.outstanding -= 1
-                    return
-                if self.stopped is not None:  # stopped while this worker read the source
-                    self.leftover.append(value)
-                    self.outstanding -= 1
-                    return
-                if self.spawned < self.limit:
-                    self._spawn()  # another input may be waiting: one more worker
-                generation = self.generation
-                try:
-                    result = await check(value, validity_timeout=validity_timeout,
-                                         request_timeout=request_timeout)
-                except SDKError as exc:  # ``InvalidInputError``: never sent (shown as given)
-                    self._deliver(_failed(_shown(value), exc))
-                    if isinstance(exc, _STOPPING) and self.stopped is None:
-                        self.stopped = exc
-                        self._end_reading()
-                    if self.adaptive and not isinstance(exc, InvalidInputError):
-                        self._adapt(isinstance(exc, _THROTTLED), generation)
-                    continue
-                ready.append(_succeeded(value, result))  # _deliver, inlined
-                waiter = self.waiter
-                if waiter is not None and not waiter.done():
-                    waiter.set_result(None)
-                if self.adaptive:
-                    self._adapt(False, generation)
+            await self._check_inputs()
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:
@@ -317,6 +297,73 @@ class _Run:
             self.alive -= 1
             if not self.alive and self.waiter is not None:
                 _wake(self.waiter)
+
+    async def _check_inputs(self) -> None:
+        """Take an input while fewer than ``limit`` are outstanding, check it, deliver its
+        outcome; until no input is left to take."""
+        # Read once: the loop runs once per input.
+        check, source = self.check, self.source
+        validity_timeout, request_timeout = self.validity_timeout, self.request_timeout
+        while True:
+            if self.outstanding >= self.limit and not self.done_reading:
+                await self._slot()  # only when none is free: no coroutine per input
+            if self.done_reading:
+                return
+            self.outstanding += 1
+            value = self._take(source) if source is not None else await self._take_async()
+            if not self._can_check(value):
+                return
+            if self.spawned < self.limit:
+                self._spawn()  # another input may be waiting: one more worker
+            generation = self.generation
+            try:
+                result = await check(value, validity_timeout=validity_timeout,
+                                     request_timeout=request_timeout)
+            except SDKError as exc:  # ``InvalidInputError``: never sent (shown as given)
+                self._check_failed(value, exc, generation)
+                continue
+            self._deliver(_succeeded(value, result))
+            if self.adaptive:
+                self._adapt(False, generation)
+
+    async def _slot(self) -> None:
+        """Wait until fewer than ``limit`` inputs are outstanding, or reading has ended."""
+        while self.outstanding >= self.limit and not self.done_reading:
+            waiter = self.waiter
+            if waiter is not None and waiter.done():
+                # The consumer is woken and runs first (its step is queued before ours):
+                # one loop turn, and it has taken what is ready. A park would cost a
+                # future and one more turn before this worker sends again (fewer checks
+                # in flight meanwhile). Never a spin: each turn follows a run of the
+                # consumer.
+                await asyncio.sleep(0)
+                continue
+            slot = self.loop.create_future()
+            self.parked.append(slot)
+            await slot
+
+    def _can_check(self, value: Any) -> bool:
+        """Whether ``value``, just taken, is checked: not when the source had none left
+        (``self``), nor when the run stopped while it was read (kept, to be accounted for
+        as not attempted). Otherwise its slot is given back."""
+        if value is self:
+            self.outstanding -= 1
+            return False
+        if self.stopped is not None:
+            self.leftover.append(value)
+            self.outstanding -= 1
+            return False
+        return True
+
+    def _check_failed(self, value: Any, exc: SDKError, generation: int) -> None:
+        """Deliver the failure of one check; one that every later check would share
+        stops the run; adaptive mode hears of it."""
+        self._deliver(_failed(_shown(value), exc))
+        if isinstance(exc, _STOPPING) and self.stopped is None:
+            self.stopped = exc
+            self._end_reading()
+        if self.adaptive and not isinstance(exc, InvalidInputError):
+            self._adapt(isinstance(exc, _THROTTLED), generation)
 
     def _adapt(self, throttled: bool, generation: int) -> None:
         """Halve the limit on a throttle of the current window, grow it by one after as

@@ -12,7 +12,7 @@ import datetime as dt
 import inspect
 import os
 import secrets
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from contextlib import aclosing, suppress
 from functools import partial
 from typing import Any, BinaryIO
@@ -321,62 +321,153 @@ async def _poll_until_done(
     on_status: StatusCallback | None,
     request_timeout: float | None,
 ) -> JobStatus:
-    """The polling loop of ``ValidationJob.wait`` (arguments already checked)."""
+    """The polling loop of ``ValidationJob.wait`` (arguments already checked): poll,
+    until the job ends, pausing as the backoff says and the deadline allows."""
     transport = job._transport
-    started = transport.clock()
-    ends_at = reserve = None
-    if deadline is not None:
-        ends_at = started + deadline
-        reserve = min(C.WAIT_FINAL_POLL_RESERVE, C.WAIT_FINAL_POLL_SHARE * deadline)
-    step = interval
-    last_status: JobStatus | str | None = None
-    last_error: BaseException | None = None
-    failures = 0
-    last_poll = False
+    wait = _Wait(job, deadline, on_status, request_timeout)
+    pauses = _backoff(transport, interval, max_interval, factor)
     while True:
-        poll_timeout = request_timeout
-        if ends_at is not None:
-            remaining = ends_at - transport.clock()
-            if remaining <= 0:
-                raise _timed_out(job, deadline, last_status) from last_error
-            poll_timeout = min(transport.limits.budget(poll_timeout), remaining)
-        try:
-            status = await job.status(request_timeout=poll_timeout)
-        except _TRANSIENT as exc:
-            failures += 1
-            last_error = exc
-            if ends_at is None and failures >= C.MAX_WAIT_TRANSIENT_FAILURES:
-                raise
-        else:
-            failures = 0
-            last_error = None
-            last_status = status
-            if on_status is not None:
-                outcome = on_status(status, transport.clock() - started)
-                if inspect.isawaitable(outcome):
-                    if ends_at is None:
-                        await outcome
-                    else:  # the deadline bounds the callback too: cancelled at it
-                        try:
-                            await asyncio.wait_for(outcome, max(0.0, ends_at - transport.clock()))
-                        except asyncio.TimeoutError:  # TimeoutError from 3.11 on
-                            if status not in (JobStatus.SUCCESS, JobStatus.FAIL):
-                                raise _timed_out(job, deadline, last_status) from None
-            if status is JobStatus.SUCCESS:
-                return status
-            if status is JobStatus.FAIL:
-                raise JobFailedError(f"validation job {job.job_id} failed",
-                                     job_id=job.job_id)
-        pause = min(max_interval, step) * (1.0 - C.POLL_JITTER * transport.rand())
+        status = await wait.poll()
+        if status is JobStatus.SUCCESS:
+            return status
+        if status is JobStatus.FAIL:
+            raise JobFailedError(f"validation job {job.job_id} failed", job_id=job.job_id)
+        await _pause(transport, wait.pause(next(pauses)))
+
+
+def _backoff(transport: Transport, interval: float, max_interval: float,
+             factor: float) -> Iterator[float]:
+    """The pauses between polls: ``interval`` growing by ``factor`` up to
+    ``max_interval``, each shortened by a random part of up to ``POLL_JITTER``."""
+    step = interval
+    while True:
+        yield min(max_interval, step) * (1.0 - C.POLL_JITTER * transport.rand())
         step = min(max_interval, step * factor)
-        if ends_at is not None and reserve is not None:
-            remaining = ends_at - transport.clock()
-            if last_poll or remaining <= reserve:  # that was the last poll
-                raise _timed_out(job, deadline, last_status) from last_error
-            if pause >= remaining - reserve:
-                pause = remaining - reserve
-                last_poll = True
-        await _pause(transport, pause)
+
+
+class _Deadline:
+    """The ``deadline`` of one wait, counted from ``started`` on ``clock``: the time left,
+    and the pauses cut so that one last poll still starts ``reserve`` before it
+    (``WAIT_FINAL_POLL_RESERVE``, or a tenth of a deadline under 10 s)."""
+
+    __slots__ = ("clock", "ends_at", "last_poll", "reserve", "seconds")
+
+    def __init__(self, clock: Callable[[], float], started: float, seconds: float) -> None:
+        self.clock = clock
+        self.seconds = seconds
+        self.ends_at = started + seconds
+        self.reserve = min(C.WAIT_FINAL_POLL_RESERVE, C.WAIT_FINAL_POLL_SHARE * seconds)
+        self.last_poll = False  # the next poll is the last one
+
+    def left(self) -> float:
+        """Seconds until the deadline (<= 0: passed)."""
+        return self.ends_at - self.clock()
+
+    def cut(self, pause: float) -> float | None:
+        """``pause``, shortened to end ``reserve`` before the deadline (the poll after it
+        is then the last); None when the poll just made was the last."""
+        left = self.left()
+        if self.last_poll or left <= self.reserve:
+            return None
+        if pause >= left - self.reserve:
+            self.last_poll = True
+            return left - self.reserve
+        return pause
+
+
+class _Wait:
+    """One ``ValidationJob.wait`` in progress: its polls, bounded by the deadline if any;
+    the transient failures it rides out; the statuses it reports to ``on_status``."""
+
+    __slots__ = ("budget", "clock", "deadline", "failures", "job", "last_error",
+                 "last_status", "on_status", "request_timeout", "started")
+
+    def __init__(self, job: ValidationJob, deadline: float | None,
+                 on_status: StatusCallback | None, request_timeout: float | None) -> None:
+        transport = job._transport
+        self.job = job
+        self.clock = transport.clock
+        self.budget = transport.limits.budget
+        self.on_status = on_status
+        self.request_timeout = request_timeout
+        self.started = transport.clock()
+        self.deadline = (None if deadline is None
+                         else _Deadline(transport.clock, self.started, deadline))
+        self.last_status: JobStatus | str | None = None
+        self.last_error: BaseException | None = None  # of the polls failing since the last answer
+        self.failures = 0  # consecutive transient failures
+
+    async def poll(self) -> JobStatus | str | None:
+        """Ask the job's status and report it to ``on_status``; None when the poll failed
+        transiently and the wait goes on.
+
+        Raises:
+            JobTimeoutError: the deadline has passed (before this poll, or within a
+                callback that the job's end did not answer).
+            The poll's error: not a transient one, or one too many of them.
+        """
+        timeout = self._poll_timeout()
+        try:
+            status = await self.job.status(request_timeout=timeout)
+        except _TRANSIENT as exc:
+            if not self._rides_out(exc):
+                raise
+            return None
+        self.failures = 0
+        self.last_error = None
+        self.last_status = status
+        if self.on_status is not None:
+            await self._report(status, self.on_status)
+        return status
+
+    def pause(self, pause: float) -> float:
+        """The backoff's ``pause``, as the deadline allows.
+
+        Raises:
+            JobTimeoutError: no time is left for another poll.
+        """
+        if self.deadline is None:
+            return pause
+        cut = self.deadline.cut(pause)
+        if cut is None:  # that was the last poll
+            raise self._timed_out() from self.last_error
+        return cut
+
+    def _poll_timeout(self) -> float | None:
+        """The next poll's timeout: the time left before the deadline at most."""
+        deadline = self.deadline
+        if deadline is None:
+            return self.request_timeout
+        left = deadline.left()
+        if left <= 0:
+            raise self._timed_out() from self.last_error
+        return min(self.budget(self.request_timeout), left)
+
+    def _rides_out(self, exc: BaseException) -> bool:
+        """Count a transient failure; False when the wait gives up on it (no deadline,
+        ``MAX_WAIT_TRANSIENT_FAILURES`` in a row)."""
+        self.failures += 1
+        self.last_error = exc
+        return self.deadline is not None or self.failures < C.MAX_WAIT_TRANSIENT_FAILURES
+
+    async def _report(self, status: JobStatus | str, on_status: StatusCallback) -> None:
+        """``on_status(status, elapsed)``, awaited if it returns an awaitable; the
+        deadline bounds that too (cancelled at it: the job's end is still reported)."""
+        outcome = on_status(status, self.clock() - self.started)
+        if not inspect.isawaitable(outcome):
+            return
+        if self.deadline is None:
+            await outcome
+            return
+        try:
+            await asyncio.wait_for(outcome, max(0.0, self.deadline.left()))
+        except asyncio.TimeoutError:  # TimeoutError from 3.11 on
+            if status not in (JobStatus.SUCCESS, JobStatus.FAIL):
+                raise self._timed_out() from None
+
+    def _timed_out(self) -> JobTimeoutError:
+        assert self.deadline is not None
+        return _timed_out(self.job, self.deadline.seconds, self.last_status)
 
 
 async def _pause(transport: Transport, seconds: float) -> None:

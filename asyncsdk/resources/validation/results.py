@@ -2,7 +2,7 @@
 
 ``ResultText`` turns the answer's bytes into the CSV text, whichever wire shape it came
 in, and finds a result hosted elsewhere (no I/O); ``csv_text`` streams the job's answer
-(and a hosted result) through it. ``_rows`` turns the text into ``EmailRow``s.
+(and a hosted result) through it. ``rows`` turns the text into ``EmailRow``s.
 
 The shape of an answer (DESIGN §2):
 
@@ -26,6 +26,7 @@ import asyncio
 import re
 import warnings
 from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from typing import Any, Protocol
 
 import aiohttp
@@ -48,7 +49,7 @@ class _Disposition(Protocol):
 
 
 class Answer(Protocol):
-    """What ``ResultText`` needs of a streamed answer (``_transport.StreamedResponse``)."""
+    """What ``ResultText`` needs of a streamed answer (``_core.answer.StreamedResponse``)."""
 
     @property
     def content_type(self) -> str: ...
@@ -215,51 +216,27 @@ async def csv_text(transport: Transport, job_id: int,
                    request_timeout: float | None) -> AsyncGenerator[str, None]:
     """The result CSV of job ``job_id`` as decoded text pieces, whichever shape it came
     in: the job's answer, then the hosted result file it may point to (fetched without
-    credentials).
+    credentials), as ``_answer_texts`` reads them.
 
-    The outermost frame of the stream's own: the hosted URL is the service's text and
-    may carry a credential (``?api=...``), and so do this frame's ``hosted`` and
-    ``chunk`` and the frames of ``Transport.stream`` below (``absolute_url``). Whatever
-    leaves here has them dropped: an ``SDKError`` goes through ``Credentials.clean``
-    (the frames it passed, finished now, cleared), any other through
-    ``forget_own_frames`` (the library's frames only), and this frame's own locals are
-    reset. A failure of the stream
-    that is not the library's is raised as an SDK error outside the ``except`` (it
-    chains nothing).
+    The outermost frame of the stream's own, and what leaves it is clean: the hosted URL
+    is the service's text and may carry a credential (``?api=...``), and so do the locals
+    of ``_answer_texts`` (``hosted``, ``chunk``) and the frames of ``Transport.stream``
+    below (``absolute_url``). This frame holds none of them, and runs ``_answer_texts``
+    closed on the way out (``aclosing``): whatever leaves here has passed through frames
+    that are finished, and has them cleared: an ``SDKError`` through
+    ``Credentials.clean``, any other through ``forget_own_frames`` (the library's
+    frames only); this frame's own text is reset. A failure of the stream that is not
+    the library's is raised as an SDK error outside the ``except`` (it chains nothing).
     """
     failure: SDKError | None = None
     try:
-        hosted: str | None = None
-        while True:
-            if hosted is None:
-                stream = transport.stream(
-                    DOWNLOAD, params={"job_id": job_id}, timeout=request_timeout)
-            else:
-                stream = transport.stream(DOWNLOAD, absolute_url=hosted, timeout=request_timeout)
-            async with stream as response:
-                result = ResultText(response, hosted=hosted is not None)
-                chunks = response.iter_chunks()
-                try:
-                    async for chunk in chunks:
-                        text = result.feed(chunk)
-                        if text:
-                            yield text
-                finally:  # an async generator left suspended: closed now, not at GC
-                    aclose = getattr(chunks, "aclose", None)
-                    if aclose is not None:
-                        await aclose()
-                text = result.finish()
-                if text:
-                    yield text
-            hosted = result.hosted_url
-            if hosted is None:
-                return
+        async with aclosing(_answer_texts(transport, job_id, request_timeout)) as texts:
+            async for text in texts:
+                yield text
     except GeneratorExit:  # closed early by the consumer: nothing shown
         raise
     except BaseException as exc:
-        hosted = None
-        chunk = b""
-        text = ""
+        text = ""  # a piece of the CSV (its header may echo a credential)
         if isinstance(exc, SDKError):
             transport.credentials.clean(exc)
             raise
@@ -269,6 +246,38 @@ async def csv_text(transport: Transport, job_id: int,
         failure = _sdk_error(exc)  # the stream's own failure (the client closed under it)
     if failure is not None:
         raise failure
+
+
+async def _answer_texts(transport: Transport, job_id: int,
+                        request_timeout: float | None) -> AsyncGenerator[str, None]:
+    """The CSV text of the job's answer, then of the result file it points to, if any
+    (``ResultText.hosted_url``, fetched without credentials). Its locals may hold that
+    URL: run it only through ``csv_text``."""
+    hosted: str | None = None
+    while True:
+        if hosted is None:
+            stream = transport.stream(
+                DOWNLOAD, params={"job_id": job_id}, timeout=request_timeout)
+        else:
+            stream = transport.stream(DOWNLOAD, absolute_url=hosted, timeout=request_timeout)
+        async with stream as response:
+            result = ResultText(response, hosted=hosted is not None)
+            chunks = response.iter_chunks()
+            try:
+                async for chunk in chunks:
+                    text = result.feed(chunk)
+                    if text:
+                        yield text
+            finally:  # an async generator left suspended: closed now, not at GC
+                aclose = getattr(chunks, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+            text = result.finish()
+            if text:
+                yield text
+        hosted = result.hosted_url
+        if hosted is None:
+            return
 
 
 def decode_error(transport: Transport, exc: StreamDecodeError) -> ResponseDecodeError:

@@ -57,6 +57,24 @@ def parse_rows(chunks: list[bytes]) -> list[EmailRow]:
     return rows_of([*texts, decoder.decode(b"", True)])
 
 
+# --- UTF-8 ------------------------------------------------------------------------------
+@pytest.mark.parametrize("body", [b"\xef", b"\xef\xbb"])
+def test_a_body_cut_inside_a_bom_is_no_empty_text(body: bytes) -> None:
+    """Before: utf-8-sig kept the bytes of a cut BOM waiting and dropped them at the end,
+    so such a body read as an empty result."""
+    decoder = Utf8Decoder()
+    assert decoder.decode(body) == ""
+    with pytest.raises(StreamDecodeError, match="unexpected end of data"):
+        decoder.decode(b"", True)
+
+
+@pytest.mark.parametrize(("body", "text"), [(b"", ""), (b"\xef\xbb\xbf", ""),
+                                            (b"\xef\xbb\xbfa", "a")])
+def test_a_whole_bom_is_dropped(body: bytes, text: str) -> None:
+    decoder = Utf8Decoder()
+    assert decoder.decode(body) + decoder.decode(b"", True) == text
+
+
 # --- JSON string extraction --------------------------------------------------------------
 TRICKY = 'a,"b""c"\r\nd\\e/f\tg\u00e9\u20ac\U0001F600 \u2028end'
 

@@ -1,6 +1,6 @@
-"""The commands of the command line other than ``check-many``: validation jobs
-(``validate``, ``jobs status|wait|download|rows``), ``check``, ``mail send``, and the
-resource areas."""
+"""The validation-job commands: ``validate`` (submit a list, wait, write the result) and
+``jobs status|wait|download|rows JOB_ID`` (reach a job known by its id). Both print the
+command that finishes a job without paying again when something stops them."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .._client import Client
-from .._errors import ConfigurationError, JobFailedError, JobNotFoundError, JobTimeoutError
+from .._errors import JobFailedError, JobNotFoundError, JobTimeoutError
 from ..resources.validation.jobs import ValidationJob
 from .common import (
     EXIT_FAILED,
@@ -163,44 +163,4 @@ async def cmd_jobs(client: Client, args: argparse.Namespace, env: Environment) -
         return EXIT_OK
     async for row in job.rows():
         print_json(row, env.stdout)
-    return EXIT_OK
-
-
-async def cmd_check(client: Client, args: argparse.Namespace, env: Environment) -> int:
-    """One JSON line per address; exit 1 if any check failed."""
-    failed = 0
-    async for outcome in client.validation.check_many(args.emails, concurrency=8):
-        if isinstance(outcome.error, ConfigurationError):
-            raise outcome.error  # nothing was sent: one line, exit 2
-        if outcome.result is not None:
-            print_json(outcome.result, env.stdout)
-        else:
-            failed += 1
-            print_json({"email": outcome.email, "error": str(outcome.error)}, env.stdout)
-    return EXIT_FAILED if failed else EXIT_OK
-
-
-async def cmd_mail(client: Client, args: argparse.Namespace, env: Environment) -> int:
-    """Send one mail; the ``MailResult`` as JSON."""
-    html = args.html
-    if html is None:
-        path = Path(args.html_file)
-        if await asyncio.to_thread(path.is_dir):
-            raise UsageProblem(f"{args.html_file}: is a directory, not a file")
-        if not await asyncio.to_thread(path.is_file):
-            raise UsageProblem(f"{args.html_file}: no such file")
-        html = await asyncio.to_thread(path.read_text, "utf-8")
-    sent = await client.mail.send(sender=args.sender, to=args.to, subject=args.subject,
-                                  html=html)
-    print_json(sent, env.stdout)
-    return EXIT_OK
-
-
-async def cmd_resource(client: Client, args: argparse.Namespace, env: Environment) -> int:
-    """``list`` or ``get ID`` of a resource area, as JSON."""
-    area = getattr(client, args.command)
-    if args.action == "list":
-        print_json(await area.list(), env.stdout)
-    else:
-        print_json(await area.get(args.id), env.stdout)
     return EXIT_OK
