@@ -14,6 +14,8 @@ is the last of the chain), and it is the boundary of the credentials:
   a kept-alive connection drops before the answer. The transport counts attempts itself
   (``max_retries`` is exact) and must never repeat an unsafe one, so such a drop leaves
   as ``DroppedConnection``, which aiohttp does not resend.
+* **The library's ``User-Agent``**, where the session has none of its own, is set here
+  too (one header set, not the session's headers merged into every request).
 * **Nothing below it leaves.** aiohttp's frames below this one hold the request with its
   credentials, and some of its errors quote that URL (``ConnectionTimeoutError``). An
   exception leaving here is replaced by one of the library's own (a dropped or timed-out
@@ -72,6 +74,7 @@ class Outgoing:
     def add_to_query(self, request: aiohttp.ClientRequest) -> None:
         """The credentials appended to the query (revealed inline: no local holds them)."""
         assert self.query is not None
+        self.add_login(request)
         url = request.url
         query = url.raw_query_string
         request.url = URL.build(
@@ -81,6 +84,7 @@ class Outgoing:
 
     async def add_to_form(self, request: aiohttp.ClientRequest) -> None:
         """The credentials added to the form sent."""
+        self.add_login(request)
         await request.update_body({**(self.form or {}),
                                    **{name: value.reveal() for name, value in self.fields}})
 
@@ -94,32 +98,38 @@ class Outgoing:
             await request.update_body(dict(self.form or {}))
 
 
-#: The credentials the transport's request now in ``session.request`` is to carry; None
-#: outside the library's own requests.
+#: The credentials the transport's request now in ``session.request`` is to carry (none
+#: for a result hosted elsewhere); None outside the library's own requests.
 OUTGOING: contextvars.ContextVar[Outgoing | None] = contextvars.ContextVar(
     "asyncsdk_outgoing", default=None)
 
 
-async def last_step(request: aiohttp.ClientRequest,
-                    handler: aiohttp.ClientHandlerType) -> aiohttp.ClientResponse:
-    """The middleware (module docstring)."""
-    outgoing = OUTGOING.get()
-    url = request.url
-    if outgoing is not None and not outgoing.applies_to(url):
-        outgoing = None  # a redirect to another origin
-    if outgoing is not None:
-        outgoing.add_login(request)
-        if outgoing.in_form:
-            await outgoing.add_to_form(request)
-        else:
-            outgoing.add_to_query(request)
-    try:
-        return await handler(request)
-    except BaseException as exc:
-        raise _leaving(exc) from None
-    finally:
-        if outgoing is not None:
-            await outgoing.take_from(request, url)
+def last_step(user_agent: str | None) -> aiohttp.ClientMiddlewareType:
+    """The library's middleware (module docstring), sending ``user_agent`` as the
+    ``User-Agent`` of the library's requests (None: the session's own is kept)."""
+
+    async def middleware(request: aiohttp.ClientRequest,
+                         handler: aiohttp.ClientHandlerType) -> aiohttp.ClientResponse:
+        outgoing = OUTGOING.get()
+        url = request.url
+        if outgoing is not None:  # the library's own request
+            if user_agent is not None:
+                request.headers["User-Agent"] = user_agent
+            if not outgoing.applies_to(url):
+                outgoing = None  # no credentials (elsewhere, or none to add)
+            elif outgoing.in_form:
+                await outgoing.add_to_form(request)
+            else:
+                outgoing.add_to_query(request)
+        try:
+            return await handler(request)
+        except BaseException as exc:
+            raise _leaving(exc) from None
+        finally:
+            if outgoing is not None:
+                await outgoing.take_from(request, url)
+
+    return middleware
 
 
 def _leaving(exc: BaseException) -> BaseException:

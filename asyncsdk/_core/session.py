@@ -111,11 +111,9 @@ class SessionOwner:
         return self._owns and self._session is not None and not self._session.closed
 
     def _borrowed_options(self, session: aiohttp.ClientSession) -> dict[str, Any]:
-        options: dict[str, Any] = {"raise_for_status": False, "auto_decompress": True,
-                                   "middlewares": (*session_middlewares(session), last_step)}
-        if "User-Agent" not in session.headers:
-            options["headers"] = {"User-Agent": self._agent}
-        return options
+        agent = None if "User-Agent" in session.headers else self._agent  # theirs is kept
+        return {"raise_for_status": False, "auto_decompress": True,
+                "middlewares": (*session_middlewares(session), last_step(agent))}
 
     def session(self) -> aiohttp.ClientSession:
         """The session for a request now; the client's own is created at first use.
@@ -126,24 +124,24 @@ class SessionOwner:
         """
         if self.closed:
             raise UsageError("this Client is closed; create a new one")
-        self._bind()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            raise UsageError("Client calls must be awaited inside a running event loop") from None
+        if loop is not self._loop:
+            self._bind(loop)
         session = self._session
         if session is None:
             session = self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=self._max_connections, limit_per_host=0),
-                trust_env=self._trust_env, headers={"User-Agent": self._agent},
-                middlewares=(last_step,))
+                trust_env=self._trust_env, middlewares=(last_step(self._agent),))
         elif session.closed:
             raise UsageError("the aiohttp session given to Client is closed; pass an open one")
         elif not self._owns and "middlewares" not in self.request_options:
             self.request_options.update(self._borrowed_options(session))
         return session
 
-    def _bind(self) -> None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            raise UsageError("Client calls must be awaited inside a running event loop") from None
+    def _bind(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._loop is None:
             self._loop = loop
         elif self._loop is not loop:
@@ -159,7 +157,10 @@ class SessionOwner:
 
     def cancellations(self) -> int:
         """The current task's pending cancellations now (for ``closed_under``)."""
-        return _cancelling(asyncio.current_task())
+        if sys.version_info < (3, 11):
+            return 0
+        task = asyncio.current_task()
+        return 0 if task is None else task.cancelling()
 
     def closed_under(self, cancellations: int) -> bool:
         """True when a ``CancelledError`` the current task just got came from

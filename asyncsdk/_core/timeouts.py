@@ -43,6 +43,13 @@ class TimeLimits:
     #: every call, so each is built once.
     _bounds: dict[float, aiohttp.ClientTimeout] = attrs.field(factory=dict, init=False,
                                                                repr=False)
+    #: ``for_call(None, None, safe)`` by ``safe``: the pair of nearly every call.
+    _defaults: tuple[tuple[float, float | None], tuple[float, float | None]] = attrs.field(
+        init=False, repr=False)
+
+    @_defaults.default
+    def _default_pairs(self) -> tuple[tuple[float, float | None], tuple[float, float | None]]:
+        return (self.timeout, None), (self.timeout, self.per_attempt(self.timeout, None))
 
     def budget(self, request_timeout: float | None) -> float:
         """The call's time budget: its ``request_timeout`` (checked) or the client's."""
@@ -63,23 +70,26 @@ class TimeLimits:
                  safe: bool) -> tuple[float, float | None]:
         """A call's ``(budget, per_attempt)``, both checked; an unsafe operation's
         attempt is never abandoned (it may have arrived): its bound is None."""
+        if request_timeout is None and attempt_timeout is None:
+            return self._defaults[safe]
         budget = self.budget(request_timeout)
         per_attempt = self.per_attempt(budget, attempt_timeout)
         return budget, per_attempt if safe else None
 
     def attempt(self, remaining: float, per_attempt: float | None) -> aiohttp.ClientTimeout:
         """The ``ClientTimeout`` of an attempt with ``remaining`` seconds of the budget
-        left: bounded by ``per_attempt`` (a safe operation), else by what is left."""
+        left: bounded by ``per_attempt`` (a safe operation), never past the budget."""
         if per_attempt is None:
             return aiohttp.ClientTimeout(total=remaining)
-        bound = min(per_attempt, remaining)
-        cached = self._bounds.get(bound)
+        total = min(per_attempt + CONNECT_MARGIN, remaining)
+        cached = self._bounds.get(total)
         if cached is None:
             if len(self._bounds) >= 64:  # the rest of a budget varies: keep it small
                 self._bounds.clear()
             # Exact timers (never rounded up to a whole second).
-            cached = self._bounds[bound] = aiohttp.ClientTimeout(
-                total=bound + CONNECT_MARGIN, connect=bound, ceil_threshold=math.inf)
+            cached = self._bounds[total] = aiohttp.ClientTimeout(
+                total=total, connect=max(total - CONNECT_MARGIN, total / 2),
+                ceil_threshold=math.inf)
         return cached
 
     @staticmethod

@@ -52,7 +52,7 @@ from .failures import (
 )
 from .log import log_attempt, log_give_up, log_retry, logs
 from .middleware import OUTGOING, Outgoing
-from .operation import AreaRules, Call, Operation
+from .operation import Call, Operation
 from .retry import (
     backoff_delay,
     parse_retry_after,
@@ -146,16 +146,16 @@ class Transport(Interpreter):
                  for area, url in base_urls.items()}
         self.urls = BaseUrls({area: url for area, (url, _) in split.items()})
         #: Each area's base URL login, sent by the middleware (``split_login``).
-        self._logins = {area: SecretValue(login) for area, (_, login) in split.items()
-                        if login is not None}
+        self._logins = {area.argument: SecretValue(login)
+                        for area, (_, login) in split.items() if login is not None}
         self.sessions = sessions
         self.limits = TimeLimits(timeout, attempt_timeout)
         self.max_retries = max_retries
         self.sleep: Callable[[float], Awaitable[Any]] = sessions.pause
         self.rand: Callable[[], float] = random.random
         self.clock: Callable[[], float] = time.monotonic
-        #: Each area's credentials to add, worked out at its first call.
-        self._outgoing: dict[AreaRules, Outgoing] = {}
+        #: Each area's credentials to add (by its argument), worked out at its first call.
+        self._outgoing: dict[str, Outgoing] = {}
 
     # --- the call -------------------------------------------------------------------
     def request(self, op: Operation, *, path_id: str | int | None = None,
@@ -218,7 +218,7 @@ class Transport(Interpreter):
                 outgoing: Outgoing | None = self._credentials_of(call)
             else:
                 call = Call(op, absolute_url, params, with_credentials=False)
-                outgoing = None
+                outgoing = Outgoing(URL(absolute_url), (), in_form=False)  # none added
             exchange = Exchange(call, outgoing, None, self.limits.budget(timeout), None,
                                 streaming=True)
         except SDKError as exc:
@@ -231,12 +231,12 @@ class Transport(Interpreter):
         """What the middleware adds to ``call``'s requests (``ConfigurationError``: a
         credential the area needs is not configured)."""
         area = call.op.area
-        outgoing = self._outgoing.get(area)
+        outgoing = self._outgoing.get(area.argument)
         if outgoing is None:
             fields = self.credentials.fields(area.placement, call.op.name)
-            outgoing = self._outgoing[area] = Outgoing(
+            outgoing = self._outgoing[area.argument] = Outgoing(
                 URL(call.url), fields, in_form=area.placement.in_form,
-                authorization=self._logins.get(area))
+                authorization=self._logins.get(area.argument))
         return outgoing if call.form is None else outgoing.with_form(call.form)
 
     # --- the attempts ---------------------------------------------------------------
@@ -344,16 +344,17 @@ class Transport(Interpreter):
         """One attempt: the request sent; its answer completed (``complete``) unless it
         is to be retried (not ``final``), then read for the record and released."""
         call = exchange.call
-        started = self.clock()
+        debug = logs(logging.DEBUG)
+        started = self.clock() if debug else 0.0
         try:
             response = await self._send_single_request(exchange, timeout)
         except TRANSPORT_ERRORS as exc:
             failure = describe_exception(exc)
-            if logs(logging.DEBUG):
+            if debug:
                 log_attempt(call.op.method, self._shown(call), failure.message,
                             self.clock() - started, attempts.retry + 1)
             return Attempted(failure=failure)
-        if logs(logging.DEBUG):
+        if debug:
             log_attempt(call.op.method, self._shown(call), response.status,
                         self.clock() - started, attempts.retry + 1)
         if not final and retries_answer(response.status, call.op.safe_to_repeat):
@@ -389,9 +390,20 @@ class Transport(Interpreter):
     # --- completing the answer ------------------------------------------------------
     async def _finish(self, call: Call, response: aiohttp.ClientResponse, attempts: Attempts,
                       model: type[Any] | None, many: bool) -> Any:
-        """A final answer read in full, interpreted and decoded (a big one off the loop)."""
+        """A final answer read in full, interpreted and decoded (a big one off the loop).
+
+        An answer that arrived whole with its head (a small one usually does) is taken
+        as aiohttp buffered it (``StreamReader.read_nowait``), not through ``read()``'s
+        coroutines; not on a caller's session, whose trace configs see ``read()``."""
+        content = response.content
         try:
-            raw = await self.read_capped(call, response)
+            if self.sessions.owns_session and content.is_eof():
+                raw = content.read_nowait()
+                if len(raw) > C.MAX_JSON_BODY_BYTES:
+                    raise self.too_large(call, response.status, " (decompressed)",
+                                         C.MAX_JSON_BODY_BYTES)
+            else:
+                raw = await self.read_capped(call, response)
         finally:
             response.release()
         elapsed = self.clock() - attempts.begun

@@ -21,10 +21,12 @@ __all__ = ["BaseUrls", "split_login"]
 class BaseUrls:
     """Each area's base URL (None: not configured), and the URL of an operation."""
 
-    __slots__ = ("by_area",)
+    __slots__ = ("_by_argument", "by_area")
 
     def __init__(self, by_area: Mapping[Any, str | None]) -> None:
         self.by_area = dict(by_area)
+        #: The same by each area's argument name (a str hashes in C, an Enum in Python).
+        self._by_argument = {area.argument: url for area, url in by_area.items()}
 
     def of(self, op: Operation, path_id: str | int | None = None) -> str:
         """Absolute URL of ``op`` (no query), with ``path_id`` put into ``{id}``.
@@ -32,7 +34,7 @@ class BaseUrls:
         Raises:
             ConfigurationError: no URL is configured for the operation's area.
         """
-        base: str | None = self.by_area.get(op.area)
+        base = self._by_argument.get(op.area.argument)
         if not base:
             raise ConfigurationError(
                 f"{op.name}: no URL for this area: pass {op.area.argument}= or base_url= to "
