@@ -77,7 +77,7 @@ class Exchange:
     its JSON body, its time (budget and per-attempt bound), and how its final answer is
     handed out: decoded as ``model`` (a list of them, ``many``), or as an open stream."""
 
-    __slots__ = ("budget", "call", "json_body", "many", "model", "outgoing", "per_attempt",
+    __slots__ = ("budget", "call", "many", "model", "outgoing", "per_attempt", "sent",
                  "streaming")
 
     def __init__(self, call: Call, outgoing: Outgoing | None, json_body: Any, budget: float,
@@ -85,12 +85,20 @@ class Exchange:
                  many: bool = False, streaming: bool = False) -> None:
         self.call = call
         self.outgoing = outgoing
-        self.json_body = json_body
         self.budget = budget
         self.per_attempt = per_attempt
         self.model = model
         self.many = many
         self.streaming = streaming
+        #: What aiohttp is given besides the method, URL and timeout: only what differs
+        #: from its defaults. Unsafe operations follow no redirect (DESIGN §3).
+        self.sent: dict[str, Any] = {"params": call.query or None}
+        if json_body is not None:
+            self.sent["json"] = json_body
+        if call.form is not None:
+            self.sent["data"] = dict(call.form)
+        if not call.op.safe_to_repeat:
+            self.sent["allow_redirects"] = False
 
 
 class Attempted(Generic[T]):
@@ -261,11 +269,6 @@ class Transport(Interpreter):
                 if not sessions.closed_under(cancelled_before):
                     raise
                 attempted = Attempted(failure=CLOSED_IN_FLIGHT)
-            except APIError as exc:
-                if exc.status_code in C.RETRYABLE_STATUSES and logs(logging.WARNING):
-                    log_give_up(exchange.call.op.method, self._shown(exchange.call), str(exc),
-                                attempts.retry + 1)  # the last of its retries
-                raise
             if attempted.done:
                 return attempted.value
             attempts.last = attempted
@@ -367,19 +370,22 @@ class Transport(Interpreter):
                                                       exchange.model, exchange.many))
         except TRANSPORT_ERRORS as exc:  # the answer broke off: as a dropped connection
             return Attempted(failure=describe_exception(exc))
+        except APIError as exc:
+            if exc.status_code in C.RETRYABLE_STATUSES and logs(logging.WARNING):
+                log_give_up(call.op.method, self._shown(call), str(exc),
+                            attempts.retry + 1)  # the last of its retries
+            raise
 
     async def _send_single_request(self, exchange: Exchange,
                                    timeout: aiohttp.ClientTimeout) -> aiohttp.ClientResponse:
         """The request handed to aiohttp, marked for the library's middleware."""
-        session = self.sessions.session()
+        sessions = self.sessions
+        session = sessions.session()
         call = exchange.call
-        form = call.form
         marked = OUTGOING.set(exchange.outgoing)
         try:
-            return await session.request(
-                call.op.method, call.url, params=call.query or None, json=exchange.json_body,
-                data=None if form is None else dict(form), timeout=timeout,
-                allow_redirects=call.op.safe_to_repeat, **self.sessions.request_options)
+            return await session.request(call.op.method, call.url, timeout=timeout,
+                                         **exchange.sent, **sessions.request_options)
         except RuntimeError:
             if session.closed:  # the caller closed the session they gave the client
                 raise UsageError("the aiohttp session given to Client was closed") from None
