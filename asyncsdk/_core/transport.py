@@ -50,7 +50,7 @@ from .failures import (
     clean_errors,
     describe_exception,
 )
-from .log import log_attempt, log_give_up, log_retry, logs
+from .log import log_attempt, log_give_up, log_retry, logger
 from .middleware import OUTGOING, Outgoing
 from .operation import Call, Operation
 from .retry import (
@@ -260,8 +260,10 @@ class Transport(Interpreter):
                 last = attempts.last
                 raise self._given_up(exchange.call, attempts,
                                      None if last and last.answer else TIME_RAN_OUT)
-            attempt = self._attempt(exchange, self._timeout(exchange, remaining),
-                                    attempts.retry >= self.max_retries, attempts)
+            timeout = self.limits.for_attempt(remaining, exchange.budget,
+                                              exchange.per_attempt, exchange.streaming)
+            attempt = self._attempt(exchange, timeout, attempts.retry >= self.max_retries,
+                                    attempts)
             try:
                 attempted = await (attempt if sessions.owns_session
                                    else sessions.in_own_task(attempt, Attempted.discard))
@@ -281,11 +283,6 @@ class Transport(Interpreter):
                         exchange.call, attempts.failed(CLOSED_IN_FLIGHT)) from None
             attempts.retry += 1
 
-    def _timeout(self, exchange: Exchange, remaining: float) -> aiohttp.ClientTimeout:
-        if exchange.streaming:
-            return self.limits.stream(remaining, exchange.budget)
-        return self.limits.attempt(remaining, exchange.per_attempt)
-
     def _next_pause(self, call: Call, attempted: Attempted[Any], attempts: Attempts) -> float:
         """The pause before the next attempt; raises the call's error when there is none
         to make (the policy says no, or it could not finish within the budget)."""
@@ -304,7 +301,7 @@ class Transport(Interpreter):
             reason, delay = self._answer_pause(call, attempted.answer, attempts)
         if self.clock() + delay >= attempts.deadline:  # a retry could not finish in time
             raise self._given_up(call, attempts, failure)
-        if logs(logging.INFO):
+        if logger.isEnabledFor(logging.INFO):
             log_retry(call.op.method, self._shown(call), reason, delay, attempts.retry + 2)
         return delay
 
@@ -326,7 +323,7 @@ class Transport(Interpreter):
             error: SDKError = self.refused(call, *attempts.last.answer)
         else:
             error = self.connection_error(call, attempts.failed(failure))
-        if logs(logging.WARNING):
+        if logger.isEnabledFor(logging.WARNING):
             log_give_up(call.op.method, self._shown(call), str(error), attempts.retry + 1)
         return error
 
@@ -347,7 +344,7 @@ class Transport(Interpreter):
         """One attempt: the request sent; its answer completed (``complete``) unless it
         is to be retried (not ``final``), then read for the record and released."""
         call = exchange.call
-        debug = logs(logging.DEBUG)
+        debug = logger.isEnabledFor(logging.DEBUG)
         started = self.clock() if debug else 0.0
         try:
             response = await self._send_single_request(exchange, timeout)
@@ -371,7 +368,7 @@ class Transport(Interpreter):
         except TRANSPORT_ERRORS as exc:  # the answer broke off: as a dropped connection
             return Attempted(failure=describe_exception(exc))
         except APIError as exc:
-            if exc.status_code in C.RETRYABLE_STATUSES and logs(logging.WARNING):
+            if exc.status_code in C.RETRYABLE_STATUSES and logger.isEnabledFor(logging.WARNING):
                 log_give_up(call.op.method, self._shown(call), str(exc),
                             attempts.retry + 1)  # the last of its retries
             raise
