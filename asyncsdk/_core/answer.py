@@ -39,7 +39,6 @@ from .._errors import (
 )
 from .._serde.big_json import NOT_READ, gil_sharer, read_json
 from .._serde.converter import DecodeFailure, decode, decode_list
-from .._serde.gc_pause import paused_gc
 from .credentials import REDACTED, Area, Credentials, SecretValue, redact_url
 from .failures import (
     CLOSED_IN_FLIGHT,
@@ -285,24 +284,22 @@ class Interpreter:
         """``finish`` in a worker thread without long GIL holds: parsed in slices
         (``read_json``), stepping aside for the loop (``gil_sharer``); a listing's
         parsed records dropped one at a time (one big object is freed whole: its parts
-        may be the models'); the collector paused, what was made promoted
-        (``paused_gc``). Handed back in a list the loop empties: the thread pool keeps
+        may be the models'). Handed back in a list the loop empties: the thread pool keeps
         what a thread returned, and a listing the caller dropped first would be freed
         by the worker."""
-        with paused_gc():
-            share = gil_sharer()
-            parsed = read_json(raw, share=share, loads=_run_loads())
-            try:
-                data = self.interpret(call, status, headers, raw, parsed)
-                if model is None:
-                    return [data]
-                if many:
-                    return [self.decode_many(call.op, data, model, share)]
-                return [self.decode(call.op, data, model)]
-            finally:  # not one long free (``parsed`` is the caller's data without model)
-                while model is not None and parsed.__class__ is list and parsed:
-                    parsed.pop()
-                    share()
+        share = gil_sharer()
+        parsed = read_json(raw, share=share, loads=_run_loads())
+        try:
+            data = self.interpret(call, status, headers, raw, parsed)
+            if model is None:
+                return [data]
+            if many:
+                return [self.decode_many(call.op, data, model, share)]
+            return [self.decode(call.op, data, model)]
+        finally:  # not one long free (``parsed`` is the caller's data without model)
+            while model is not None and parsed.__class__ is list and parsed:
+                parsed.pop()
+                share()
 
     def decode(self, op: Operation, data: Any, model: type[M]) -> M:
         """``data`` read as ``model``; ``ResponseDecodeError`` (with the body) if it can't."""

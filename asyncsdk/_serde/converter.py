@@ -47,7 +47,6 @@ from ..models._base import (
     split_optional,
 )
 from ..models.codes import OpenIntEnum, OpenStrEnum
-from .gc_pause import paused_gc
 
 if TYPE_CHECKING:
     import cattrs
@@ -457,22 +456,19 @@ def decode_list(data: Any, model: type[T],
                 share: Callable[[], None] | None = None) -> list[T]:
     """Read a JSON array of ``model`` objects; raises ``DecodeFailure`` (with the path to
     the bad value) if it cannot. ``share``: called after each element (a worker thread's
-    ``_json_slices.gil_sharer``, letting the event loop in). Inside ``paused_gc``: tens
-    of thousands of objects, none in a cycle, that no collection should walk at once.
-    """
+    ``big_json.gil_sharer``, letting the event loop in)."""
     from .fastdecode import decoder_for
 
     if not isinstance(data, list):
         raise DecodeFailure(f"expected a list of {model.__name__}, got {type(data).__name__}")
     one = decoder_for(model)
-    with paused_gc():
-        try:
-            if share is None:
-                return [one(item) for item in data]
-            out = []
-            for item in data:
-                out.append(one(item))
-                share()
-            return out
-        except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
-            raise _failure(exc, model, "$" + failing_index(one, data)) from None
+    try:
+        if share is None:
+            return [one(item) for item in data]
+        out = []
+        for item in data:
+            out.append(one(item))
+            share()
+        return out
+    except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
+        raise _failure(exc, model, "$" + failing_index(one, data)) from None
