@@ -204,14 +204,20 @@ def parse_datetime(value: Any, _: Any = dt.datetime) -> dt.datetime | None:
         return None if day is None else dt.datetime.combine(day, dt.time())
 
 
+#: Each open code list's members by (type, value) of their exact value, found once.
+_MEMBERS: dict[type[enum.Enum], dict[tuple[type, Any], enum.Enum]] = {}
+
+
 def _code_hook(value: Any, enum_cls: type[enum.Enum]) -> Any:
     """Open code lists: a known value becomes its member, an unknown one the enum's
-    unknown value (``_missing_`` of the open enums in ``models.codes``)."""
-    kind = value.__class__
-    if kind is str or kind is int:  # a member's exact value: the member (no enum call)
-        member = enum_cls._value2member_map_.get(value)
-        if member is not None and member._value_.__class__ is kind:
-            return member
+    unknown value (``_missing_`` of the open enums in ``models.codes``). A member's
+    exact value (of the member's own type) is looked up without calling the enum."""
+    members = _MEMBERS.get(enum_cls)
+    if members is None:
+        members = _MEMBERS[enum_cls] = {(type(m.value), m.value): m for m in enum_cls}
+    member = members.get((value.__class__, value))
+    if member is not None:
+        return member
     return enum_cls(parse_int(value) if issubclass(enum_cls, int) else parse_str(value))
 
 
