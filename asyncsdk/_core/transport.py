@@ -253,6 +253,7 @@ class Transport(Interpreter):
         """Attempts until one gives the call's result, or the call's error."""
         attempts = Attempts(self.clock(), exchange.budget)
         sessions = self.sessions
+        session = sessions.session()  # a closed client, another loop: UsageError now
         cancelled_before = sessions.cancellations()
         while True:
             remaining = attempts.deadline - self.clock()
@@ -262,8 +263,8 @@ class Transport(Interpreter):
                                      None if last and last.answer else TIME_RAN_OUT)
             timeout = self.limits.for_attempt(remaining, exchange.budget,
                                               exchange.per_attempt, exchange.streaming)
-            attempt = self._attempt(exchange, timeout, attempts.retry >= self.max_retries,
-                                    attempts)
+            attempt = self._attempt(session, exchange, timeout,
+                                    attempts.retry >= self.max_retries, attempts)
             try:
                 attempted = await (attempt if sessions.owns_session
                                    else sessions.in_own_task(attempt, Attempted.discard))
@@ -339,15 +340,16 @@ class Transport(Interpreter):
         meant = self.refused(call, *answer)
         return None if type(meant) in (APIError, ServerError, RateLimitError) else meant
 
-    async def _attempt(self, exchange: Exchange, timeout: aiohttp.ClientTimeout,
-                       final: bool, attempts: Attempts) -> Attempted[Any]:
+    async def _attempt(self, session: aiohttp.ClientSession, exchange: Exchange,
+                       timeout: aiohttp.ClientTimeout, final: bool,
+                       attempts: Attempts) -> Attempted[Any]:
         """One attempt: the request sent; its answer completed (``complete``) unless it
         is to be retried (not ``final``), then read for the record and released."""
         call = exchange.call
         debug = logger.isEnabledFor(logging.DEBUG)
         started = self.clock() if debug else 0.0
         try:
-            response = await self._send_single_request(exchange, timeout)
+            response = await self._send_single_request(session, exchange, timeout)
         except TRANSPORT_ERRORS as exc:
             failure = describe_exception(exc)
             if debug:
@@ -373,16 +375,14 @@ class Transport(Interpreter):
                             attempts.retry + 1)  # the last of its retries
             raise
 
-    async def _send_single_request(self, exchange: Exchange,
+    async def _send_single_request(self, session: aiohttp.ClientSession, exchange: Exchange,
                                    timeout: aiohttp.ClientTimeout) -> aiohttp.ClientResponse:
         """The request handed to aiohttp, marked for the library's middleware."""
-        sessions = self.sessions
-        session = sessions.session()
         call = exchange.call
         marked = OUTGOING.set(exchange.outgoing)
         try:
             return await session.request(call.op.method, call.url, timeout=timeout,
-                                         **exchange.sent, **sessions.request_options)
+                                         **exchange.sent, **self.sessions.request_options)
         except RuntimeError:
             if session.closed:  # the caller closed the session they gave the client
                 raise UsageError("the aiohttp session given to Client was closed") from None

@@ -215,7 +215,8 @@ def _code_hook(value: Any, enum_cls: type[enum.Enum]) -> Any:
     members = _MEMBERS.get(enum_cls)
     if members is None:
         members = _MEMBERS[enum_cls] = {(type(m.value), m.value): m for m in enum_cls}
-    member = members.get((value.__class__, value))
+    kind = value.__class__
+    member = members.get((kind, value)) if kind is str or kind is int else None
     if member is not None:
         return member
     return enum_cls(parse_int(value) if issubclass(enum_cls, int) else parse_str(value))
