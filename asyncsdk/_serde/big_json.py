@@ -1,11 +1,24 @@
-"""A big JSON document read in short C calls, for a worker thread (see ``read_json``),
-and ``gil_sharer``, which lets the event loop in while that thread works.
+"""JSON answers read with one semantics (``parse_json``, and ``read_json`` for a big
+one, in short C calls for a worker thread), and ``gil_sharer``, which lets the event loop
+in while that thread works.
 
-Parsing a multi-megabyte listing with one ``json.loads`` holds the GIL for the whole
-parse, so the event loop cannot run meanwhile even though the parse is in another
-thread. Read in pieces, no single C call covers much of the body; and since a thread
-that wants the GIL otherwise waits the interpreter's switch interval (5 ms) before it is
-handed over, the worker also steps aside every ``OFFLOAD_SHARE_SECONDS``.
+**One reading.** Every answer, and every element of it, is read as ``json.loads`` reads
+it, whatever the answer's size, wherever the slices of a big one fall, and with or
+without the ``speedups`` extra: integers exact at any size, floats as ``float()``
+reads them (a number beyond a double is ``inf``), ``NaN``/``Infinity`` accepted, a lone
+surrogate escape kept, a byte order mark or UTF-16/32 accepted. orjson (the extra) is
+only a faster way to the same values: it is used where it reads what ``json`` reads,
+and ``json`` reads the rest. orjson reads an integer beyond 64 bits as a float, so a
+document with a run of 19 digits or more anywhere (``FAST_IS_EXACT_UP_TO``) is read by
+``json`` alone; what orjson refuses (a lone surrogate, a number beyond a double, NaN,
+a byte order mark) is read by ``json``, which gives the value or the error.
+
+**A big answer off the loop.** Parsing a multi-megabyte listing with one ``json.loads``
+holds the GIL for the whole parse, so the event loop cannot run meanwhile even though
+the parse is in another thread. Read in pieces, no single C call covers much of the
+body; and since a thread that wants the GIL otherwise waits the interpreter's switch
+interval (5 ms) before it is handed over, the worker also steps aside every
+``OFFLOAD_SHARE_SECONDS``.
 """
 
 from __future__ import annotations
@@ -19,7 +32,24 @@ from typing import Any
 
 from .. import _constants as C
 
-__all__ = ["NOT_READ", "gil_sharer", "read_json"]
+__all__ = ["FAST_IS_EXACT_UP_TO", "FAST_LOADS", "NOT_READ", "gil_sharer", "parse_json",
+           "read_json"]
+
+#: orjson's ``loads`` (the ``speedups`` extra), or None: the faster parser, used where it
+#: reads what ``json`` reads (module docstring).
+FAST_LOADS: Callable[[Any], Any] | None
+try:
+    from orjson import loads as FAST_LOADS  # type: ignore[import-not-found,no-redef,unused-ignore]
+except ImportError:  # pragma: no cover - depends on the environment
+    FAST_LOADS = None
+
+#: The longest run of digits with which orjson's numbers are ``json``'s: an integer of
+#: 18 digits is within 64 bits; from 19 on it may be beyond, where orjson reads a float.
+FAST_IS_EXACT_UP_TO = 18
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_TOO_MANY_DIGITS = b"0" * (FAST_IS_EXACT_UP_TO + 1)
+#: Bytes of the body looked at in one call by ``fast_is_exact``.
+_LOOK_AT = 1 << 20
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _WHITE = " \t\n\r"
@@ -69,6 +99,32 @@ def gil_sharer(every: float = C.OFFLOAD_SHARE_SECONDS) -> Callable[[], None]:
 NOT_READ: Any = object()
 
 
+def fast_is_exact(raw: bytes, share: Callable[[], None] | None = None) -> bool:
+    """True when the faster parser reads ``raw`` as ``json`` does wherever it accepts it:
+    no run of more than ``FAST_IS_EXACT_UP_TO`` digits anywhere (in a string too: a cheap
+    look at the bytes, not a parse). ``share`` is called between megabytes."""
+    for start in range(0, len(raw), _LOOK_AT):
+        piece = raw[start:start + _LOOK_AT + FAST_IS_EXACT_UP_TO]  # runs across the edge
+        if _TOO_MANY_DIGITS in piece.translate(_DIGITS_AS_ZERO):
+            return False
+        if share is not None:
+            share()
+    return True
+
+
+def parse_json(raw: bytes) -> Any:
+    """``json.loads(raw)``: by ``FAST_LOADS`` where it reads the same (module docstring),
+    else by ``json``, which raises ``ValueError`` (or ``RecursionError``) for what is not
+    JSON."""
+    fast = FAST_LOADS
+    if fast is not None and fast_is_exact(raw):
+        try:
+            return fast(raw)
+        except ValueError:
+            pass  # refused: ``json`` reads it or says why not
+    return json.loads(raw)
+
+
 def read_json(raw: bytes, *, window: int = C.OFFLOAD_WINDOW_BYTES,
               slice_chars: int = C.OFFLOAD_SLICE_CHARS,
               share: Callable[[], None] | None = None,
@@ -86,10 +142,16 @@ def read_json(raw: bytes, *, window: int = C.OFFLOAD_WINDOW_BYTES,
     up to ``slice_chars`` at a time (``_Reader.batch``). So a listing of lists of 1,000
     contacts costs about what ``json.loads`` costs, in calls of at most a slice each.
     (A container far bigger than those before it at the same place is still parsed in
-    one call.) With ``loads`` (``orjson.loads``: faster) runs are parsed by it first,
-    and by the scanner where it refuses one; values are then what ``loads`` makes.
+    one call.) With ``loads`` (``FAST_LOADS``: faster, reading as ``json`` does but for
+    an integer beyond 64 bits, which it may read as a float, and what it refuses) runs
+    are parsed by it first, and by the scanner where it refuses one; a document where
+    it would not read as ``json`` does (``fast_is_exact``) is read without it. Every
+    element is then what ``json.loads`` makes of it, wherever the slices fall.
     """
-    reader = _Reader(raw, window, slice_chars, share or _nothing, loads)
+    share = share or _nothing
+    if loads is not None and not fast_is_exact(raw, share):
+        loads = None  # one reading for the whole document: ``json``'s
+    reader = _Reader(raw, window, slice_chars, share, loads)
     try:
         if not reader.skip():
             return NOT_READ
