@@ -60,6 +60,9 @@ _NUMBER_GOES_ON = frozenset("0123456789.eE+-")
 _MAX_DESCENT = 16
 #: Places learned at most (then the members of an object at an unknown key share one).
 _MAX_PLACES = 1024
+#: A member name longer than this is not spelt out in a place (its members share
+#: ``.*``): a place is copied for every member below it.
+_MAX_NAME_IN_PLACE = 64
 
 _clock = time.perf_counter
 _sleep = time.sleep
@@ -380,10 +383,7 @@ class _Reader:
             self.pos += 1
             if not self.skip():
                 raise _Bad
-            here = f"{place}.{key}"
-            if here not in self.descend and len(self.descend) >= _MAX_PLACES:
-                here = place + ".*"  # a map keyed by ids: one place for its members
-            out[key] = self.value(here, depth)
+            out[key] = self.value(self.place_of(place, key), depth)
             mark = self.skip()
             self.pos += 1
             if mark == "}":
@@ -392,14 +392,29 @@ class _Reader:
                 raise _Bad
             mark = self.skip()
 
+    def place_of(self, place: str, key: str) -> str:
+        """The place of member ``key`` of the object at ``place``: ``place.key``, or
+        ``place.*`` (shared) for a long name or once ``_MAX_PLACES`` are known (a map
+        keyed by ids)."""
+        if len(key) > _MAX_NAME_IN_PLACE:
+            return place + ".*"
+        here = f"{place}.{key}"
+        if here not in self.descend and len(self.descend) >= _MAX_PLACES:
+            return place + ".*"
+        return here
+
     def key(self) -> str:
-        """The member name at pos (a string, '"' there)."""
+        """The member name at pos (a string, '"' there). A name cut by the window's
+        edge is scanned again with twice the text after each cut (as ``whole`` does for
+        values), so a long name costs linear work, not a scan per window."""
+        grow = self.window
         while True:
             try:
                 key, end = _scan_string(self.text, self.pos + 1)
             except json.JSONDecodeError:
-                if not self.more(self.window):
+                if not self.more(grow):
                     raise _Bad from None
+                grow *= 2
             else:
                 self.pos = end
                 return key
