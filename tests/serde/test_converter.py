@@ -106,9 +106,9 @@ def test_the_converter_is_configured_once() -> None:
     converter = _convert.get_converter()
     assert _convert.get_converter() is converter
     assert not converter.detailed_validation
-    decode({"email": "a", "status": "s"}, asyncsdk.CheckResult)
+    decode({"email": "a", "status": "s", "result": "Valid"}, asyncsdk.CheckResult)
     hook = _convert._READERS[asyncsdk.CheckResult]
-    decode({"email": "b", "status": "s"}, asyncsdk.CheckResult)
+    decode({"email": "b", "status": "s", "result": "Bounce"}, asyncsdk.CheckResult)
     assert _convert._READERS[asyncsdk.CheckResult] is hook
 
 
