@@ -106,6 +106,8 @@ def fast_is_exact(raw: bytes, share: Callable[[], None] | None = None) -> bool:
     """True when the faster parser reads ``raw`` as ``json`` does wherever it accepts it:
     no run of more than ``FAST_IS_EXACT_UP_TO`` digits anywhere (in a string too: a cheap
     look at the bytes, not a parse). ``share`` is called between megabytes."""
+    if len(raw) <= _LOOK_AT:  # a small answer: one look
+        return _TOO_MANY_DIGITS not in raw.translate(_DIGITS_AS_ZERO)
     for start in range(0, len(raw), _LOOK_AT):
         piece = raw[start:start + _LOOK_AT + FAST_IS_EXACT_UP_TO]  # runs across the edge
         if _TOO_MANY_DIGITS in piece.translate(_DIGITS_AS_ZERO):

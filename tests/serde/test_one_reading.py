@@ -171,3 +171,17 @@ def test_nan_and_a_bom_read_as_json_loads_reads_them(fast: Callable[[Any], Any])
         assert same(parse_json_with(fast, body), json.loads(body))
     with pytest.raises(ValueError):
         parse_json_with(fast, b"[1,]")
+
+
+@pytest.mark.parametrize("shift", [-19, -10, -1, 0, 1])
+def test_a_long_number_across_the_looks_megabyte_edge_is_seen(shift: int) -> None:
+    """``fast_is_exact`` looks at a big body a megabyte at a time: a run of digits cut by
+    that edge is still seen (the looks overlap)."""
+    number = str(2**70 + 1)  # 22 digits
+    head = b'[{"pad": "' + b"x" * ((1 << 20) + shift - 14) + b'"}, '
+    body = head + number.encode() + b"]"
+    assert body.index(number.encode()) == (1 << 20) + shift
+    assert not big_json.fast_is_exact(body)
+    assert big_json.fast_is_exact(body.replace(number.encode(), b"1" * 18))
+    got = read_json(body, loads=like_orjson)
+    assert same(got, json.loads(body))
