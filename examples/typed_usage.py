@@ -6,9 +6,12 @@ file does nothing; run it against the sandbox with ``python examples/typed_usage
 
 What it shows about types:
 
-* ``CheckResult.result`` is a ``Verdict | None`` (a verdict the library does not know is
-  an unknown ``Verdict`` value, still a ``str``), ``Lead.industry`` an ``Industry | None``:
-  compare with the members directly.
+* ``CheckResult.result`` is a ``Verdict`` (a verdict the library does not know is an
+  unknown ``Verdict`` value, still a ``str``), so it goes to a function taking a
+  ``Verdict`` as it is; ``Lead.industry`` is an ``Industry | None``: compare with the
+  members directly.
+* ``job.status()`` and ``job.wait()`` return a ``JobStatus`` (open too: an unknown
+  state is an unknown ``JobStatus`` value), and ``on_status`` receives one.
 * ``if outcome.ok:`` narrows a ``CheckOutcome`` to ``CheckSuccess``, whose ``result`` is
   a ``CheckResult`` (not ``None``).
 * Ids of answers are ``int | None`` (every response field is optional): check before
@@ -38,6 +41,7 @@ from asyncsdk import (
     InvoiceLine,
     InvoiceLineItem,
     InvoiceUpdate,
+    JobStatus,
     Lead,
     LeadInput,
     LeadSource,
@@ -51,8 +55,18 @@ from asyncsdk import (
 )
 
 
+def describe(verdict: Verdict) -> str:
+    """A verdict in words (an unknown one as the service's text)."""
+    if verdict is Verdict.VALID:
+        return "deliverable"
+    if verdict is Verdict.BOUNCE:
+        return "bounces"
+    return f"unsure ({verdict})"
+
+
 async def quickstart(client: asyncsdk.Client) -> None:
     result: CheckResult = await client.validation.check("someone@example.com")
+    print(describe(result.result), result.role)
     if result.result is Verdict.VALID:
         print(result.result, result.role)
 
@@ -68,10 +82,10 @@ async def check_many(client: asyncsdk.Client, addresses: Iterable[str]) -> int:
     return valid
 
 
-def describe(outcome: CheckOutcome) -> str:
+def describe_outcome(outcome: CheckOutcome) -> str:
     if outcome.ok:
-        verdict: Verdict | None = outcome.result.result
-        return f"{outcome.email}: {verdict}"
+        verdict: Verdict = outcome.result.result
+        return f"{outcome.email}: {describe(verdict)}"
     error: asyncsdk.SDKError = outcome.error
     return f"{outcome.email}: {type(error).__name__} (attempted={outcome.attempted})"
 
@@ -80,10 +94,18 @@ async def jobs(client: asyncsdk.Client, url: str) -> int:
     job: ValidationJob = await client.validation.create_job(url)
     saved = job.to_dict()
     job = client.validation.job_from_dict(saved)
+    now: JobStatus = await job.status()
+    if now is JobStatus.FAIL:
+        return 0
+
+    def report(status: JobStatus, elapsed: float) -> None:
+        print(f"{elapsed:.0f}s {status}")
+
     try:
-        await job.wait(deadline=3600, on_status=lambda s, t: print(f"{t:.0f}s {s}"))
+        done: JobStatus = await job.wait(deadline=3600, on_status=report)
     except asyncsdk.JobTimeoutError:
         return 0
+    print(done)
     rows = 0
     async for row in job.rows():
         checked: EmailRow = row

@@ -1,7 +1,8 @@
 """Typing of the public surface (issue 14).
 
 * ``examples/typed_usage.py`` (the README's patterns) passes ``mypy --strict``, and
-  mypy sees the enums (``Verdict | None``, not ``str``) and the ``ok`` narrowing.
+  mypy sees the enums (``Verdict``, ``Industry | None``, not ``str``) and the ``ok``
+  narrowing.
 * Every model type a public resource or job method returns is importable from
   ``asyncsdk``.
 """
@@ -62,7 +63,7 @@ def test_mypy_sees_the_enums_and_the_narrowing(tmp_path: Path) -> None:
     out, _ = _mypy(str(probe))
     revealed = _revealed(out)
     assert revealed == [
-        "asyncsdk.models.codes.Verdict | None", "asyncsdk.models.codes.Industry | None",
+        "asyncsdk.models.codes.Verdict", "asyncsdk.models.codes.Industry | None",
         "asyncsdk.models.codes.MailState | None", "asyncsdk.models.codes.Verdict",
         "asyncsdk.models.validation.CheckResult", "asyncsdk._errors.SDKError"], out
 
@@ -166,7 +167,7 @@ def test_with_raw_response_is_typed_as_the_methods_it_wraps(tmp_path: Path) -> N
     out, _ = _mypy(str(probe))
     revealed = _revealed(out)
     assert revealed == ["list[asyncsdk.models.contacts.ContactList]",
-                        "asyncsdk.models.codes.Verdict | None", "int"], out
+                        "asyncsdk.models.codes.Verdict", "int"], out
     errors = [line for line in out.splitlines() if ": error: " in line]
     assert len(errors) == 3, out
     assert '"validaton"' in errors[0] and "incompatible type" in errors[1]

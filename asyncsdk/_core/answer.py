@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import aiohttp
 
@@ -30,7 +30,7 @@ from .._errors import (
     error_class_for_status,
     error_class_for_text,
 )
-from .._serde.big_json import NOT_READ, gil_sharer, read_json
+from .._serde.big_json import FAST_LOADS, NOT_READ, gil_sharer, parse_json, read_json
 from .._serde.converter import DecodeFailure, decode, decode_list
 from .credentials import Credentials
 from .failures import TRANSPORT_ERRORS, Failure, message_from_body, message_from_data
@@ -40,16 +40,15 @@ from .retry import parse_retry_after
 
 M = TypeVar("M")
 
-_json_loads: Callable[[bytes], Any]
-try:  # optional speedup (extra "speedups"); same semantics as json.loads
-    from orjson import loads as _json_loads  # type: ignore[import-not-found,no-redef,unused-ignore]
-except ImportError:  # pragma: no cover - depends on the environment
-    _json_loads = json.loads
+#: How a small answer is parsed: as ``json.loads`` reads it, by orjson (the speedups
+#: extra) where that reads the same (``_serde.big_json``: one reading at any size).
+_json_loads: Callable[[bytes], Any] = parse_json
+
 
 def _run_loads() -> Callable[[str], Any] | None:
-    """How ``read_json`` parses runs of a big listing: as small answers are
-    parsed (``orjson.loads`` with the speedups extra; None: the ``json`` scanner)."""
-    return None if _json_loads is json.loads else cast("Callable[[str], Any]", _json_loads)
+    """How ``read_json`` parses runs of a big listing: orjson with the speedups extra,
+    where it reads as ``json`` does (None: the ``json`` scanner)."""
+    return FAST_LOADS
 
 
 class Interpreter:

@@ -1,14 +1,27 @@
-"""Logging switched on from the environment: ``ASYNCSDK_LOG=debug`` (or ``info``).
+"""The library's log lines, and logging switched on from the environment.
 
-As ``OPENAI_LOG`` and ``STRIPE_LOG`` do: the first ``Client`` built in a process reads
-the variable and, when it says ``debug`` or ``info`` (any case, surrounding spaces
-ignored), attaches one stderr handler at that level to the ``asyncsdk`` logger and sets
-the logger's level. Nothing happens at import, and later clients do not read it again.
-The logger still propagates, so an application that configures logging itself needs
-no variable (and, if it also logs to stderr at that level, sees each line twice: unset
-the variable then). Another value is ignored with one ``RuntimeWarning``. DEBUG lines
-are redacted like everything else (one per attempt: method, redacted URL, status,
-elapsed, attempt).
+**What is logged** (``logging.getLogger("asyncsdk")``, every URL redacted and scrubbed):
+one DEBUG line per attempt (method, URL, status or failure, elapsed, attempt); each
+retry at INFO with its reason and wait, as ``Retrying GET <url> in 0.50 seconds
+(attempt 2: HTTP 503)``; a call given up at WARNING (``Giving up GET <url> after 3
+attempt(s): ...``). The logger propagates, so an application that configures logging
+(``logging.basicConfig()``) gets them with its own records, and has a ``NullHandler``:
+a program that configured nothing is not shown the library's warnings by Python's
+last-resort handler.
+
+**ASYNCSDK_LOG** (as ``OPENAI_LOG`` and ``STRIPE_LOG``): the first ``Client`` built in a
+process reads the variable and, when it says ``debug`` or ``info`` (any case,
+surrounding spaces ignored), sets the logger's level and attaches one stderr handler
+at that level. Nothing happens at import, and later clients do not read it again.
+Another value is ignored with one ``RuntimeWarning``.
+
+**Each line once.** The variable's handler prints only while the application has not
+configured logging: once the root logger has a handler that takes the record
+(``logging.basicConfig()``, before or after the first client), that handler prints it,
+in the application's format, and the variable's handler steps aside. So
+``ASYNCSDK_LOG=debug`` with ``basicConfig()`` prints each line once, and the variable
+then only sets the level. (A logger that does not propagate keeps the variable's
+handler printing.)
 """
 
 from __future__ import annotations
@@ -46,8 +59,7 @@ def setup_logging_from_env(environ: Mapping[str, str] | None = None) -> logging.
         warnings.warn(f"{C.ENV_LOG}={value[:20]!r} is not understood: use debug or info",
                       RuntimeWarning, stacklevel=3)
         return None
-    logger = logging.getLogger(C.LOGGER_NAME)
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _VariableHandler(sys.stderr)
     handler.setFormatter(logging.Formatter(_FORMAT))
     handler.setLevel(level)
     logger.addHandler(handler)
@@ -55,8 +67,28 @@ def setup_logging_from_env(environ: Mapping[str, str] | None = None) -> logging.
     return handler
 
 
+class _VariableHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """The handler ``ASYNCSDK_LOG`` attaches: prints a record unless the application's
+    logging (a handler of the root logger, which the record reaches as it propagates)
+    prints it (module docstring: each line once)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not _printed_by_the_application(record):
+            super().emit(record)
+
+
+def _printed_by_the_application(record: logging.LogRecord) -> bool:
+    """True when ``record`` reaches a root handler whose level takes it."""
+    source = logging.getLogger(record.name)
+    while source.propagate and source.parent is not None:
+        source = source.parent
+    return source is logging.root and any(
+        record.levelno >= handler.level for handler in logging.root.handlers)
+
+
 # --- the lines the transport logs --------------------------------------------------------
 logger = logging.getLogger(C.LOGGER_NAME)
+logger.addHandler(logging.NullHandler())  # no last-resort lines in an unconfigured program
 
 
 def log_attempt(method: str, shown_url: str, outcome: int | str, elapsed: float,

@@ -108,8 +108,12 @@ class SessionOwner:
 
     @property
     def owns_open_session(self) -> bool:
-        """True while the owner's own session exists and is open (``__del__`` warns)."""
-        return self.owns_session and self._session is not None and not self._session.closed
+        """True while the owner's own session exists and ``close()`` has not released it
+        (``Client.__del__`` warns). Judged from the owner's own state, not the session's
+        ``closed``: a client collected in a reference cycle is finalised in one pass
+        with its session, in no set order, and aiohttp's connector closes itself as it
+        warns; had it gone first, the client would say nothing."""
+        return self.owns_session and self._session is not None and not self.closed
 
     def _borrowed_options(self, session: aiohttp.ClientSession) -> dict[str, Any]:
         agent = None if "User-Agent" in session.headers else self._agent  # theirs is kept

@@ -295,6 +295,7 @@ class Transport(Interpreter):
                 raise self._given_up(call, attempts, failure)
             if retries_at_once(failure, attempts.dropped):
                 attempts.dropped = True
+                self._log_retry(call, failure.message, 0.0, attempts)
                 return 0.0
             reason, delay = failure.message, backoff_delay(attempts.retry, self.rand)
         else:
@@ -302,9 +303,13 @@ class Transport(Interpreter):
             reason, delay = self._answer_pause(call, attempted.answer, attempts)
         if self.clock() + delay >= attempts.deadline:  # a retry could not finish in time
             raise self._given_up(call, attempts, failure)
+        self._log_retry(call, reason, delay, attempts)
+        return delay
+
+    def _log_retry(self, call: Call, reason: str, delay: float, attempts: Attempts) -> None:
+        """The INFO line of the retry about to be made (attempt ``retry + 2``)."""
         if logger.isEnabledFor(logging.INFO):
             log_retry(call.op.method, self._shown(call), reason, delay, attempts.retry + 2)
-        return delay
 
     def _answer_pause(self, call: Call, answer: Answer, attempts: Attempts,
                       ) -> tuple[str, float]:

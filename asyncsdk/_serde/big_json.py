@@ -1,11 +1,24 @@
-"""A big JSON document read in short C calls, for a worker thread (see ``read_json``),
-and ``gil_sharer``, which lets the event loop in while that thread works.
+"""JSON answers read with one semantics (``parse_json``, and ``read_json`` for a big
+one, in short C calls for a worker thread), and ``gil_sharer``, which lets the event loop
+in while that thread works.
 
-Parsing a multi-megabyte listing with one ``json.loads`` holds the GIL for the whole
-parse, so the event loop cannot run meanwhile even though the parse is in another
-thread. Read in pieces, no single C call covers much of the body; and since a thread
-that wants the GIL otherwise waits the interpreter's switch interval (5 ms) before it is
-handed over, the worker also steps aside every ``OFFLOAD_SHARE_SECONDS``.
+**One reading.** Every answer, and every element of it, is read as ``json.loads`` reads
+it, whatever the answer's size, wherever the slices of a big one fall, and with or
+without the ``speedups`` extra: integers exact at any size, floats as ``float()``
+reads them (a number beyond a double is ``inf``), ``NaN``/``Infinity`` accepted, a lone
+surrogate escape kept, a byte order mark or UTF-16/32 accepted. orjson (the extra) is
+only a faster way to the same values: it is used where it reads what ``json`` reads,
+and ``json`` reads the rest. orjson reads an integer beyond 64 bits as a float, so a
+document with a run of 19 digits or more anywhere (``FAST_IS_EXACT_UP_TO``) is read by
+``json`` alone; what orjson refuses (a lone surrogate, a number beyond a double, NaN,
+a byte order mark) is read by ``json``, which gives the value or the error.
+
+**A big answer off the loop.** Parsing a multi-megabyte listing with one ``json.loads``
+holds the GIL for the whole parse, so the event loop cannot run meanwhile even though
+the parse is in another thread. Read in pieces, no single C call covers much of the
+body; and since a thread that wants the GIL otherwise waits the interpreter's switch
+interval (5 ms) before it is handed over, the worker also steps aside every
+``OFFLOAD_SHARE_SECONDS``.
 """
 
 from __future__ import annotations
@@ -19,7 +32,24 @@ from typing import Any
 
 from .. import _constants as C
 
-__all__ = ["NOT_READ", "gil_sharer", "read_json"]
+__all__ = ["FAST_IS_EXACT_UP_TO", "FAST_LOADS", "NOT_READ", "gil_sharer", "parse_json",
+           "read_json"]
+
+#: orjson's ``loads`` (the ``speedups`` extra), or None: the faster parser, used where it
+#: reads what ``json`` reads (module docstring).
+FAST_LOADS: Callable[[Any], Any] | None
+try:
+    from orjson import loads as FAST_LOADS  # type: ignore[import-not-found,no-redef,unused-ignore]
+except ImportError:  # pragma: no cover - depends on the environment
+    FAST_LOADS = None
+
+#: The longest run of digits with which orjson's numbers are ``json``'s: an integer of
+#: 18 digits is within 64 bits; from 19 on it may be beyond, where orjson reads a float.
+FAST_IS_EXACT_UP_TO = 18
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_TOO_MANY_DIGITS = b"0" * (FAST_IS_EXACT_UP_TO + 1)
+#: Bytes of the body looked at in one call by ``fast_is_exact``.
+_LOOK_AT = 1 << 20
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _WHITE = " \t\n\r"
@@ -30,6 +60,9 @@ _NUMBER_GOES_ON = frozenset("0123456789.eE+-")
 _MAX_DESCENT = 16
 #: Places learned at most (then the members of an object at an unknown key share one).
 _MAX_PLACES = 1024
+#: A member name longer than this is not spelt out in a place (its members share
+#: ``.*``): a place is copied for every member below it.
+_MAX_NAME_IN_PLACE = 64
 
 _clock = time.perf_counter
 _sleep = time.sleep
@@ -69,6 +102,34 @@ def gil_sharer(every: float = C.OFFLOAD_SHARE_SECONDS) -> Callable[[], None]:
 NOT_READ: Any = object()
 
 
+def fast_is_exact(raw: bytes, share: Callable[[], None] | None = None) -> bool:
+    """True when the faster parser reads ``raw`` as ``json`` does wherever it accepts it:
+    no run of more than ``FAST_IS_EXACT_UP_TO`` digits anywhere (in a string too: a cheap
+    look at the bytes, not a parse). ``share`` is called between megabytes."""
+    if len(raw) <= _LOOK_AT:  # a small answer: one look
+        return _TOO_MANY_DIGITS not in raw.translate(_DIGITS_AS_ZERO)
+    for start in range(0, len(raw), _LOOK_AT):
+        piece = raw[start:start + _LOOK_AT + FAST_IS_EXACT_UP_TO]  # runs across the edge
+        if _TOO_MANY_DIGITS in piece.translate(_DIGITS_AS_ZERO):
+            return False
+        if share is not None:
+            share()
+    return True
+
+
+def parse_json(raw: bytes) -> Any:
+    """``json.loads(raw)``: by ``FAST_LOADS`` where it reads the same (module docstring),
+    else by ``json``, which raises ``ValueError`` (or ``RecursionError``) for what is not
+    JSON."""
+    fast = FAST_LOADS
+    if fast is not None and fast_is_exact(raw):
+        try:
+            return fast(raw)
+        except ValueError:
+            pass  # refused: ``json`` reads it or says why not
+    return json.loads(raw)
+
+
 def read_json(raw: bytes, *, window: int = C.OFFLOAD_WINDOW_BYTES,
               slice_chars: int = C.OFFLOAD_SLICE_CHARS,
               share: Callable[[], None] | None = None,
@@ -86,10 +147,16 @@ def read_json(raw: bytes, *, window: int = C.OFFLOAD_WINDOW_BYTES,
     up to ``slice_chars`` at a time (``_Reader.batch``). So a listing of lists of 1,000
     contacts costs about what ``json.loads`` costs, in calls of at most a slice each.
     (A container far bigger than those before it at the same place is still parsed in
-    one call.) With ``loads`` (``orjson.loads``: faster) runs are parsed by it first,
-    and by the scanner where it refuses one; values are then what ``loads`` makes.
+    one call.) With ``loads`` (``FAST_LOADS``: faster, reading as ``json`` does but for
+    an integer beyond 64 bits, which it may read as a float, and what it refuses) runs
+    are parsed by it first, and by the scanner where it refuses one; a document where
+    it would not read as ``json`` does (``fast_is_exact``) is read without it. Every
+    element is then what ``json.loads`` makes of it, wherever the slices fall.
     """
-    reader = _Reader(raw, window, slice_chars, share or _nothing, loads)
+    share = share or _nothing
+    if loads is not None and not fast_is_exact(raw, share):
+        loads = None  # one reading for the whole document: ``json``'s
+    reader = _Reader(raw, window, slice_chars, share, loads)
     try:
         if not reader.skip():
             return NOT_READ
@@ -318,10 +385,7 @@ class _Reader:
             self.pos += 1
             if not self.skip():
                 raise _Bad
-            here = f"{place}.{key}"
-            if here not in self.descend and len(self.descend) >= _MAX_PLACES:
-                here = place + ".*"  # a map keyed by ids: one place for its members
-            out[key] = self.value(here, depth)
+            out[key] = self.value(self.place_of(place, key), depth)
             mark = self.skip()
             self.pos += 1
             if mark == "}":
@@ -330,14 +394,29 @@ class _Reader:
                 raise _Bad
             mark = self.skip()
 
+    def place_of(self, place: str, key: str) -> str:
+        """The place of member ``key`` of the object at ``place``: ``place.key``, or
+        ``place.*`` (shared) for a long name or once ``_MAX_PLACES`` are known (a map
+        keyed by ids)."""
+        if len(key) > _MAX_NAME_IN_PLACE:
+            return place + ".*"
+        here = f"{place}.{key}"
+        if here not in self.descend and len(self.descend) >= _MAX_PLACES:
+            return place + ".*"
+        return here
+
     def key(self) -> str:
-        """The member name at pos (a string, '"' there)."""
+        """The member name at pos (a string, '"' there). A name cut by the window's
+        edge is scanned again with twice the text after each cut (as ``whole`` does for
+        values), so a long name costs linear work, not a scan per window."""
+        grow = self.window
         while True:
             try:
                 key, end = _scan_string(self.text, self.pos + 1)
             except json.JSONDecodeError:
-                if not self.more(self.window):
+                if not self.more(grow):
                     raise _Bad from None
+                grow *= 2
             else:
                 self.pos = end
                 return key

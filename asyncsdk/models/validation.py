@@ -17,14 +17,16 @@ __all__ = ["CheckFailure", "CheckOutcome", "CheckResult", "CheckSuccess", "Email
 class CheckResult(ResponseModel):
     """The verdict on one address (``validation.check``).
 
-    ``result`` is a ``Verdict`` (an unknown value of it for a verdict this library does
-    not know: ``Verdict("Risky") == "Risky"``, see ``asyncsdk.models.codes``);
-    ``role`` is True when the address belongs to a role (sales@, support@) not a person.
+    ``result`` is a ``Verdict``, always (an unknown value of it for a verdict this
+    library does not know: ``Verdict("Risky") == "Risky"``, see
+    ``asyncsdk.models.codes``); a success answer without one is a
+    ``ResponseDecodeError``. ``role`` is True when the address belongs to a role
+    (sales@, support@) not a person.
     """
 
     email: str
     status: str
-    result: Verdict | None = None
+    result: Verdict
     role: bool | None = None
     error: str | None = None
 

@@ -1,4 +1,6 @@
-"""Transactional mail: ``POST /api/v1/mail/send/`` with an urlencoded form.
+"""Transactional mail: ``POST /api/v1/mail/send/`` with form data (urlencoded, as the
+interface shows, or ``multipart/form-data``, its text fields read from the body the
+recorder has already read).
 
 Answers HTTP 200 JSON. Order of checks: method (anything but POST: "Request method is
 not correct."), every form field present, non-empty, and ``from``/``to`` well-formed
@@ -9,10 +11,12 @@ not correct."), every form field present, non-empty, and ``from``/``to`` well-fo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from aiohttp import web
 
 from . import _texts
-from ._records import SentMail
+from ._records import SentMail, multipart_fields
 from ._resources import Reject
 from ._state import STATE_KEY
 
@@ -29,7 +33,7 @@ async def mail_send(request: web.Request) -> web.Response:
     state = request.app[STATE_KEY]
     if request.method != "POST":
         raise _fail(_texts.METHOD_NOT_CORRECT)
-    form = await request.post()  # empty unless the body is an urlencoded/multipart form
+    form = await _form(request)
     values: dict[str, str] = {}
     for name in FIELDS:
         value = form.get(name)
@@ -61,6 +65,15 @@ async def mail_send(request: web.Request) -> web.Response:
         )
     )
     return web.json_response({"status": "success", "message": mail_state, "id": mail_id})
+
+
+async def _form(request: web.Request) -> Mapping[str, object]:
+    """The request's form fields (empty unless the body is a form). A multipart body is
+    read from its bytes: the recording middleware has read them, and ``request.post()``
+    would find the stream consumed."""
+    if request.content_type == "multipart/form-data":
+        return multipart_fields(await request.read(), request.headers.get("Content-Type", ""))
+    return await request.post()
 
 
 # Every method, so that a GET gets the service's own error.

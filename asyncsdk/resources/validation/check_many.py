@@ -165,7 +165,8 @@ class _Run:
     ) -> AsyncGenerator[CheckOutcome, None]:
         """The run, as the caller's generator: the outcome of every check as it is ready,
         then, once every worker has ended, those of the inputs a stopped run did not
-        send; the source's own error last. Closing it ends the workers."""
+        send; the source's own error last. Closing it ends the workers. However it
+        ends, an async source with ``aclose()`` is then closed (``_close_source``)."""
         self.loop = asyncio.get_running_loop()
         try:
             self._read_from(emails)
@@ -187,7 +188,10 @@ class _Run:
             if self.failure is not None:
                 raise self.failure
         finally:
-            await self._end_workers()
+            try:
+                await self._end_workers()
+            finally:
+                await self._close_source()
 
     def _read_from(self, emails: Iterable[str] | AsyncIterable[str]) -> None:
         if isinstance(emails, AsyncIterable):
@@ -226,6 +230,13 @@ class _Run:
             task.cancel()
         if pending:
             await asyncio.gather(*pending, return_exceptions=True)
+
+    async def _close_source(self) -> None:
+        """Close what the run took: an async source with ``aclose()`` (an async
+        generator) is closed however the run ends, once no worker reads it."""
+        aclose = getattr(self.async_source, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
     # --- the workers -------------------------------------------------------------------
     def _spawn(self) -> None:

@@ -44,10 +44,9 @@ STATUS = Operation("validation.job_status", "GET", Area.VALIDATION, "/api/v1/job
                    safe_to_repeat=True, bare_fail_is_state=True)
 
 #: ``on_status(status, elapsed_seconds)``; may be a plain function or a coroutine function.
-StatusCallback = Callable[[JobStatus | str, float], "Awaitable[Any] | Any"]
+StatusCallback = Callable[[JobStatus, float], "Awaitable[Any] | Any"]
 
 _TRANSIENT = (APIConnectionError, ServerError, RateLimitError)
-_STATUSES = {s.value: s for s in JobStatus}
 
 
 class ValidationJob:
@@ -117,7 +116,7 @@ class ValidationJob:
         return cls(transport, job_id, file_url=file_url, submitted_at=when)
 
     # --- status ----------------------------------------------------------------------
-    async def status(self, *, request_timeout: float | None = None) -> JobStatus | str:
+    async def status(self, *, request_timeout: float | None = None) -> JobStatus:
         """Ask the service for the job's state.
 
         Args:
@@ -125,9 +124,11 @@ class ValidationJob:
 
         Returns:
             ``JobStatus.PROCESSING``, ``SUCCESS`` or ``FAIL`` (a ``fail`` answer without
-            an error text is the job's state). A status this library does not know is
-            returned as the plain text the service sent (``wait`` treats it as still
-            processing).
+            an error text is the job's state), matched ignoring case and surrounding
+            spaces. ``JobStatus`` is open like the code lists: a status this library
+            does not know is an unknown ``JobStatus`` value, equal to the text the
+            service sent (``JobStatus("queued") == "queued"``; ``wait`` treats it as
+            still processing).
 
         Raises:
             JobNotFoundError, AuthenticationError, InvalidRequestError, APIError: a
@@ -141,7 +142,7 @@ class ValidationJob:
             error = self._transport.decode_error(STATUS, data, "jobs/status gave no status")
             data = raw = None  # the answer (it may echo the request) stays out of tracebacks
             raise error
-        return _STATUSES.get(raw.strip().lower(), raw)
+        return JobStatus(raw)
 
     async def wait(
         self,
@@ -393,11 +394,11 @@ class _Wait:
         self.started = transport.clock()
         self.deadline = (None if deadline is None
                          else _Deadline(transport.clock, self.started, deadline))
-        self.last_status: JobStatus | str | None = None
+        self.last_status: JobStatus | None = None
         self.last_error: BaseException | None = None  # of the polls failing since the last answer
         self.failures = 0  # consecutive transient failures
 
-    async def poll(self) -> JobStatus | str | None:
+    async def poll(self) -> JobStatus | None:
         """Ask the job's status and report it to ``on_status``; None when the poll failed
         transiently and the wait goes on.
 
@@ -450,7 +451,7 @@ class _Wait:
         self.last_error = exc
         return self.deadline is not None or self.failures < C.MAX_WAIT_TRANSIENT_FAILURES
 
-    async def _report(self, status: JobStatus | str, on_status: StatusCallback) -> None:
+    async def _report(self, status: JobStatus, on_status: StatusCallback) -> None:
         """``on_status(status, elapsed)``, awaited if it returns an awaitable; the
         deadline bounds that too (cancelled at it: the job's end is still reported)."""
         outcome = on_status(status, self.clock() - self.started)
@@ -483,7 +484,7 @@ async def _pause(transport: Transport, seconds: float) -> None:
 
 
 def _timed_out(job: ValidationJob, deadline: float | None,
-               last: JobStatus | str | None) -> JobTimeoutError:
+               last: JobStatus | None) -> JobTimeoutError:
     return JobTimeoutError(
         f"validation job {job.job_id} not finished after {deadline:g} s "
         f"(last status: {last})", job_id=job.job_id, last_status=last)

@@ -112,6 +112,11 @@ class Validation(Resource):
         not received is what was in flight, plus any check that ended after the last
         outcome it took (a closed generator cannot yield those).
 
+        However the iteration ends (the source's end, an error, a stop, ``aclose()``, a
+        cancellation inside it), an async source with ``aclose()`` (an async generator)
+        is closed before it finishes: its ``finally`` runs then, not when the event loop
+        ends. A plain (sync) iterable is left as it is.
+
         Args:
             emails: the addresses.
             concurrency: the most checks in flight (an int >= 1).

@@ -7,8 +7,12 @@ in, and finds a result hosted elsewhere (no I/O); ``csv_text`` streams the job's
 The shape of an answer (DESIGN §2):
 
 * **JSON** when its media type says json; the CSV text is the ``result`` string of the
-  object, streamed as it is decoded. A ``result`` that is a single http(s) URL is the
-  address of the result file (``hosted_url``: fetched by the caller without credentials).
+  object, streamed as it is decoded. A ``result`` that is a single http(s) URL, white
+  space around it allowed, in at most ``MAX_HOSTED_URL_CHARS`` characters
+  (``is_hosted_url``) is the address of the result file (``hosted_url``: fetched by the
+  caller without credentials). That is decided from the whole value, once: its start is
+  held back (``_UrlSoFar``) until the value ends or cannot be such a URL any more,
+  wherever the network cut the answer.
   An answer that does not say ``"status": "success"`` is given, whole (up to
   ``MAX_RESULT_ERROR_BODY`` bytes), to the transport's answer interpreter, which raises
   the service's error; what it lets through must still hold a ``result`` string.
@@ -40,7 +44,7 @@ from ..._errors import APIConnectionError, ResponseDecodeError, SDKError, UsageE
 from .._areas import Area
 from .readers import JsonMemberReader, StreamDecodeError, Utf8Decoder
 
-__all__ = ["DOWNLOAD", "Answer", "ResultText", "csv_text", "decode_error"]
+__all__ = ["DOWNLOAD", "Answer", "ResultText", "csv_text", "decode_error", "is_hosted_url"]
 
 
 class _Disposition(Protocol):
@@ -61,8 +65,55 @@ class Answer(Protocol):
 
 
 _NOT_WS = re.compile(r"[^ \t\r\n]")
-_SPACE = re.compile(r"\s")
+_SPACE = re.compile(r"\s")  # for text: what str.isspace() and str.strip() call white space
 _CSV, _JSON, _SNIFF = range(3)
+_LEAD, _URL, _TRAIL = range(3)
+_SCHEMES = ("http://", "https://")
+
+
+def is_hosted_url(value: str) -> bool:
+    """True when a JSON answer's whole ``result`` is the URL of a hosted result file: an
+    http(s) URL with white space around it at most, in at most ``MAX_HOSTED_URL_CHARS``
+    characters (longer text is CSV)."""
+    return len(value) <= C.MAX_HOSTED_URL_CHARS and is_http_url(value.strip())
+
+
+class _UrlSoFar:
+    """Whether the ``result`` read so far, fed in any pieces, may still turn out to be
+    ``is_hosted_url``: white space, then an http(s) scheme and text without white space,
+    then only white space, within the size. False only where no rest could make it so
+    (then the text is CSV, released at once); otherwise the whole value decides."""
+
+    __slots__ = ("head", "phase", "size")
+
+    def __init__(self) -> None:
+        self.phase = _LEAD
+        self.head = ""  # the first characters after the leading white space, lowered
+        self.size = 0
+
+    def feed(self, piece: str) -> bool:
+        """Take the next piece; False once the value cannot be a hosted URL."""
+        self.size += len(piece)
+        if self.size > C.MAX_HOSTED_URL_CHARS:
+            return False
+        if self.phase == _LEAD:
+            piece = piece.lstrip()
+            if not piece:
+                return True
+            self.phase = _URL
+        if self.phase == _URL:
+            if len(self.head) < len(_SCHEMES[1]) and not self._scheme_fits(piece):
+                return False
+            space = _SPACE.search(piece)
+            if space is None:
+                return True
+            self.phase = _TRAIL
+            piece = piece[space.start():]
+        return not piece.strip()  # white space only, once a URL has ended
+
+    def _scheme_fits(self, piece: str) -> bool:
+        head = self.head = (self.head + piece[:len(_SCHEMES[1])]).lower()[:len(_SCHEMES[1])]
+        return any(scheme.startswith(head) or head.startswith(scheme) for scheme in _SCHEMES)
 
 
 def is_attachment(disposition: _Disposition | None) -> bool:
@@ -80,8 +131,8 @@ class ResultText:
     answer interpreter raises for a JSON answer that does not say success.
     """
 
-    __slots__ = ("_answer", "_begun", "_decoder", "_held", "_held_size", "_json", "_pending",
-                 "_raw", "_raw_size", "_shape", "hosted_url")
+    __slots__ = ("_answer", "_begun", "_decoder", "_held", "_json", "_pending", "_raw",
+                 "_raw_size", "_shape", "_url", "hosted_url")
 
     def __init__(self, answer: Answer, *, hosted: bool = False) -> None:
         """``hosted``: the answer is a result file fetched from ``hosted_url`` (CSV)."""
@@ -102,7 +153,7 @@ class ResultText:
         self._raw: list[bytes] = []  # the JSON answer's bytes, for the interpreter
         self._raw_size = 0
         self._held: list[str] | None = []  # a result's start, until it is not a URL
-        self._held_size = 0
+        self._url = _UrlSoFar()  # whether the held start may still be one
         self._begun = False
         self.hosted_url: str | None = None
 
@@ -129,9 +180,9 @@ class ResultText:
             self._answer.interpret(b"".join(self._raw))  # raises the service's error
         if not reader.complete:
             raise StreamDecodeError("the JSON answer holds no result text")
-        if self._held is not None:  # the whole result was short: a URL, or CSV text
+        if self._held is not None:  # the whole result, held: a URL, or CSV text
             held, self._held = "".join(self._held), None
-            if is_http_url(held.strip()):
+            if is_hosted_url(held):
                 self.hosted_url = held.strip()
             else:
                 out += self._out(held)
@@ -167,14 +218,10 @@ class ResultText:
             return self._out("".join(pieces)) if pieces else ""
         # the start of the result is held until it cannot be a URL
         held.extend(pieces)
-        self._held_size += sum(map(len, pieces))
-        if reader.complete or not (self._held_size <= C.MAX_HOSTED_URL_CHARS
-                                   and not any(_SPACE.search(p) for p in pieces)):
-            if reader.complete:
-                return ""  # finish() decides
-            self._held = None
-            return self._out("".join(held))
-        return ""
+        if reader.complete or all(map(self._url.feed, pieces)):
+            return ""  # complete: finish() decides, from the whole value
+        self._held = None
+        return self._out("".join(held))
 
     def _sniff(self, text: str) -> str:
         """Before the first character that is not white space: drop blank lines; then

@@ -361,7 +361,7 @@ async def test_a_worker_waits_one_turn_for_a_woken_consumer_and_the_bound_holds(
     from asyncsdk.models.validation import CheckResult
     from asyncsdk.resources.validation.check_many import check_many
 
-    result = CheckResult(email="a@b.io", status="success")
+    result = CheckResult(email="a@b.io", status="success", result=asyncsdk.Verdict.VALID)
     read = received = worst = turns = 0
 
     async def check(email: str, *, validity_timeout: float,

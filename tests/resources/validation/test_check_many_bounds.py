@@ -45,7 +45,7 @@ class Script:
                 await asyncio.sleep(0)
             if email in self.fail:
                 raise self.fail[email]
-            return CheckResult(email=email, status="success")
+            return CheckResult(email=email, status="success", result=asyncsdk.Verdict.VALID)
         finally:
             self.now -= 1
 

@@ -148,7 +148,7 @@ def test_job_refuses_a_bad_id(client: asyncsdk.Client) -> None:
     ({"status": "success"}, JobStatus.SUCCESS),
     ({"status": "Success"}, JobStatus.SUCCESS),
     ({"status": "fail"}, JobStatus.FAIL),  # no error text: the job's own state
-    ({"status": "queued"}, "queued"),  # unknown: kept as text
+    ({"status": "queued"}, JobStatus("queued")),  # unknown: an unknown JobStatus value
 ])
 async def test_status(client: asyncsdk.Client, mocked: aioresponses, answer: dict[str, Any],
                       expected: Any) -> None:
