@@ -9,7 +9,16 @@ is the last of the chain), and it is the boundary of the credentials:
   or the form body). A request without the mark (the caller's own, made through the same
   session), a result hosted elsewhere and a redirect to another origin get none. Once
   the request is answered (or failed), its URL is the one without credentials again, so
-  what the caller's tools and aiohttp's frames above hold shows none.
+  what the caller's tools and aiohttp's frames above hold shows none. The answer's
+  ``request_info`` (read by trace configs' ``on_request_end`` and ``on_request_redirect``,
+  by recorders such as vcrpy for each hop of a redirect, and by aiohttp's
+  ``ClientResponseError``) shows the request as it was before the credentials: aiohttp
+  builds it below this step, from the request with them, so the request's
+  ``response_class`` (a public attribute) is, for that request only, a subclass of the
+  session's that takes the URL from before (``_Unseen``). What a trace config's
+  ``on_request_headers_sent`` and ``on_request_chunk_sent`` are given is the wire itself,
+  sent below this step: it carries the credentials (README, "Tracing, error tracking
+  and recording").
 * **No silent resend.** aiohttp resends an idempotent-method request once, unseen, when
   a kept-alive connection drops before the answer. The transport counts attempts itself
   (``max_retries`` is exact) and must never repeat an unsafe one, so such a drop leaves
@@ -20,7 +29,9 @@ is the last of the chain), and it is the boundary of the credentials:
   credentials, and some of its errors quote that URL (``ConnectionTimeoutError``). An
   exception leaving here is replaced by one of the library's own (a dropped or timed-out
   connection) or leaves without its traceback below this frame and without chained
-  exceptions from there; the exception itself is kept.
+  exceptions from there; the exception itself is kept. A replacement is raised outside
+  the handler of the original, so that not even its ``__context__`` (which Python sets
+  even where ``from None`` hides it) holds the original.
 """
 
 from __future__ import annotations
@@ -112,24 +123,67 @@ def last_step(user_agent: str | None) -> aiohttp.ClientMiddlewareType:
                          handler: aiohttp.ClientHandlerType) -> aiohttp.ClientResponse:
         outgoing = OUTGOING.get()
         url = request.url
+        adding = None
         if outgoing is not None:  # the library's own request
             if user_agent is not None:
                 request.headers["User-Agent"] = user_agent
-            if not outgoing.applies_to(url):
-                outgoing = None  # no credentials (elsewhere, or none to add)
-            elif outgoing.in_form:
-                await outgoing.add_to_form(request)
-            else:
-                outgoing.add_to_query(request)
+            if outgoing.applies_to(url):  # else none (elsewhere, or none to add)
+                adding = outgoing
+                response_class = request.response_class
+                request.response_class = _unseen(response_class)
+                before = _BEFORE.set(url)
+                if outgoing.in_form:
+                    await outgoing.add_to_form(request)
+                else:
+                    outgoing.add_to_query(request)
         try:
             return await handler(request)
         except BaseException as exc:
-            raise _leaving(exc) from None
+            leaving = _leaving(exc)
         finally:
-            if outgoing is not None:
-                await outgoing.take_from(request, url)
+            if adding is not None:
+                _BEFORE.reset(before)
+                request.response_class = response_class
+                await adding.take_from(request, url)
+        try:  # outside the handler: ``leaving.__context__`` is not ``exc``
+            raise leaving
+        finally:
+            del leaving  # no cycle through this frame
 
     return middleware
+
+
+#: The URL of the request now being sent, as it was before the credentials were added
+#: (read by ``_Unseen`` while aiohttp builds the answer, below the middleware).
+_BEFORE: contextvars.ContextVar[URL | None] = contextvars.ContextVar(
+    "asyncsdk_before_credentials", default=None)
+
+
+#: ``_unseen``'s subclass of each response class met.
+_UNSEEN: dict[type[aiohttp.ClientResponse], type[aiohttp.ClientResponse]] = {}
+
+
+def _unseen(base: type[aiohttp.ClientResponse]) -> type[aiohttp.ClientResponse]:
+    """``base`` (the session's response class), whose ``request_info`` shows the URL
+    from before the credentials (one subclass per class, made once)."""
+    made = _UNSEEN.get(base)
+    if made is None:
+        made = _UNSEEN[base] = _unseen_subclass(base)
+    return made
+
+
+def _unseen_subclass(base: type[aiohttp.ClientResponse]) -> type[aiohttp.ClientResponse]:
+
+    class _Unseen(base):  # type: ignore[valid-type,misc]
+        def __init__(self, method: str, url: URL, *,
+                     request_info: aiohttp.RequestInfo, **kwargs: Any) -> None:
+            before = _BEFORE.get()
+            if before is not None:
+                request_info = aiohttp.RequestInfo(before, request_info.method,
+                                                   request_info.headers, request_info.real_url)
+            super().__init__(method, url, request_info=request_info, **kwargs)
+
+    return _Unseen
 
 
 def _leaving(exc: BaseException) -> BaseException:
