@@ -24,6 +24,12 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
     from ._client import (
         Client as Client,
     )
+    from ._core.credentials import (
+        CREDENTIAL_FIELDS as CREDENTIAL_FIELDS,
+    )
+    from ._core.credentials import (
+        redact_url as redact_url,
+    )
     from ._core.raw import (
         RawResponse as RawResponse,
     )
