@@ -30,9 +30,6 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
     from ._core.credentials import (
         redact_url as redact_url,
     )
-    from ._core.raw import (
-        RawResponse as RawResponse,
-    )
     from ._errors import (
         APIConnectionError as APIConnectionError,
     )
@@ -98,6 +95,9 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
     )
     from ._errors import (
         UsageError as UsageError,
+    )
+    from ._response import (
+        RawResponse as RawResponse,
     )
     from .models._base import (
         UNSET as UNSET,

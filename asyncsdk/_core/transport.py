@@ -320,11 +320,19 @@ class Transport(Interpreter):
         """The call's error: ``failure``'s, or (None) the refusal of the last answer."""
         if failure is None:
             assert attempts.last is not None and attempts.last.answer is not None
-            error: SDKError = self.refused(call, *attempts.last.answer)
+            error: SDKError = self._timed(self.refused(call, *attempts.last.answer), attempts)
         else:
             error = self.connection_error(call, attempts.failed(failure))
         if logger.isEnabledFor(logging.WARNING):
             log_give_up(call.op.method, self._shown(call), str(error), attempts.retry + 1)
+        return error
+
+    def _timed(self, error: SDKError, attempts: Attempts) -> SDKError:
+        """``error``, whose answer (an ``APIError``'s ``response``) gets the call's time
+        so far and its attempts."""
+        if isinstance(error, APIError) and error.response is not None:
+            error.response = attrs.evolve(error.response, attempts=attempts.retry + 1,
+                                          elapsed=self.clock() - attempts.begun)
         return error
 
     def _shown(self, call: Call) -> str:
@@ -368,6 +376,7 @@ class Transport(Interpreter):
         except TRANSPORT_ERRORS as exc:  # the answer broke off: as a dropped connection
             return Attempted(failure=describe_exception(exc))
         except APIError as exc:
+            self._timed(exc, attempts)
             if exc.status_code in C.RETRYABLE_STATUSES and logger.isEnabledFor(logging.WARNING):
                 log_give_up(call.op.method, self._shown(call), str(exc),
                             attempts.retry + 1)  # the last of its retries
