@@ -212,18 +212,16 @@ class ValidationJob:
             raise InvalidInputError(
                 "on_status: expected a function called as on_status(status, elapsed), got "
                 f"{type(on_status).__name__}", field="on_status")
-        job = self._with_extras(extra_headers, extra_query)
+        transport = self._bound(extra_headers, extra_query)
+        job = self if transport is self._transport else ValidationJob(
+            transport, self.job_id, file_url=self.file_url, submitted_at=self.submitted_at)
         return await _poll_until_done(job, interval, max_interval, factor, deadline,
                                       on_status, request_timeout)
 
-    def _with_extras(self, extra_headers: ExtraHeaders | None,
-                     extra_query: ExtraQuery | None) -> ValidationJob:
-        """This job, whose requests carry the extras (``self`` when there are none)."""
-        extras = extras_of(extra_headers, extra_query)
-        if extras is None:
-            return self
-        return ValidationJob(self._transport.with_extras(extras), self.job_id,
-                             file_url=self.file_url, submitted_at=self.submitted_at)
+    def _bound(self, extra_headers: ExtraHeaders | None,
+               extra_query: ExtraQuery | None) -> Transport:
+        """The transport for one call, whose requests carry its extras (checked)."""
+        return self._transport.with_extras(extras_of(extra_headers, extra_query))
 
     # --- results ---------------------------------------------------------------------
     def rows(
@@ -260,7 +258,7 @@ class ValidationJob:
             APIConnectionError: the connection failed or broke;
             UsageError: the client was closed meanwhile.
         """
-        transport = self._with_extras(extra_headers, extra_query)._transport
+        transport = self._bound(extra_headers, extra_query)
         return email_rows(csv_text(transport, self.job_id, request_timeout),
                           partial(decode_error, transport))
 
@@ -295,7 +293,7 @@ class ValidationJob:
             The errors of ``rows()``, and OSError when the file cannot be written.
         """
         target = check_file_path(path)  # before anything is sent
-        transport = self._with_extras(extra_headers, extra_query)._transport
+        transport = self._bound(extra_headers, extra_query)
         temp = temporary_name(target)
         reader = CsvRecordReader()
         builder = EmailRows()
