@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import asyncsdk
+from asyncsdk import CREDENTIAL_FIELDS
 
 __all__ = ["vcr_config"]
 
@@ -30,7 +30,7 @@ def vcr_config(**overrides: Any) -> dict[str, Any]:
     Returns:
         A new dict each time.
     """
-    fields = sorted(asyncsdk.CREDENTIAL_FIELDS)
+    fields = sorted(CREDENTIAL_FIELDS)
     config: dict[str, Any] = {
         "filter_query_parameters": list(fields),
         "filter_post_data_parameters": list(fields),
