@@ -439,7 +439,7 @@ class Transport(Interpreter):
         coroutines; not on a caller's session, whose trace configs see ``read()``."""
         content = response.content
         try:
-            if self.sessions.owns_session and content.is_eof():
+            if self.sessions.library_session and content.is_eof():
                 raw = content.read_nowait()
                 if len(raw) > C.MAX_JSON_BODY_BYTES:
                     raise self.too_large(call, response.status, " (decompressed)",
