@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from ._lazy import lazy_attributes
+from ._lazy import lazy_attributes, provide
 
 __version__ = "0.1.0"
 
@@ -229,6 +229,10 @@ def _public_names() -> dict[str, str]:
 
 _LAZY = _public_names()
 __all__ = sorted([*_LAZY, "__version__"])
+
+# The models' ``to_dict()`` goes through the one converter, a floor above them: named
+# here, imported at the first ``to_dict()``.
+provide("wire_form", "asyncsdk._serde.converter:to_wire")
 
 
 if not TYPE_CHECKING:  # hidden from type checkers: a module ``__getattr__`` would make
