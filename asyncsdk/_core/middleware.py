@@ -14,8 +14,9 @@ is the last of the chain), and it is the boundary of the credentials:
   by recorders such as vcrpy for each hop of a redirect, and by aiohttp's
   ``ClientResponseError``) shows the request as it was before the credentials: aiohttp
   builds it below this step, from the request with them, so the request's
-  ``response_class`` (a public attribute) is, for that request only, a subclass of the
-  session's that takes the URL from before (``_Unseen``). What a trace config's
+  ``response_class`` (a public attribute) is, for that request only, the session's with
+  ``BeforeCredentials`` mixed in, whose ``request_info`` shows the URL from before; an
+  aiohttp ``ClientResponseError`` raised below gets that ``request_info`` too. What a trace config's
   ``on_request_headers_sent`` and ``on_request_chunk_sent`` are given is the wire itself,
   sent below this step: it carries the credentials (README, "Tracing, error tracking
   and recording").
@@ -46,7 +47,7 @@ from yarl import URL
 from .credentials import SecretValue
 from .failures import DroppedConnection
 
-__all__ = ["OUTGOING", "Outgoing", "last_step"]
+__all__ = ["OUTGOING", "BeforeCredentials", "Outgoing", "last_step"]
 
 
 class Outgoing:
@@ -131,18 +132,20 @@ def last_step(user_agent: str | None) -> aiohttp.ClientMiddlewareType:
                 adding = outgoing
                 response_class = request.response_class
                 request.response_class = _unseen(response_class)
-                before = _BEFORE.set(url)
                 if outgoing.in_form:
                     await outgoing.add_to_form(request)
                 else:
                     outgoing.add_to_query(request)
         try:
-            return await handler(request)
+            response = await handler(request)
         except BaseException as exc:
-            leaving = _leaving(exc)
+            leaving = _leaving(exc, None if adding is None else url)
+        else:
+            if adding is not None and isinstance(response, BeforeCredentials):
+                response.url_before_credentials = url
+            return response
         finally:
             if adding is not None:
-                _BEFORE.reset(before)
                 request.response_class = response_class
                 await adding.take_from(request, url)
         try:  # outside the handler: ``leaving.__context__`` is not ``exc``
@@ -153,10 +156,22 @@ def last_step(user_agent: str | None) -> aiohttp.ClientMiddlewareType:
     return middleware
 
 
-#: The URL of the request now being sent, as it was before the credentials were added
-#: (read by ``_Unseen`` while aiohttp builds the answer, below the middleware).
-_BEFORE: contextvars.ContextVar[URL | None] = contextvars.ContextVar(
-    "asyncsdk_before_credentials", default=None)
+class BeforeCredentials:
+    """Mixed into the response class of the library's requests (``_unseen``): its
+    ``request_info`` (aiohttp's, a public property) shows the URL the request had before
+    the credentials, ``url_before_credentials``, which the middleware sets as the answer
+    leaves it (until then, aiohttp's own)."""
+
+    url_before_credentials: URL | None = None
+
+    @property
+    def request_info(self) -> aiohttp.RequestInfo:
+        """aiohttp's ``request_info``, its URL the one from before the credentials."""
+        info: aiohttp.RequestInfo = super().request_info  # type: ignore[misc]
+        before = self.url_before_credentials
+        if before is None:
+            return info
+        return aiohttp.RequestInfo(before, info.method, info.headers, info.real_url)
 
 
 #: ``_unseen``'s subclass of each response class met.
@@ -164,30 +179,21 @@ _UNSEEN: dict[type[aiohttp.ClientResponse], type[aiohttp.ClientResponse]] = {}
 
 
 def _unseen(base: type[aiohttp.ClientResponse]) -> type[aiohttp.ClientResponse]:
-    """``base`` (the session's response class), whose ``request_info`` shows the URL
-    from before the credentials (one subclass per class, made once)."""
+    """``base`` (the session's response class) with ``BeforeCredentials`` mixed in
+    (one subclass per class, made once)."""
     made = _UNSEEN.get(base)
     if made is None:
-        made = _UNSEEN[base] = _unseen_subclass(base)
+        made = _UNSEEN[base] = type(base.__name__, (BeforeCredentials, base), {
+            "__module__": __name__, "__doc__": base.__doc__})
     return made
 
 
-def _unseen_subclass(base: type[aiohttp.ClientResponse]) -> type[aiohttp.ClientResponse]:
-
-    class _Unseen(base):  # type: ignore[valid-type,misc]
-        def __init__(self, method: str, url: URL, *,
-                     request_info: aiohttp.RequestInfo, **kwargs: Any) -> None:
-            before = _BEFORE.get()
-            if before is not None:
-                request_info = aiohttp.RequestInfo(before, request_info.method,
-                                                   request_info.headers, request_info.real_url)
-            super().__init__(method, url, request_info=request_info, **kwargs)
-
-    return _Unseen
-
-
-def _leaving(exc: BaseException) -> BaseException:
-    """What leaves the middleware for ``exc`` (module docstring)."""
+def _leaving(exc: BaseException, url: URL | None) -> BaseException:
+    """What leaves the middleware for ``exc`` (module docstring); ``url``: the request's
+    URL before the credentials (None: none were added)."""
+    if isinstance(exc, aiohttp.ClientResponseError) and url is not None:
+        info = exc.request_info  # built below, from the request with the credentials
+        exc.request_info = aiohttp.RequestInfo(url, info.method, info.headers, info.real_url)
     if isinstance(exc, aiohttp.ConnectionTimeoutError):
         # Its text quotes the URL with the credentials.
         return aiohttp.ConnectionTimeoutError("Connection timeout to host")
