@@ -217,3 +217,39 @@ async def test_an_error_replaced_by_the_middleware_holds_nothing_of_the_original
     assert isinstance(exc, aiohttp.ConnectionTimeoutError)
     assert exc.__cause__ is None and exc.__context__ is None
     _clean([str(exc), repr(exc), "".join(traceback.format_exception(exc))])
+
+
+async def test_an_answer_aiohttp_cannot_read_raises_with_the_request_before_them() -> None:
+    """A malformed answer head: aiohttp raises ``ClientResponseError`` below the
+    middleware, with the ``request_info`` of the request with the credentials; a
+    caller's trace config gets it with the one from before."""
+    got: list[BaseException] = []
+
+    async def malformed(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while (await reader.readline()) not in (b"\r\n", b""):
+            pass
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    async def on_exception(_: Any, __: Any,
+                           params: aiohttp.TraceRequestExceptionParams) -> None:
+        got.append(params.exception)
+
+    tracer = aiohttp.TraceConfig()
+    tracer.on_request_exception.append(on_exception)
+    server = await asyncio.start_server(malformed, "127.0.0.1", 0)
+    base = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    try:
+        async with aiohttp.ClientSession(trace_configs=[tracer]) as session, \
+                asyncsdk.Client(KEY, USER, base_url=base, session=session,
+                                max_retries=0) as client:
+            with pytest.raises(asyncsdk.APIConnectionError):
+                await client.contacts.list()
+    finally:
+        server.close()
+        await server.wait_closed()
+    (exc,) = got
+    assert isinstance(exc, aiohttp.ClientResponseError)
+    assert str(exc.request_info.url) == base + "/api/v1/contact/"
+    _clean([repr(exc.request_info), str(exc), "".join(traceback.format_exception(exc))])
