@@ -92,6 +92,11 @@ class DecodeFailure(ValueError):
         return DecodeFailure(self.why, prefix + self.path)
 
 
+#: What a failure to read an answer may raise besides ``DecodeFailure`` (a bug of a hook,
+#: a nesting too deep): still reported as a ``DecodeFailure``, never a bare error.
+_READ_ERRORS = (TypeError, ValueError, KeyError, AttributeError, RecursionError)
+
+
 def failing_index(read: Callable[[Any], Any], items: Any) -> str:
     """``[i]`` for the first of ``items`` that ``read`` refuses (called on a failure
     only, to name the place), else ``""``."""
@@ -99,7 +104,7 @@ def failing_index(read: Callable[[Any], Any], items: Any) -> str:
         for i, item in enumerate(items):
             try:
                 read(item)
-            except DecodeFailure:
+            except _READ_ERRORS:  # DecodeFailure is a ValueError
                 return f"[{i}]"
     return ""
 
@@ -220,9 +225,11 @@ def _code_hook(value: Any, enum_cls: type[enum.Enum]) -> Any:
     members = _MEMBERS.get(enum_cls)
     if members is None:
         members = _MEMBERS[enum_cls] = {(type(m.value), m.value): m for m in enum_cls}
-    member = members.get((value.__class__, value))
-    if member is not None:
-        return member
+    kind = value.__class__
+    if kind is int or kind is str:  # a member's exact value (a list is not hashable)
+        member = members.get((kind, value))
+        if member is not None:
+            return member
     return enum_cls(parse_int(value) if issubclass(enum_cls, int) else parse_str(value))
 
 
@@ -544,9 +551,6 @@ def _failure(exc: Exception, model: type, path: str = "$") -> DecodeFailure:
     return DecodeFailure(type(exc).__name__, f"{model.__name__} at {path}")
 
 
-#: What a failure to read an answer may raise besides ``DecodeFailure`` (a bug of a hook,
-#: a nesting too deep): still reported as a ``DecodeFailure``, never a bare error.
-_READ_ERRORS = (TypeError, ValueError, KeyError, AttributeError, RecursionError)
 #: model -> its hook (``decode``): found once per model (models and a few typing forms),
 #: not per answer.
 _READERS: dict[Any, Callable[[Any, Any], Any]] = {}

@@ -178,3 +178,17 @@ def test_models_holding_lists_are_hashable() -> None:
         asyncsdk.ContactList)
     invoice = decode({"id": 2, "productinvoices": [{"quantity": "1.00"}]}, asyncsdk.Invoice)
     assert len({listing, invoice, listing}) == 2
+
+
+@pytest.mark.parametrize("wire", [[], {}, ["Goods"], {"a": 1}, 1.5, True])
+def test_a_code_field_of_another_json_type_is_a_decode_failure(wire: object) -> None:
+    """Regression (found by the hostile-responses property test): in a listing, a list
+    or an object where a code was due raised ``TypeError: unhashable type`` (the
+    members' lookup, and again while naming the element), not the ``DecodeFailure``
+    that becomes a ``ResponseDecodeError``."""
+    from asyncsdk.models.products import Product
+
+    with pytest.raises(DecodeFailure):
+        decode({"product_type": wire}, Product)
+    with pytest.raises(DecodeFailure, match=r"\$\[1\]"):  # the place named, in a listing
+        decode_list([{"product_type": 0}, {"product_type": wire}], Product)
