@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from ._lazy import lazy_attributes
+from ._lazy import lazy_attributes, provide
 
 __version__ = "0.1.0"
 
@@ -24,8 +24,11 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
     from ._client import (
         Client as Client,
     )
-    from ._core.raw import (
-        RawResponse as RawResponse,
+    from ._core.credentials import (
+        CREDENTIAL_FIELDS as CREDENTIAL_FIELDS,
+    )
+    from ._core.credentials import (
+        redact_url as redact_url,
     )
     from ._errors import (
         APIConnectionError as APIConnectionError,
@@ -92,6 +95,9 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
     )
     from ._errors import (
         UsageError as UsageError,
+    )
+    from ._response import (
+        RawResponse as RawResponse,
     )
     from .models._base import (
         UNSET as UNSET,
@@ -223,6 +229,10 @@ def _public_names() -> dict[str, str]:
 
 _LAZY = _public_names()
 __all__ = sorted([*_LAZY, "__version__"])
+
+# The models' ``to_dict()`` goes through the one converter, a floor above them: named
+# here, imported at the first ``to_dict()``.
+provide("wire_form", "asyncsdk._serde.converter:to_wire")
 
 
 if not TYPE_CHECKING:  # hidden from type checkers: a module ``__getattr__`` would make

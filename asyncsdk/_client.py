@@ -13,12 +13,13 @@ import aiohttp
 
 from . import _constants as C
 from ._checks import check_bool, check_count, check_http_url, check_seconds, check_tls
-from ._core.credentials import Credentials
+from ._core.credentials import Credentials, redact_url
 from ._core.log import setup_logging_from_env
 from ._core.raw import WithRawResponse
 from ._core.session import SessionOwner
 from ._core.transport import Transport
 from ._errors import ConfigurationError, InvalidInputError
+from .models._base import UNSET, UnsetType
 from .resources._areas import Area
 
 if TYPE_CHECKING:
@@ -64,6 +65,32 @@ def _check_url(value: str, source: str) -> str:
     return url.rstrip("/")
 
 
+def _copied_urls(current: Mapping[Area, str | None], base_url: str | UnsetType,
+                 given: Mapping[Area, str | UnsetType]) -> dict[Area, str | None]:
+    """A copy's URL of each area: its own argument, else the copy's ``base_url``, else
+    the URL it has now (the environment is not read again)."""
+    urls: dict[Area, str | None] = {}
+    for area, own in given.items():
+        if not isinstance(own, UnsetType):
+            urls[area] = _check_url(own, f"the {area.argument} argument")
+        elif not isinstance(base_url, UnsetType):
+            urls[area] = _check_url(base_url, "the base_url argument")
+        else:
+            urls[area] = current[area]
+    return urls
+
+
+def _check_credentials(key: object, user: object) -> None:
+    if not key:
+        raise ConfigurationError(
+            f"no API key: pass api_key= to Client or set {C.ENV_API_KEY}", field="api_key")
+    for name, value in (("api_key", key), ("username", user)):
+        if value is not None and (not isinstance(value, str) or not value.isprintable()
+                                  or value != value.strip()):
+            raise ConfigurationError(
+                f"{name}: expected printable text without surrounding spaces", field=name)
+
+
 class Client:
     """An asyncio client for the whole interface. Share one per process and event loop.
 
@@ -100,7 +127,13 @@ class Client:
 
     Use ``async with Client(...) as client:`` or ``await client.close()``. The client's own
     session is created at first use, inside the running loop; a client is bound to that
-    loop and refuses, with ``UsageError``, to be used from another.
+    loop and refuses, with ``UsageError``, to be used from another. When that loop ends
+    through ``asyncio.run`` (or another runner that finalises async generators), the
+    client's connections are released with it, and ``close()`` may then be awaited from
+    a later loop.
+
+    ``with_options(...)`` makes a copy with other settings that shares this client's
+    connection pool (see there for who closes what).
     """
 
     def __init__(
@@ -128,14 +161,7 @@ class Client:
         environ = os.environ
         key = api_key if api_key is not None else environ.get(C.ENV_API_KEY)
         user = username if username is not None else environ.get(C.ENV_USERNAME)
-        if not key:
-            raise ConfigurationError(
-                f"no API key: pass api_key= to Client or set {C.ENV_API_KEY}", field="api_key")
-        for name, value in (("api_key", key), ("username", user)):
-            if value is not None and (not isinstance(value, str) or not value.isprintable()
-                                      or value != value.strip()):
-                raise ConfigurationError(
-                    f"{name}: expected printable text without surrounding spaces", field=name)
+        _check_credentials(key, user)
         urls = _resolve_urls(
             base_url,
             {
@@ -158,19 +184,91 @@ class Client:
                 f"spaces, at most {C.MAX_APP_NAME_CHARS} characters", field="app_name")
         if proxy is not None:
             check_http_url(proxy, "proxy", what="an http(s) proxy URL")
-        self._sessions = SessionOwner(
+        sessions = SessionOwner(
             session, max_connections=check_count(max_connections, "max_connections", 1),
             trust_env=check_bool(trust_env, "trust_env"), app_name=app_name, proxy=proxy,
             ssl=check_tls(ssl))
+        self._setup(sessions, Credentials(api_key=key, username=user), urls,
+                    base_url or environ.get(C.ENV_BASE_URL), timeout, attempt_timeout,
+                    max_retries)
+
+    def _setup(self, sessions: SessionOwner, credentials: Credentials,
+               urls: Mapping[Area, str | None], base_url: str | None, timeout: float,
+               attempt_timeout: float | None, max_retries: int, *,
+               like: Transport | None = None) -> None:
+        """The client's state from its settings (the time settings checked here);
+        ``like``: the transport of the client this one copies (its clock and random
+        source, which tests may have replaced, are kept)."""
+        self._sessions = sessions
+        #: Each area's URL as configured (a login included) and the base URL, if any.
+        self._urls = dict(urls)
+        self._base_url = None if not base_url else base_url.rstrip("/")
         self._transport = Transport(
-            credentials=Credentials(api_key=key, username=user),
+            credentials=credentials,
             base_urls=urls,
-            sessions=self._sessions,
+            sessions=sessions,
             timeout=float(check_seconds(timeout, "timeout")),
             attempt_timeout=(None if attempt_timeout is None
                              else float(check_seconds(attempt_timeout, "attempt_timeout"))),
             max_retries=check_count(max_retries, "max_retries", 0),
         )
+        if like is not None:
+            self._transport.rand, self._transport.clock = like.rand, like.clock
+
+    def with_options(
+        self,
+        *,
+        api_key: str | UnsetType = UNSET,
+        username: str | UnsetType = UNSET,
+        base_url: str | UnsetType = UNSET,
+        contacts_url: str | UnsetType = UNSET,
+        crm_url: str | UnsetType = UNSET,
+        invoicing_url: str | UnsetType = UNSET,
+        validation_url: str | UnsetType = UNSET,
+        mail_url: str | UnsetType = UNSET,
+        timeout: float | UnsetType = UNSET,
+        attempt_timeout: float | UnsetType | None = UNSET,
+        max_retries: int | UnsetType = UNSET,
+    ) -> Client:
+        """A copy of this client with other settings, sharing its connection pool::
+
+            patient = client.with_options(timeout=300, max_retries=5)
+            await patient.validation.create_job(url)
+
+        An argument left ``UNSET`` keeps this client's value (``attempt_timeout=None``
+        means the default share of the budget). A new ``base_url`` applies to every
+        area the call does not give its own URL for; the environment is not read again.
+        Settings of the pool itself (``session``, ``max_connections``, ``proxy``,
+        ``trust_env``, ``ssl``, ``app_name``) are this client's: make another ``Client``
+        for other ones.
+
+        Who owns what: the pool (this client's own session, or the ``session=`` you gave
+        it) stays this client's. Closing the copy ends the copy's own calls in flight
+        and refuses its later calls; it releases nothing shared, and this client goes on.
+        Closing this client releases the pool and closes every copy. Nothing needs
+        closing but the client you made (``async with Client(...)``); a copy needs no
+        ``async with`` of its own (it may have one).
+
+        Raises:
+            ConfigurationError, InvalidInputError: a value ``Client`` would refuse.
+        """
+        credentials = self._transport.credentials
+        key = credentials.api_key if api_key is UNSET else api_key
+        user = credentials.username if username is UNSET else username
+        _check_credentials(key, user)
+        urls = _copied_urls(self._urls, base_url, {
+            Area.CONTACTS: contacts_url, Area.CRM: crm_url, Area.INVOICING: invoicing_url,
+            Area.VALIDATION: validation_url, Area.MAIL: mail_url})
+        base = self._base_url if base_url is UNSET else base_url
+        limits = self._transport.limits
+        copy = Client.__new__(Client)
+        copy._setup(
+            self._sessions.shared(), Credentials(api_key=key, username=user), urls, base,
+            limits.timeout if timeout is UNSET else timeout,
+            limits.attempt_timeout if attempt_timeout is UNSET else attempt_timeout,
+            self._transport.max_retries if max_retries is UNSET else max_retries,
+            like=self._transport)
+        return copy
 
     # The areas are built (and their models imported) on first use: ``import asyncsdk``
     # stays light for processes that use one area, or none yet.
@@ -238,6 +336,59 @@ class Client:
         """
         return cast("RawAreas", WithRawResponse(self))
 
+    # --- what the client was configured with (readable, never a credential) -----------
+    @property
+    def base_url(self) -> str | None:
+        """The base URL (the ``base_url`` argument, else ``ASYNCSDK_BASE_URL``), a
+        ``user:password@`` password shown as ``REDACTED``; None when not set (each area
+        then has its own: ``contacts_url`` and the others)."""
+        return None if self._base_url is None else redact_url(self._base_url)
+
+    def _url_of(self, area: Area) -> str | None:
+        url = self._urls.get(area)
+        return None if url is None else redact_url(url)
+
+    @property
+    def contacts_url(self) -> str | None:
+        """The URL contact lists are sent to (as ``base_url`` shows it; None: none)."""
+        return self._url_of(Area.CONTACTS)
+
+    @property
+    def crm_url(self) -> str | None:
+        """The URL leads are sent to (as ``base_url`` shows it; None: none)."""
+        return self._url_of(Area.CRM)
+
+    @property
+    def invoicing_url(self) -> str | None:
+        """The URL customers, products and invoices are sent to (None: none)."""
+        return self._url_of(Area.INVOICING)
+
+    @property
+    def validation_url(self) -> str | None:
+        """The URL email validation is sent to (None: none)."""
+        return self._url_of(Area.VALIDATION)
+
+    @property
+    def mail_url(self) -> str | None:
+        """The URL mail is sent to (None: none)."""
+        return self._url_of(Area.MAIL)
+
+    @property
+    def timeout(self) -> float:
+        """Seconds one call may take in all (``Client(timeout=...)``)."""
+        return self._transport.limits.timeout
+
+    @property
+    def attempt_timeout(self) -> float | None:
+        """Seconds one attempt of a safe operation may take (None: a share of the
+        call's budget)."""
+        return self._transport.limits.attempt_timeout
+
+    @property
+    def max_retries(self) -> int:
+        """Retries after the first attempt."""
+        return self._transport.max_retries
+
     @property
     def _session(self) -> aiohttp.ClientSession | None:
         """The session in use (None before the first call or after ``close()``)."""
@@ -254,11 +405,16 @@ class Client:
 
         A call in flight (a retry sleep, a pooled-connection wait, a stream being read)
         ends at once with ``APIConnectionError`` (``may_have_been_sent=True``); later
-        calls raise ``UsageError``.
+        calls raise ``UsageError``. Every copy made by ``with_options`` is closed too;
+        closing a copy ends only the copy's calls and releases nothing shared.
+
+        May be awaited from a later event loop once the client's own has ended (its
+        connections went with it: ``asyncio.run(client.close())`` after
+        ``asyncio.run(main())``).
 
         Raises:
-            UsageError: called from another event loop than the one the client was
-                used in (its connections can only be released there); nothing closed.
+            UsageError: called from another event loop while the client's own still
+                runs (its connections can only be released there); nothing closed.
         """
         await self._sessions.close()
 

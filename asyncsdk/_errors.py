@@ -35,7 +35,10 @@ library frames an exception passed through keep no local variables.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
+
+from ._response import RawResponse
 
 __all__ = [
     "APIConnectionError",
@@ -111,6 +114,12 @@ class APIError(SDKError):
             replaced by ``REDACTED``.
         body: the raw answer body (redacted), for inspection.
         request_id: the service's request id header, if any.
+        headers: the answer's headers (case-insensitive, each value scrubbed of the
+            credentials), e.g. ``Retry-After`` and rate-limit headers; None where no
+            answer came with the error.
+        response: the answer as a ``RawResponse`` (``status_code``, ``headers``,
+            ``request_id``, ``elapsed``, ``attempts``, redacted ``url``; ``parsed`` is
+            None: the body is ``body``); None where no answer came with the error.
     """
 
     def __init__(
@@ -123,6 +132,8 @@ class APIError(SDKError):
         url: str | None = None,
         body: str | None = None,
         request_id: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        response: RawResponse[None] | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -132,6 +143,8 @@ class APIError(SDKError):
         self.url = url
         self.body = body
         self.request_id = request_id
+        self.headers = headers
+        self.response = response
 
     def __str__(self) -> str:
         where = f"{self.operation}: " if self.operation else ""

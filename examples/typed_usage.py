@@ -156,6 +156,23 @@ async def resources(client: asyncsdk.Client) -> None:
     await client.invoices.delete(21)
 
 
+async def options_and_errors(client: asyncsdk.Client) -> dict[str, object]:
+    """``with_options``, per-call extras, an error's answer, a model's ``to_dict()``."""
+    patient: asyncsdk.Client = client.with_options(timeout=300, max_retries=5)
+    result: CheckResult = await patient.validation.check(
+        "ann@example.com", extra_headers={"X-Request-Source": "signup"},
+        extra_query={"source": "signup"})
+    try:
+        await client.contacts.get(999_999)
+    except asyncsdk.NotFoundError as exc:
+        raw: asyncsdk.RawResponse[None] | None = exc.response
+        if exc.headers is not None and raw is not None:
+            print(raw.attempts, exc.headers.get("Retry-After"))
+    base: str | None = client.base_url
+    print(base, asyncsdk.redact_url(base or ""), sorted(asyncsdk.CREDENTIAL_FIELDS))
+    return result.to_dict()
+
+
 async def main() -> None:
     from asyncsdk.testing import Sandbox
 

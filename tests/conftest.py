@@ -2,37 +2,15 @@
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import AsyncIterator, Iterator
-from types import SimpleNamespace
-from typing import Any
 
-import aiohttp
-import aioresponses.core as aioresponses_core
 import pytest
 from aioresponses import aioresponses
 from helpers import API_KEY, BASE, USERNAME, SleepRecorder
 
 import asyncsdk
-
-
-def _teach_aioresponses_new_aiohttp() -> None:
-    """aioresponses 0.7.9 builds ClientResponse without the ``stream_writer`` argument
-    that aiohttp 3.14 requires; give it a response class that supplies a no-op one.
-    Does nothing on an aiohttp that does not need it."""
-    if "stream_writer" not in inspect.signature(aiohttp.ClientResponse.__init__).parameters:
-        return
-
-    class CompatResponse(aiohttp.ClientResponse):
-        def __init__(self, method: str, url: Any, **kwargs: Any) -> None:
-            kwargs.setdefault("stream_writer", SimpleNamespace(output_size=0))
-            super().__init__(method, url, **kwargs)
-
-    aioresponses_core.ClientResponse = CompatResponse  # type: ignore[misc]
-
-
-_teach_aioresponses_new_aiohttp()
+import asyncsdk.testing
 
 
 @pytest.fixture(autouse=True)
@@ -61,6 +39,7 @@ async def client(sleeps: SleepRecorder) -> AsyncIterator[asyncsdk.Client]:
 
 
 @pytest.fixture
-def mocked() -> AsyncIterator[aioresponses]:
-    with aioresponses() as m:
+def mocked() -> Iterator[aioresponses]:
+    """aioresponses as the library ships it for its users (``asyncsdk.testing``)."""
+    with asyncsdk.testing.aioresponses() as m:
         yield m

@@ -30,6 +30,7 @@ LAYERS: dict[str, int] = {
     "asyncsdk._lazy": 0,
     "asyncsdk._errors": 0,
     "asyncsdk._constants": 0,
+    "asyncsdk._response": 0,
     "asyncsdk._checks": 1,
     "asyncsdk.models": 2,
     "asyncsdk._serde": 3,

@@ -11,6 +11,8 @@ import asyncsdk
 
 EXPECTED = {
     "Client", "UNSET", "UnsetType", "__version__", "RawResponse",
+    # for the filters of tracers, error trackers and recorders
+    "CREDENTIAL_FIELDS", "redact_url",
     # errors
     "SDKError", "InvalidInputError", "ConfigurationError", "UsageError", "APIError",
     "AuthenticationError", "InsufficientCreditError", "InvalidRequestError",

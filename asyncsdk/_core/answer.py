@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import aiohttp
+from multidict import CIMultiDict
 
 from .. import _constants as C
 from .._errors import (
@@ -30,6 +31,7 @@ from .._errors import (
     error_class_for_status,
     error_class_for_text,
 )
+from .._response import RawResponse
 from .._serde.big_json import FAST_LOADS, NOT_READ, gil_sharer, parse_json, read_json
 from .._serde.converter import DecodeFailure, decode, decode_list
 from .credentials import Credentials
@@ -137,13 +139,21 @@ class Interpreter:
             cls = error_class_for_status(status)
         clean_text = _shown_text(self.credentials, text) if text else None
         message = clean_text or fallback or f"HTTP {status}"
+        scrub = self.credentials.scrub
+        shown = CIMultiDict(shown_headers(headers, scrub))  # picklable
+        url = scrub(call.shown_url)  # a hosted result's URL may hold one anywhere
         kwargs: dict[str, Any] = {
             "operation": call.op.name,
             "status_code": status,
             "error_text": clean_text,
-            "url": call.shown_url,
+            "url": url,
             "body": self._body_text(raw),
             "request_id": headers.get("X-Request-Id"),  # scrubbed by ``clean``
+            "headers": shown,
+            # The transport sets the call's time and attempts (``Transport._timed``).
+            "response": RawResponse(parsed=None, status_code=status, headers=shown,
+                                    request_id=shown.get("X-Request-Id"), elapsed=0.0,
+                                    url=url, attempts=1),
         }
         if cls is RateLimitError:
             return RateLimitError(

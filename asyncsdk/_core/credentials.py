@@ -2,9 +2,10 @@
 
 Where a request carries the credentials is a ``Placement`` (which part of the request,
 which field name holds which ``Secret``); the areas of the interface each name theirs
-(``resources._areas``). ``SECRET_KEYS`` (the field names ``redact_url`` hides) is derived
-from the placements. The credentials are added to a request last, by the library's own
-aiohttp middleware (``_core.middleware``): every URL and body built before carries none.
+(``resources._areas``). ``CREDENTIAL_FIELDS`` (public: the query and form field names
+that hold a credential, the names ``redact_url`` hides) is derived from the placements.
+The credentials are added to a request last, by the library's own aiohttp middleware
+(``_core.middleware``): every URL and body built before carries none.
 
 Secrets stay out of sight in three ways:
 
@@ -34,20 +35,21 @@ import re
 import traceback
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
-from urllib.parse import unquote, urlencode, urlsplit
+from urllib.parse import unquote, unquote_plus, urlencode, urlsplit
 
 import attrs
+from yarl import URL
 
 from .. import _constants as C
 from .._errors import ConfigurationError
 
 __all__ = [
+    "CREDENTIAL_FIELDS",
     "KEY_AND_USER_IN_FORM",
     "KEY_AND_USER_IN_QUERY",
     "KEY_IN_QUERY",
     "PLACEMENTS",
     "REDACTED",
-    "SECRET_KEYS",
     "Credentials",
     "Part",
     "Placement",
@@ -105,8 +107,13 @@ KEY_AND_USER_IN_FORM = Placement(
 
 #: Every placement the interface uses (``resources._areas`` picks one per area).
 PLACEMENTS: Final = (KEY_IN_QUERY, KEY_AND_USER_IN_QUERY, KEY_AND_USER_IN_FORM)
-#: Query and form field names that hold a credential (derived from the placements).
-SECRET_KEYS: Final = frozenset(name for placement in PLACEMENTS for name, _ in placement.fields)
+#: The query and form field names that hold a credential in some request of the
+#: interface (``api_key``, ``api``, ``username``), derived from the placements. Public
+#: (``asyncsdk.CREDENTIAL_FIELDS``): for the filters of recorders, trackers and logs.
+CREDENTIAL_FIELDS: Final[frozenset[str]] = frozenset(
+    name for placement in PLACEMENTS for name, _ in placement.fields)
+#: ``CREDENTIAL_FIELDS`` casefolded (``redact_url`` hides ``API_KEY=`` too).
+_FOLDED_FIELDS: Final = frozenset(name.casefold() for name in CREDENTIAL_FIELDS)
 
 
 class SecretValue:
@@ -342,15 +349,30 @@ def _base64_forms(raw: bytes) -> list[str]:
     return [*forms, *(f.rstrip("=") for f in forms)]
 
 
-def redact_url(url: str, params: Mapping[str, Any] | None = None) -> str:
-    """The URL (plus ``params``) as it may be shown: the value of every credential field
-    and the password of a ``user:password@`` part replaced by ``REDACTED``."""
-    if "@" in url:
-        url = _redact_userinfo(url)
+def redact_url(url: str | URL, params: Mapping[str, Any] | None = None) -> str:
+    """``url`` as it may be shown: the value of every credential field of its query
+    (``CREDENTIAL_FIELDS``, in any letter case) and the password of a
+    ``user:password@`` part replaced by ``REDACTED``; everything else is kept as it is,
+    byte for byte (the order of the query, its encoding, the fragment).
+
+    Works on a full URL, as text or ``yarl.URL`` (what OpenTelemetry's ``url_filter``
+    is given: pass ``asyncsdk.redact_url`` as it is). ``params``: a query to append,
+    its credential fields redacted the same way. A credential anywhere else (a path, a
+    field of another name) is not recognised here: ``redact_url`` knows the field
+    names, not the values (``Credentials.scrub`` does that).
+
+    >>> redact_url("https://api.example.com/v1/check?email=a%40b.com&api=s3cret&username=me")
+    'https://api.example.com/v1/check?email=a%40b.com&api=REDACTED&username=REDACTED'
+    """
+    text = str(url)
+    if "@" in text:
+        text = _redact_userinfo(text)
+    if "?" in text:
+        text = _redact_query(text)
     if not params:
-        return url
-    shown = {k: (REDACTED if k in SECRET_KEYS else v) for k, v in params.items()}
-    return f"{url}?{urlencode(shown)}"
+        return text
+    shown = {k: (REDACTED if k.casefold() in _FOLDED_FIELDS else v) for k, v in params.items()}
+    return f"{text}{'&' if '?' in text else '?'}{urlencode(shown)}"
 
 
 _USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^/?#@:]*):[^/?#]*@")
@@ -358,3 +380,15 @@ _USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^/?#@:]*):[^/?#]*@")
 
 def _redact_userinfo(url: str) -> str:
     return _USERINFO.sub(rf"\1:{REDACTED}@", url, count=1)
+
+
+def _redact_query(url: str) -> str:
+    """``url`` with the value of each credential field of its query redacted."""
+    head, hashmark, fragment = url.partition("#")
+    path, _, query = head.partition("?")
+    pairs = query.split("&")
+    for i, pair in enumerate(pairs):
+        name, equals, _value = pair.partition("=")
+        if equals and unquote_plus(name).casefold() in _FOLDED_FIELDS:
+            pairs[i] = f"{name}={REDACTED}"
+    return f"{path}?{'&'.join(pairs)}{hashmark}{fragment}"

@@ -9,7 +9,17 @@ is the last of the chain), and it is the boundary of the credentials:
   or the form body). A request without the mark (the caller's own, made through the same
   session), a result hosted elsewhere and a redirect to another origin get none. Once
   the request is answered (or failed), its URL is the one without credentials again, so
-  what the caller's tools and aiohttp's frames above hold shows none.
+  what the caller's tools and aiohttp's frames above hold shows none. The answer's
+  ``request_info`` (read by trace configs' ``on_request_end`` and ``on_request_redirect``,
+  by recorders such as vcrpy for each hop of a redirect, and by aiohttp's
+  ``ClientResponseError``) shows the request as it was before the credentials: aiohttp
+  builds it below this step, from the request with them, so the request's
+  ``response_class`` (a public attribute) is, for that request only, the session's with
+  ``BeforeCredentials`` mixed in, whose ``request_info`` shows the URL from before; an
+  aiohttp ``ClientResponseError`` raised below gets that ``request_info`` too. What a trace config's
+  ``on_request_headers_sent`` and ``on_request_chunk_sent`` are given is the wire itself,
+  sent below this step: it carries the credentials (README, "Tracing, error tracking
+  and recording").
 * **No silent resend.** aiohttp resends an idempotent-method request once, unseen, when
   a kept-alive connection drops before the answer. The transport counts attempts itself
   (``max_retries`` is exact) and must never repeat an unsafe one, so such a drop leaves
@@ -20,7 +30,9 @@ is the last of the chain), and it is the boundary of the credentials:
   credentials, and some of its errors quote that URL (``ConnectionTimeoutError``). An
   exception leaving here is replaced by one of the library's own (a dropped or timed-out
   connection) or leaves without its traceback below this frame and without chained
-  exceptions from there; the exception itself is kept.
+  exceptions from there; the exception itself is kept. A replacement is raised outside
+  the handler of the original, so that not even its ``__context__`` (which Python sets
+  even where ``from None`` hides it) holds the original.
 """
 
 from __future__ import annotations
@@ -35,7 +47,7 @@ from yarl import URL
 from .credentials import SecretValue
 from .failures import DroppedConnection
 
-__all__ = ["OUTGOING", "Outgoing", "last_step"]
+__all__ = ["OUTGOING", "BeforeCredentials", "Outgoing", "last_step"]
 
 
 class Outgoing:
@@ -112,28 +124,76 @@ def last_step(user_agent: str | None) -> aiohttp.ClientMiddlewareType:
                          handler: aiohttp.ClientHandlerType) -> aiohttp.ClientResponse:
         outgoing = OUTGOING.get()
         url = request.url
+        adding = None
         if outgoing is not None:  # the library's own request
             if user_agent is not None:
                 request.headers["User-Agent"] = user_agent
-            if not outgoing.applies_to(url):
-                outgoing = None  # no credentials (elsewhere, or none to add)
-            elif outgoing.in_form:
-                await outgoing.add_to_form(request)
-            else:
-                outgoing.add_to_query(request)
+            if outgoing.applies_to(url):  # else none (elsewhere, or none to add)
+                adding = outgoing
+                response_class = request.response_class
+                request.response_class = _unseen(response_class)
+                if outgoing.in_form:
+                    await outgoing.add_to_form(request)
+                else:
+                    outgoing.add_to_query(request)
         try:
-            return await handler(request)
+            response = await handler(request)
         except BaseException as exc:
-            raise _leaving(exc) from None
+            leaving = _leaving(exc, None if adding is None else url)
+        else:
+            if adding is not None and isinstance(response, BeforeCredentials):
+                response.url_before_credentials = url
+            return response
         finally:
-            if outgoing is not None:
-                await outgoing.take_from(request, url)
+            if adding is not None:
+                request.response_class = response_class
+                await adding.take_from(request, url)
+        try:  # outside the handler: ``leaving.__context__`` is not ``exc``
+            raise leaving
+        finally:
+            del leaving  # no cycle through this frame
 
     return middleware
 
 
-def _leaving(exc: BaseException) -> BaseException:
-    """What leaves the middleware for ``exc`` (module docstring)."""
+class BeforeCredentials:
+    """Mixed into the response class of the library's requests (``_unseen``): its
+    ``request_info`` (aiohttp's, a public property) shows the URL the request had before
+    the credentials, ``url_before_credentials``, which the middleware sets as the answer
+    leaves it (until then, aiohttp's own)."""
+
+    url_before_credentials: URL | None = None
+
+    @property
+    def request_info(self) -> aiohttp.RequestInfo:
+        """aiohttp's ``request_info``, its URL the one from before the credentials."""
+        info: aiohttp.RequestInfo = super().request_info  # type: ignore[misc]
+        before = self.url_before_credentials
+        if before is None:
+            return info
+        return aiohttp.RequestInfo(before, info.method, info.headers, info.real_url)
+
+
+#: ``_unseen``'s subclass of each response class met.
+_UNSEEN: dict[type[aiohttp.ClientResponse], type[aiohttp.ClientResponse]] = {}
+
+
+def _unseen(base: type[aiohttp.ClientResponse]) -> type[aiohttp.ClientResponse]:
+    """``base`` (the session's response class) with ``BeforeCredentials`` mixed in
+    (one subclass per class, made once)."""
+    made = _UNSEEN.get(base)
+    if made is None:
+        made = _UNSEEN[base] = type(base.__name__, (BeforeCredentials, base), {
+            "__module__": __name__, "__doc__": base.__doc__})
+    return made
+
+
+def _leaving(exc: BaseException, url: URL | None) -> BaseException:
+    """What leaves the middleware for ``exc`` (module docstring); ``url``: the request's
+    URL before the credentials (None: none were added)."""
+    if isinstance(exc, aiohttp.ClientResponseError) and url is not None:
+        info = exc.request_info  # built below, from the request with the credentials
+        exc.request_info = aiohttp.RequestInfo(url, info.method, info.headers, info.real_url)
     if isinstance(exc, aiohttp.ConnectionTimeoutError):
         # Its text quotes the URL with the credentials.
         return aiohttp.ConnectionTimeoutError("Connection timeout to host")

@@ -10,14 +10,12 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
-from typing import Any, Generic, TypeVar
+from typing import Any
 
-import attrs
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from .._errors import UsageError
-
-T = TypeVar("T")
+from .._response import RawResponse
 
 
 class RawCapture:
@@ -50,29 +48,6 @@ def shown_headers(headers: Mapping[str, str],
     if scrub(values) == values:
         return headers
     return CIMultiDictProxy(CIMultiDict((k, scrub(v)) for k, v in headers.items()))
-
-
-@attrs.frozen
-class RawResponse(Generic[T]):
-    """A call's result with the HTTP answer it came from.
-
-    Attributes:
-        parsed: what the call returns without ``with_raw_response``.
-        status_code: the answer's HTTP status.
-        headers: the answer's headers (e.g. rate-limit headers).
-        request_id: the service's ``X-Request-Id``, for support tickets (None if absent).
-        elapsed: seconds from the first attempt to the final answer, read in full.
-        url: the request URL with every credential redacted.
-        attempts: attempts sent on the wire (1 + retries).
-    """
-
-    parsed: T
-    status_code: int
-    headers: Mapping[str, str]
-    request_id: str | None
-    elapsed: float
-    url: str
-    attempts: int
 
 
 class _RawArea:

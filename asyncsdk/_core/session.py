@@ -10,8 +10,22 @@ ends what is in flight. Nothing here knows about areas or operations.
 * **The library's middleware** (``_core.middleware``: credentials added last, no silent
   resend) is the own session's middleware, and on a caller's session the last of each
   request's middlewares, after the session's own (``aiohttp_compat``).
-* **Loop binding**: a client belongs to the loop of its first call; using or closing it
-  from another loop raises ``UsageError``.
+* **Loop binding**: a client belongs to the loop of its first call; using it from
+  another loop raises ``UsageError``, and so does closing it from another loop while its
+  own still runs (its connections can only be released there).
+* **The end of the loop**: the own session is released when its loop is shut down by
+  ``asyncio.run`` (or any runner that finalises async generators: ``asyncio.Runner``,
+  pytest-asyncio), through an async generator of the owner's that the loop closes at its
+  end (``loop.shutdown_asyncgens``; no task, nothing patched). A client used under one
+  ``asyncio.run`` and never closed leaves no connection open, and ``close()`` afterwards,
+  from another loop, finds the old one closed and just marks the client closed
+  (releasing what a loop closed without that step left, as far as can be done without
+  it: the session is marked closed; its sockets are the closed loop's).
+* **Copies** (``Client.with_options``): ``SharedSession`` is a copy's view of its
+  parent's session: requests go through the parent's session (the same pool, created
+  at the first call of either); the copy's ``close()`` ends the copy's calls in flight
+  and refuses its later calls, and releases nothing shared; the parent's ``close()``
+  releases the session and closes every copy.
 * **Close while in flight**: ``close()`` ends every call in flight promptly by ending
   what the client owns, never a task of the caller's: the own session is closed (its
   connections, and the waits for one, end at once); on a caller's session each attempt
@@ -23,9 +37,11 @@ ends what is in flight. Nothing here knows about areas or operations.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import platform
 import sys
-from collections.abc import Callable, Coroutine
+import weakref
+from collections.abc import AsyncGenerator, Callable, Coroutine
 from typing import Any, Protocol, TypeVar
 
 import aiohttp
@@ -35,7 +51,7 @@ from .._errors import UsageError
 from .aiohttp_compat import session_middlewares
 from .middleware import last_step
 
-__all__ = ["Abortable", "ClosedInFlight", "SessionOwner", "user_agent"]
+__all__ = ["Abortable", "ClosedInFlight", "SessionOwner", "SharedSession", "user_agent"]
 
 T = TypeVar("T")
 
@@ -68,8 +84,9 @@ def _cancelling(task: asyncio.Task[Any] | None) -> int:
 class SessionOwner:
     """Owns (or borrows) the session, binds the loop, ends what is in flight on close."""
 
-    __slots__ = ("_agent", "_attempts", "_loop", "_max_connections", "_pauses", "_session",
-                 "_streams", "_trust_env", "closed", "owns_session", "request_options")
+    __slots__ = ("__weakref__", "_agent", "_attempts", "_copies", "_loop", "_max_connections",
+                 "_pauses", "_session", "_streams", "_trust_env", "_watch", "closed",
+                 "library_session", "owns_session", "request_options")
 
     def __init__(
         self,
@@ -84,6 +101,13 @@ class SessionOwner:
         self._session = session
         #: True when the session is the client's own (``close()`` closes it).
         self.owns_session = session is None
+        #: True when the session is the library's own (no caller's trace config or
+        #: middleware on it): also true for a copy (``SharedSession``) of such a client.
+        self.library_session = session is None
+        #: The async generator that releases the own session at the end of its loop.
+        self._watch: AsyncGenerator[None, None] | None = None
+        #: The ``SharedSession`` of each copy of the client (closed with it).
+        self._copies: weakref.WeakSet[SharedSession] = weakref.WeakSet()
         self._max_connections = max_connections
         self._trust_env = trust_env
         self._agent = user_agent(app_name)
@@ -140,6 +164,7 @@ class SessionOwner:
             session = self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=self._max_connections, limit_per_host=0),
                 trust_env=self._trust_env, middlewares=(last_step(self._agent),))
+            self._watch = _released_at_the_end_of_the_loop(session)
         elif session.closed:
             raise UsageError("the aiohttp session given to Client is closed; pass an open one")
         elif not self.owns_session and "middlewares" not in self.request_options:
@@ -213,18 +238,17 @@ class SessionOwner:
         """Stop tracking ``stream``."""
         self._streams.discard(stream)
 
-    async def close(self) -> None:
-        """End everything in flight and release the own session (not a caller's).
-
-        Raises ``UsageError`` when called from another event loop than the one the
-        client was used in: connections can only be released on their own loop.
-        """
+    def shared(self) -> SharedSession:
+        """A copy's view of this session (``SharedSession``), closed with this owner."""
+        copy = SharedSession(self)
         if self.closed:
-            return
-        if self._loop is not None and self._loop is not asyncio.get_running_loop():
-            raise UsageError(
-                "close() must be awaited in the event loop the Client was used in; "
-                "its connections belong to that loop")
+            copy.end_in_flight()
+        self._copies.add(copy)
+        return copy
+
+    def end_in_flight(self) -> None:
+        """Mark closed and end what is in flight: pauses woken, streams aborted, the
+        client's own attempt tasks cancelled (never a caller's task)."""
         self.closed = True
         for waiter in self._pauses:
             _wake(waiter)
@@ -233,11 +257,95 @@ class SessionOwner:
         for attempt in self._attempts:
             attempt.cancel()  # the client's own tasks
         self._streams.clear()
+
+    async def close(self) -> None:
+        """End everything in flight and release the own session (not a caller's), and
+        close every copy (``shared``).
+
+        From another event loop than the one the client was used in: ``UsageError``
+        while that loop is still open (its connections can only be released there);
+        once it is closed, the client is marked closed (see the module docstring).
+        """
+        if self.closed:
+            return
+        loop = self._loop
+        if loop is not None and loop is not asyncio.get_running_loop() and not loop.is_closed():
+            raise UsageError(
+                "close() must be awaited in the event loop the Client was used in; "
+                "its connections belong to that loop")
+        self.end_in_flight()
+        for copy in list(self._copies):
+            copy.end_in_flight()
         session, self._session = self._session, None
+        watch, self._watch = self._watch, None
         if self.owns_session and session is not None and not session.closed:
             await session.close()
+        if watch is not None and (loop is None or not loop.is_closed()):
+            await watch.aclose()
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:
     if not waiter.done():
         waiter.set_result(None)
+
+
+def _released_at_the_end_of_the_loop(
+        session: aiohttp.ClientSession) -> AsyncGenerator[None, None]:
+    """An async generator, started here and left suspended, that closes ``session``
+    when it is closed: by ``close()``, or by the running loop's
+    ``shutdown_asyncgens()`` at its end (``asyncio.run``), which finalises every async
+    generator started in it. It holds the session, not its owner."""
+
+    async def watch() -> AsyncGenerator[None, None]:
+        try:
+            yield
+        finally:
+            if not session.closed:
+                await session.close()
+
+    started = watch()
+    with contextlib.suppress(StopIteration):  # the first step, to its ``yield``: the
+        started.asend(None).send(None)  # running loop now finalises it at its end
+    return started
+
+
+class SharedSession(SessionOwner):
+    """A copy's view (``Client.with_options``) of another owner's session: requests go
+    through the parent's session; ``close()`` ends the copy's own calls in flight and
+    refuses its later calls, releasing nothing shared. Its attempts run in tasks of its
+    own (as on a caller's session), so that its ``close()`` can end them."""
+
+    __slots__ = ("_parent",)
+
+    def __init__(self, parent: SessionOwner) -> None:
+        super().__init__(parent.current, max_connections=1, trust_env=False)
+        self._parent = parent
+        self.owns_session = False
+        self.library_session = parent.library_session
+        self.request_options = parent.request_options  # the same dict, filled by it
+
+    @property
+    def current(self) -> aiohttp.ClientSession | None:
+        """The parent's session now in use, if any."""
+        return None if self.closed else self._parent.current
+
+    def session(self) -> aiohttp.ClientSession:
+        """The parent's session (made at the first call of either).
+
+        Raises:
+            UsageError: this copy or its parent is closed, or used outside its loop.
+        """
+        if self.closed:
+            raise UsageError("this Client is closed; create a new one")
+        return self._parent.session()
+
+    def shared(self) -> SharedSession:
+        """A copy of a copy shares the first owner's session."""
+        copy = self._parent.shared()
+        if self.closed:
+            copy.end_in_flight()
+        return copy
+
+    async def close(self) -> None:
+        """End this copy's calls in flight; the session stays its parent's."""
+        self.end_in_flight()

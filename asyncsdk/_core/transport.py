@@ -27,6 +27,7 @@ chained.
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import random
 import time
@@ -52,7 +53,7 @@ from .failures import (
 )
 from .log import log_attempt, log_give_up, log_retry, logger
 from .middleware import OUTGOING, Outgoing
-from .operation import Call, Operation
+from .operation import Call, Extras, Operation
 from .retry import (
     backoff_delay,
     parse_retry_after,
@@ -99,6 +100,8 @@ class Exchange:
             self.sent["data"] = dict(call.form)
         if not call.op.safe_to_repeat:
             self.sent["allow_redirects"] = False
+        if call.headers:
+            self.sent["headers"] = call.headers
 
 
 class Attempted(Generic[T]):
@@ -164,15 +167,19 @@ class Transport(Interpreter):
         self.clock: Callable[[], float] = time.monotonic
         #: Each area's credentials to add (by its argument), worked out at its first call.
         self._outgoing: dict[str, Outgoing] = {}
+        #: What the caller adds to every request by default (``with_extras``).
+        self.extras: Extras | None = None
 
     # --- the call -------------------------------------------------------------------
     def request(self, op: Operation, *, path_id: str | int | None = None,
                 params: Mapping[str, Any] | None = None, json_body: Any = None,
                 form: Mapping[str, Any] | None = None, timeout: float | None = None,
                 attempt_timeout: float | None = None, model: type[Any] | None = None,
-                many: bool = False) -> Awaitable[Any]:
+                many: bool = False, extras: Extras | None = None) -> Awaitable[Any]:
         """Send ``op``; the awaitable gives its parsed JSON answer (None for an empty
         2xx body), decoded as ``model`` (a list of them with ``many``) when one is given.
+        ``extras``: what the caller adds to this call's requests (``extra_query=``,
+        ``extra_headers=``; default: this transport's, ``with_extras``).
 
         Arguments and configuration are checked at once (``ConfigurationError``,
         ``InvalidInputError``). Awaiting raises the ``APIError`` subclass the answer maps
@@ -180,7 +187,11 @@ class Transport(Interpreter):
         ``ResponseDecodeError`` for a body that is not JSON or not of the model's shape.
         """
         try:
-            call = Call(op, self.urls.of(op, path_id), params, form)
+            if extras is None:
+                extras = self.extras
+            if extras is not None:
+                self._check_extras(op, extras)
+            call = Call(op, self.urls.of(op, path_id), params, form, extras=extras)
             budget, per_attempt = self.limits.for_call(timeout, attempt_timeout,
                                                        op.safe_to_repeat)
             exchange = Exchange(call, self._credentials_of(call), json_body, budget,
@@ -203,8 +214,10 @@ class Transport(Interpreter):
 
         ``timeout`` bounds the wait for a pooled connection, connecting and each read (a
         download may take long, a stall may not). With ``absolute_url`` the request goes
-        there *without credentials* (a result hosted elsewhere). A non-2xx answer raises
-        as ``request`` does. ``Client.close()`` aborts the stream (``StreamedResponse``).
+        there *without credentials* (a result hosted elsewhere), and without the
+        caller's extras. A non-2xx answer raises as ``request`` does.
+        ``Client.close()`` aborts the stream (``StreamedResponse``). The extras are this
+        transport's ``extras`` (``with_extras``).
         """
         # Opened by a method of its own: this frame stays in the traceback of an error
         # raised while the stream is read, so it holds no URL, query or answer.
@@ -222,7 +235,9 @@ class Transport(Interpreter):
                            ) -> StreamedResponse:
         try:
             if absolute_url is None:
-                call = Call(op, self.urls.of(op), params)
+                if self.extras is not None:
+                    self._check_extras(op, self.extras)
+                call = Call(op, self.urls.of(op), params, extras=self.extras)
                 outgoing: Outgoing | None = self._credentials_of(call)
             else:
                 call = Call(op, absolute_url, params, with_credentials=False)
@@ -234,6 +249,21 @@ class Transport(Interpreter):
             raise
         streamed: StreamedResponse = await self._send_handling_retries(exchange)
         return streamed
+
+    def with_extras(self, extras: Extras | None) -> Transport:
+        """This transport, whose requests and streams carry ``extras`` by default: for
+        code that sends on behalf of one call (``self`` when there are none)."""
+        if extras is None:
+            return self
+        bound = copy.copy(self)
+        bound.extras = extras
+        return bound
+
+    def _check_extras(self, op: Operation, extras: Extras) -> None:
+        """``InvalidInputError`` for extras that would replace a credential of ``op``'s
+        area (``Extras`` refused the others when made)."""
+        if op.area.argument in self._logins:
+            extras.refuse_login()
 
     def _credentials_of(self, call: Call) -> Outgoing:
         """What the middleware adds to ``call``'s requests (``ConfigurationError``: a
@@ -326,11 +356,19 @@ class Transport(Interpreter):
         """The call's error: ``failure``'s, or (None) the refusal of the last answer."""
         if failure is None:
             assert attempts.last is not None and attempts.last.answer is not None
-            error: SDKError = self.refused(call, *attempts.last.answer)
+            error: SDKError = self._timed(self.refused(call, *attempts.last.answer), attempts)
         else:
             error = self.connection_error(call, attempts.failed(failure))
         if logger.isEnabledFor(logging.WARNING):
             log_give_up(call.op.method, self._shown(call), str(error), attempts.retry + 1)
+        return error
+
+    def _timed(self, error: SDKError, attempts: Attempts) -> SDKError:
+        """``error``, whose answer (an ``APIError``'s ``response``) gets the call's time
+        so far and its attempts."""
+        if isinstance(error, APIError) and error.response is not None:
+            error.response = attrs.evolve(error.response, attempts=attempts.retry + 1,
+                                          elapsed=self.clock() - attempts.begun)
         return error
 
     def _shown(self, call: Call) -> str:
@@ -375,6 +413,7 @@ class Transport(Interpreter):
         except TRANSPORT_ERRORS as exc:  # the answer broke off: as a dropped connection
             return Attempted(failure=describe_exception(exc))
         except APIError as exc:
+            self._timed(exc, attempts)
             if exc.status_code in C.RETRYABLE_STATUSES and logger.isEnabledFor(logging.WARNING):
                 log_give_up(call.op.method, self._shown(call), str(exc),
                             attempts.retry + 1)  # the last of its retries
@@ -405,7 +444,7 @@ class Transport(Interpreter):
         coroutines; not on a caller's session, whose trace configs see ``read()``."""
         content = response.content
         try:
-            if self.sessions.owns_session and content.is_eof():
+            if self.sessions.library_session and content.is_eof():
                 raw = content.read_nowait()
                 if len(raw) > C.MAX_JSON_BODY_BYTES:
                     raise self.too_large(call, response.status, " (decompressed)",

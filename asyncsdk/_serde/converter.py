@@ -25,8 +25,13 @@ Rules (DESIGN §2), each in exactly one place here:
   override per field: ``omit_if_default`` leaves ``UNSET`` fields out (every optional
   input field defaults to ``UNSET``); ``None`` is sent as null; ``Decimal`` as text with
   two places; dates in the model's ``_date_format``; the body key per ``wire``.
-* ``to_jsonable`` turns any model (or list of them) into plain JSON types for output:
-  dates ISO, decimals as exact text, codes as their value, errors as their text.
+* **Out**: ``to_wire`` is every model's ``to_dict()`` (``models._base.WireForm``): an
+  input model as its body (above); a response model with its fields under their wire
+  names (``make_dict_unstructure_fn``, ``extra`` omitted) and the unknown keys of
+  ``extra`` beside them, nested models alike, so that the dict reads back as an equal
+  model; any other model by its field names. ``to_jsonable`` does the same for a list
+  or any value: dates ISO, decimals as exact text, codes as their value, errors as
+  their text.
 
 The converter (and cattrs) is made at first use, not at ``import asyncsdk``.
 """
@@ -462,14 +467,39 @@ def _register_structure_hooks(converter: cattrs.Converter) -> None:
 
 def _register_unstructure_hooks(converter: cattrs.Converter) -> None:
     """Output: exact text for decimals and ISO dates (``to_jsonable``); input models
-    override both per field with the wire formats."""
+    override both per field with the wire formats; response models under their wire
+    names, their ``extra`` beside the fields."""
     converter.register_unstructure_hook(Decimal, str)
     converter.register_unstructure_hook(dt.date, dt.date.isoformat)
     converter.register_unstructure_hook(dt.datetime, dt.datetime.isoformat)
+    converter.register_unstructure_hook(OpenStrEnum, _text_of)  # a plain str, as sent
     converter.register_unstructure_hook_func(
         _is_error, lambda exc: f"{type(exc).__name__}: {exc}")
     converter.register_unstructure_hook_factory(
         _is_input_model, lambda cls: _input_hook(converter, cls))
+    converter.register_unstructure_hook_factory(
+        _is_response_model, lambda cls: _response_out_hook(converter, cls))
+
+
+def _text_of(code: OpenStrEnum) -> str:
+    return str(code.value)
+
+
+def _response_out_hook(converter: cattrs.Converter, cls: type) -> Callable[[Any], Any]:
+    """cattrs' generated unstructure function of response model ``cls``: its fields
+    under their wire names, then the unknown keys it kept (``extra``)."""
+    from cattrs.gen import make_dict_unstructure_fn, override
+
+    renamed = {a.name: override(rename=wire_key(a)) for a in attrs.fields(cls)
+               if a.name != "extra" and wire_key(a) != a.name}
+    generated: Callable[[Any], dict[str, Any]] = make_dict_unstructure_fn(
+        cls, converter, extra=override(omit=True), **renamed)  # type: ignore[arg-type]
+
+    def out(model: Any) -> dict[str, Any]:
+        known = generated(model)
+        return {**known, **model.extra} if model.extra else known
+
+    return out
 
 
 _converter: cattrs.Converter | None = None
@@ -499,9 +529,16 @@ def encode(model: InputModel) -> dict[str, Any]:
     return body
 
 
+def to_wire(model: Any) -> dict[str, Any]:
+    """A model's ``to_dict()`` (the module docstring, "Out")."""
+    form: dict[str, Any] = to_jsonable(model)
+    return form
+
+
 def to_jsonable(value: Any) -> Any:
-    """A model, a list of them, or any plain value as JSON types: field names as keys,
-    dates ISO, decimals as exact text, codes as their value, errors as their text."""
+    """A model, a list of them, or any plain value as JSON types: a model as its
+    ``to_dict()`` (``to_wire``), dates ISO, decimals as exact text, codes as their
+    value, errors as their text."""
     if isinstance(value, InputModel):  # the body as it would be sent
         return encode(value)
     return get_converter().unstructure(value)

@@ -78,7 +78,13 @@ def handle_signals(handler: Callable[[int], None],
 
 
 def to_jsonable(value: Any) -> Any:
-    """A model (or anything in one) as plain JSON types: dates ISO, decimals as text."""
+    """A model as its public ``to_dict()`` (the service's field names), a list of them,
+    or any other value as plain JSON types (dates ISO, decimals as text)."""
+    if isinstance(value, list):
+        return [to_jsonable(item) for item in value]
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
     from .._serde.converter import to_jsonable as converted
 
     return converted(value)

@@ -8,6 +8,9 @@
   does not know is refused.
 * A **response model** keeps the keys it does not know in ``extra`` (the service may add
   fields). Reading one from JSON is the converter's job (``_serde.converter``).
+* Every model has ``to_dict()`` and ``to_json()`` (``WireForm``): the model as the
+  service's JSON, wire names and formats, made by the one converter (reached through
+  ``_lazy.provided``: it sits a floor above the models).
 
 Dates: each input model names how its dates go on the wire (``_date_format``):
 ``DATE_DMY`` (contact create), ``DATETIME_ISO`` (contact update), ``DATE_ISO`` (default,
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import json
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -38,6 +42,7 @@ from .._checks import (
     text_value,
 )
 from .._errors import InvalidInputError
+from .._lazy import provided
 from ._json_values import json_dict_value, json_value
 from .codes import OpenIntEnum, is_known
 
@@ -52,6 +57,7 @@ __all__ = [
     "InputModel",
     "ResponseModel",
     "UnsetType",
+    "WireForm",
     "is_any",
     "split_optional",
 ]
@@ -218,7 +224,27 @@ def _plan(cls: type) -> list[tuple[str, Any, bool, bool]]:
     return [(a.name, *split_optional(hints[a.name])) for a in attrs.fields(cls)]
 
 
-class InputModel:
+class WireForm:
+    """``to_dict()`` and ``to_json()`` of every model."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The model as JSON-ready data with the service's field names, through the
+        package's one converter: an input model as the body it is sent as (fields left
+        ``UNSET`` out, dates and amounts in the wire formats); a model read from the
+        service with its known fields (dates ISO 8601, amounts as exact text, codes as
+        their numbers or texts) and the keys it did not know (``extra``) beside them,
+        so that reading the dict back gives an equal model."""
+        form: dict[str, Any] = provided("wire_form")(self)
+        return form
+
+    def to_json(self, *, indent: int | None = None) -> str:
+        """``to_dict()`` as JSON text (non-ASCII characters kept as they are)."""
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
+
+
+class InputModel(WireForm):
     """Base of the models sent to the service: checks every field when constructed."""
 
     __slots__ = ()
@@ -253,7 +279,7 @@ class InputModel:
 
 
 @attrs.frozen(kw_only=True)
-class ResponseModel:
+class ResponseModel(WireForm):
     """Base of the models read from the service. ``extra`` keeps the keys the model does
     not know (the service may add fields)."""
 

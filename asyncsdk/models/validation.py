@@ -7,7 +7,7 @@ from typing import Literal, TypeAlias
 import attrs
 
 from .._errors import SDKError
-from ._base import ResponseModel
+from ._base import ResponseModel, WireForm
 from .codes import Verdict
 
 __all__ = ["CheckFailure", "CheckOutcome", "CheckResult", "CheckSuccess", "EmailRow"]
@@ -32,7 +32,7 @@ class CheckResult(ResponseModel):
 
 
 @attrs.frozen(kw_only=True)
-class CheckSuccess:
+class CheckSuccess(WireForm):
     """An input of ``check_many`` that got a ``result`` (``ok`` is True)."""
 
     email: str
@@ -47,7 +47,7 @@ class CheckSuccess:
 
 
 @attrs.frozen(kw_only=True)
-class CheckFailure:
+class CheckFailure(WireForm):
     """An input of ``check_many`` that got an ``error`` instead (``ok`` is False).
 
     ``attempted`` is False for inputs not sent because the run stopped early (failed
@@ -76,7 +76,7 @@ CheckOutcome: TypeAlias = CheckSuccess | CheckFailure
 
 
 @attrs.frozen(kw_only=True)
-class EmailRow:
+class EmailRow(WireForm):
     """One row of a job's ``emaillist.csv`` (``status`` may be an unknown ``Verdict``).
 
     ``role_based`` is None when the file's ``Role Based Emails`` value is none of

@@ -9,12 +9,13 @@ the service may be answered 404, which is raised as ``NotFoundError``.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, TypeVar
+from collections.abc import Mapping
+from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import attrs
 
 from .._checks import check_id
-from .._core.operation import Operation
+from .._core.operation import Extras, Operation
 from .._core.transport import Transport
 from .._errors import InvalidInputError, ResponseDecodeError
 from .._serde.converter import encode
@@ -25,8 +26,35 @@ M = TypeVar("M")
 
 #: An id as a path segment: an int >= 0 or a non-empty text without ``/``.
 ResourceId = int | str
-#: A call's ``(request_timeout, attempt_timeout)``, each None for the client's.
-Limits = tuple[float | None, float | None]
+#: ``extra_headers=`` of a call: header name to value.
+ExtraHeaders = Mapping[str, str]
+#: ``extra_query=`` of a call: field name to value (text or a number).
+ExtraQuery = Mapping[str, "str | int | float"]
+
+
+class Limits(NamedTuple):
+    """What one call sets for itself: its time limits (None: the client's) and what it
+    adds to its requests (``Extras``, None: nothing)."""
+
+    timeout: float | None
+    attempt_timeout: float | None
+    extras: Extras | None = None
+
+
+def extras_of(extra_headers: ExtraHeaders | None,
+              extra_query: ExtraQuery | None) -> Extras | None:
+    """A call's ``Extras`` (None: none); ``InvalidInputError`` for extras that are not
+    headers or query fields, or that would replace a credential."""
+    if extra_headers is None and extra_query is None:
+        return None
+    return Extras(extra_headers, extra_query)
+
+
+def per_call(request_timeout: float | None, attempt_timeout: float | None,
+             extra_headers: ExtraHeaders | None = None,
+             extra_query: ExtraQuery | None = None) -> Limits:
+    """A call's ``Limits`` from its arguments (``extras_of``)."""
+    return Limits(request_timeout, attempt_timeout, extras_of(extra_headers, extra_query))
 
 
 def check_model(value: object, model: type[M], name: str) -> M:
@@ -71,12 +99,14 @@ class Resource:
     # --- shared request shapes (each checks its arguments before anything is sent) --
     async def _list(self, op: Operation, out: type[M], limits: Limits) -> list[M]:
         return await self._transport.request(  # type: ignore[no-any-return]
-            op, timeout=limits[0], attempt_timeout=limits[1], model=out, many=True)
+            op, timeout=limits.timeout, attempt_timeout=limits.attempt_timeout, model=out,
+            many=True, extras=limits.extras)
 
     async def _get(self, op: Operation, id: object, out: type[M], limits: Limits) -> M:
         path_id = check_id(id)
         return await self._transport.request(  # type: ignore[no-any-return]
-            op, path_id=path_id, timeout=limits[0], attempt_timeout=limits[1], model=out)
+            op, path_id=path_id, timeout=limits.timeout,
+            attempt_timeout=limits.attempt_timeout, model=out, extras=limits.extras)
 
     async def _create(
         self, op: Operation, arg: tuple[str, object], model: type[InputModel],
@@ -100,14 +130,15 @@ class Resource:
         limits: Limits,
     ) -> M:
         return await self._transport.request(  # type: ignore[no-any-return]
-            op, path_id=path_id, json_body=payload, timeout=limits[0],
-            attempt_timeout=limits[1], model=out)
+            op, path_id=path_id, json_body=payload, timeout=limits.timeout,
+            attempt_timeout=limits.attempt_timeout, model=out, extras=limits.extras)
 
     async def _delete(self, op: Operation, id: object, limits: Limits) -> None:
         path_id = check_id(id)
         try:
             await self._transport.request(
-                op, path_id=path_id, timeout=limits[0], attempt_timeout=limits[1])
+                op, path_id=path_id, timeout=limits.timeout,
+                attempt_timeout=limits.attempt_timeout, extras=limits.extras)
         except ResponseDecodeError as exc:
             # Any 2xx answer means deleted, whatever its body (the document shows none).
             if exc.status_code is None or not 200 <= exc.status_code < 300:
@@ -120,9 +151,11 @@ class CrudResource(Resource):
 
     Every method takes ``request_timeout=`` (seconds: the call's whole budget) and
     ``attempt_timeout=`` (seconds one attempt of a safe operation may take before it is
-    retried within the budget; not applied to creates) for that one call; bad arguments
-    raise ``InvalidInputError`` before anything is sent; a refusal raises the
-    ``APIError`` subclass of the answer (``NotFoundError`` for 404).
+    retried within the budget; not applied to creates) for that one call, and
+    ``extra_headers=`` / ``extra_query=`` (headers and query fields added to its
+    requests; a credential field, or ``Authorization`` where the base URL has a login,
+    is refused); bad arguments raise ``InvalidInputError`` before anything is sent; a
+    refusal raises the ``APIError`` subclass of the answer (``NotFoundError`` for 404).
     """
 
     __slots__ = ()
@@ -130,9 +163,11 @@ class CrudResource(Resource):
 
     async def delete(
         self, id: ResourceId, *, request_timeout: float | None = None,
-        attempt_timeout: float | None = None,
+        attempt_timeout: float | None = None, extra_headers: ExtraHeaders | None = None,
+        extra_query: ExtraQuery | None = None,
     ) -> None:
         """Delete the object ``id``. Any 2xx answer counts as done, whatever its body;
         a retried delete that had already reached the service may raise
         ``NotFoundError``."""
-        await self._delete(self._ops.delete, id, (request_timeout, attempt_timeout))
+        await self._delete(self._ops.delete, id, per_call(
+            request_timeout, attempt_timeout, extra_headers, extra_query))

@@ -14,7 +14,15 @@ from .._errors import InvalidInputError
 from .._serde.converter import encode
 from ..models.contacts import ContactList, ContactListCreate, ContactUpdate
 from ._areas import Area
-from ._base import CrudResource, ResourceId, check_model, crud_operations
+from ._base import (
+    CrudResource,
+    ExtraHeaders,
+    ExtraQuery,
+    ResourceId,
+    check_model,
+    crud_operations,
+    per_call,
+)
 
 
 class Contacts(CrudResource):
@@ -24,26 +32,31 @@ class Contacts(CrudResource):
     _ops = crud_operations("contacts", Area.CONTACTS, "/api/v1/contact/")
 
     async def list(
-        self, *, request_timeout: float | None = None, attempt_timeout: float | None = None
+        self, *, request_timeout: float | None = None, attempt_timeout: float | None = None,
+        extra_headers: ExtraHeaders | None = None, extra_query: ExtraQuery | None = None,
     ) -> list[ContactList]:
         """All contact lists of the account."""
-        return await self._list(self._ops.list, ContactList, (request_timeout, attempt_timeout))
+        return await self._list(self._ops.list, ContactList, per_call(
+            request_timeout, attempt_timeout, extra_headers, extra_query))
 
     async def get(
         self, id: ResourceId, *, request_timeout: float | None = None,
-        attempt_timeout: float | None = None,
+        attempt_timeout: float | None = None, extra_headers: ExtraHeaders | None = None,
+        extra_query: ExtraQuery | None = None,
     ) -> ContactList:
         """The contact list ``id``."""
-        return await self._get(self._ops.get, id, ContactList, (request_timeout, attempt_timeout))
+        return await self._get(self._ops.get, id, ContactList, per_call(
+            request_timeout, attempt_timeout, extra_headers, extra_query))
 
     async def create(
         self, contact_list: ContactListCreate, *, request_timeout: float | None = None,
-        attempt_timeout: float | None = None,
+        attempt_timeout: float | None = None, extra_headers: ExtraHeaders | None = None,
+        extra_query: ExtraQuery | None = None,
     ) -> ContactList:
         """Create ``contact_list`` with its records; returns the created list."""
         return await self._create(self._ops.create, ("contact_list", contact_list),
-                                  ContactListCreate, ContactList,
-                                  (request_timeout, attempt_timeout))
+                                  ContactListCreate, ContactList, per_call(
+            request_timeout, attempt_timeout, extra_headers, extra_query))
 
     async def update(
         self,
@@ -51,7 +64,8 @@ class Contacts(CrudResource):
         records: Sequence[ContactUpdate],
         *,
         request_timeout: float | None = None,
-        attempt_timeout: float | None = None,
+        attempt_timeout: float | None = None, extra_headers: ExtraHeaders | None = None,
+        extra_query: ExtraQuery | None = None,
     ) -> ContactList:
         """Update ``records`` (each found by its ``uuid``) in the list ``id``; fields left
         ``UNSET`` are not sent. Returns the updated list."""
@@ -68,4 +82,4 @@ class Contacts(CrudResource):
         contact = int(path_id) if isinstance(path_id, str) and path_id.isdigit() else path_id
         body = {"contact": contact, "data": data}
         return await self._send(self._ops.update, path_id, body, ContactList,
-            (request_timeout, attempt_timeout))
+            per_call(request_timeout, attempt_timeout, extra_headers, extra_query))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..models.invoices import Invoice, InvoiceUpdate
 from ._areas import Area
-from ._base import CrudResource, ResourceId, crud_operations
+from ._base import CrudResource, ExtraHeaders, ExtraQuery, ResourceId, crud_operations, per_call
 
 
 class Invoices(CrudResource):
@@ -19,16 +19,19 @@ class Invoices(CrudResource):
     _ops = crud_operations("invoices", Area.INVOICING, "/mysite/api/v1/invoices/")
 
     async def list(
-        self, *, request_timeout: float | None = None, attempt_timeout: float | None = None
+        self, *, request_timeout: float | None = None, attempt_timeout: float | None = None,
+        extra_headers: ExtraHeaders | None = None, extra_query: ExtraQuery | None = None,
     ) -> list[Invoice]:
         """All invoices and estimates."""
-        return await self._list(self._ops.list, Invoice, (request_timeout, attempt_timeout))
+        return await self._list(self._ops.list, Invoice, per_call(
+            request_timeout, attempt_timeout, extra_headers, extra_query))
 
     async def update(
         self, id: ResourceId, invoice: InvoiceUpdate, *, request_timeout: float | None = None,
-        attempt_timeout: float | None = None,
+        attempt_timeout: float | None = None, extra_headers: ExtraHeaders | None = None,
+        extra_query: ExtraQuery | None = None,
     ) -> Invoice:
         """Change the invoice ``id``: only the fields set in ``invoice`` are sent."""
         return await self._update(
             self._ops.update, id, ("invoice", invoice), InvoiceUpdate, Invoice,
-            (request_timeout, attempt_timeout))
+            per_call(request_timeout, attempt_timeout, extra_headers, extra_query))

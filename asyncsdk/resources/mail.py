@@ -7,7 +7,7 @@ from .._core.operation import Operation
 from .._errors import InvalidInputError
 from ..models.mail import MailResult
 from ._areas import Area
-from ._base import Resource
+from ._base import ExtraHeaders, ExtraQuery, Resource, extras_of
 
 #: Sending a mail is not safe to repeat: sent at most once (DESIGN §3).
 SEND = Operation("mail.send", "POST", Area.MAIL, "/api/v1/mail/send/", safe_to_repeat=False)
@@ -26,6 +26,8 @@ class Mail(Resource):
         subject: str,
         html: str,
         request_timeout: float | None = None,
+        extra_headers: ExtraHeaders | None = None,
+        extra_query: ExtraQuery | None = None,
     ) -> MailResult:
         """Send one HTML mail, at most once.
 
@@ -40,6 +42,8 @@ class Mail(Resource):
             subject: one line of text (no CR, LF or other control characters).
             html: the HTML body, non-empty.
             request_timeout: this call's timeout, overriding the client's.
+            extra_headers, extra_query: headers and query fields added to the request
+                (the form takes none; a credential field is refused).
 
         Returns:
             The ``MailResult`` (``message`` is ``MailState.SEND`` or ``QUEUED``).
@@ -60,5 +64,6 @@ class Mail(Resource):
         if not html.strip():
             raise InvalidInputError("html: expected non-empty HTML text", field="html")
         form = {"from": sender, "to": to, "subject": subject, "message": html}
+        extras = extras_of(extra_headers, extra_query)
         return await self._transport.request(  # type: ignore[no-any-return]
-            SEND, form=form, timeout=request_timeout, model=MailResult)
+            SEND, form=form, timeout=request_timeout, model=MailResult, extras=extras)

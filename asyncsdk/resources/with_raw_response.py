@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
     from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
 
-    from .._core.raw import RawResponse
+    from .._response import RawResponse
     from .contacts import Contacts
     from .customers import Customers
     from .invoices import Invoices

@@ -79,6 +79,13 @@ Faults
     ``*``): resets, 5xx, 429 with Retry-After, delays, invalid JSON, HTML error pages,
     truncated bodies, wrong content types; see ``FaultKind`` and ``Faults``.
 
+Tools in your tests
+    ``vcr_config()``: vcrpy / pytest-recording options that keep the credential fields
+    out of cassettes. ``aioresponses``: aioresponses' mock, working on aiohttp 3.14
+    (a drop-in for ``aioresponses.aioresponses``). What either sees of asyncsdk's
+    requests carries no credential: the library adds them last (README, "Tracing, error
+    tracking and recording").
+
 Observation
     ``sb.requests`` (method, path, query, headers, raw body with ``.json``/``.form``,
     time, answered status, fault), ``sb.in_flight``, ``sb.max_in_flight``, ``sb.outbox``,
@@ -92,6 +99,8 @@ from .._lazy import lazy_attributes
 if TYPE_CHECKING:  # at run time these load on first use: the pytest plugin, loaded in
     # every pytest run, must not pull in aiohttp unless a fixture is used
     from ._faults import Fault, FaultKind, Faults
+    from ._mocks import aioresponses
+    from ._recorders import vcr_config
     from ._records import RecordedRequest, SentMail
     from ._rules import ValidationRules
     from ._server import DEFAULT_API_KEY, DEFAULT_USERNAME, Sandbox, run_standalone
@@ -101,8 +110,10 @@ _LAZY = {
     "Fault": "._faults",
     "FaultKind": "._faults",
     "Faults": "._faults",
+    "aioresponses": "._mocks",
     "RecordedRequest": "._records",
     "SentMail": "._records",
+    "vcr_config": "._recorders",
     "ValidationRules": "._rules",
     "DEFAULT_API_KEY": "._server",
     "DEFAULT_USERNAME": "._server",
@@ -130,5 +141,7 @@ __all__ = [
     "SentMail",
     "Settings",
     "ValidationRules",
+    "aioresponses",
     "run_standalone",
+    "vcr_config",
 ]

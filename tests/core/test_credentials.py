@@ -10,6 +10,7 @@ from urllib.parse import parse_qs
 
 import aiohttp
 import pytest
+import yarl
 from aiohttp import web
 from auth_helpers import ENCODINGS, leaks, serve
 from hypothesis import HealthCheck, assume, example, given, settings
@@ -18,8 +19,8 @@ from hypothesis import strategies as st
 import asyncsdk
 from asyncsdk import _constants as C
 from asyncsdk._core.credentials import (
+    CREDENTIAL_FIELDS,
     REDACTED,
-    SECRET_KEYS,
     Credentials,
     Part,
     Secret,
@@ -42,7 +43,7 @@ def test_everything_about_credentials_derives_from_the_area_table() -> None:
     assert fields[Area.MAIL] == fields[Area.VALIDATION]
     assert Area.MAIL.placement.part is Part.FORM
     assert {a for a in Area if a.placement.part is Part.QUERY} == set(Area) - {Area.MAIL}
-    assert {name for f in fields.values() for name in f} == SECRET_KEYS
+    assert {name for f in fields.values() for name in f} == CREDENTIAL_FIELDS
     assert {a for a in Area if a.answers_in_body} == {Area.VALIDATION, Area.MAIL}
     # Environment variables (DESIGN §1) follow from the same rows.
     assert [a.env_var for a in Area] == [
@@ -176,6 +177,30 @@ def test_redact_url_hides_credential_fields_and_userinfo_passwords() -> None:
                      "?api=REDACTED&username=REDACTED&email=a%40b.com")
     assert redact_url("https://h/x?y=a@b") == "https://h/x?y=a@b"
     assert redact_url("https://user@h/x") == "https://user@h/x"
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("https://h/api/v1/single/check?email=a%40b.com&timeout=30&api=k%2By&username=o",
+     "https://h/api/v1/single/check?email=a%40b.com&timeout=30&api=REDACTED&username=REDACTED"),
+    ("https://h/api/v1/contact/?api_key=k", "https://h/api/v1/contact/?api_key=REDACTED"),
+    # any letter case, a percent-encoded name, an empty value; the rest byte for byte
+    ("http://me:pw@h:81/p?API_KEY=k&x=%7e+1&api%5Fkey=&keep#f?api=1",
+     "http://me:REDACTED@h:81/p?API_KEY=REDACTED&x=%7e+1&api%5Fkey=REDACTED&keep#f?api=1"),
+    # a name without a value, a field that merely contains a credential name: kept
+    ("https://h/p?api_key&my_api=1&apikey=2", "https://h/p?api_key&my_api=1&apikey=2"),
+    ("https://h/p", "https://h/p"),
+])
+def test_redact_url_works_on_a_full_url(url: str, shown: str) -> None:
+    assert asyncsdk.redact_url(url) == shown
+    assert asyncsdk.redact_url(yarl.URL(url, encoded=True)) == shown  # OpenTelemetry's url_filter
+    assert asyncsdk.redact_url is redact_url
+
+
+def test_credential_fields_are_public_and_cover_every_placement() -> None:
+    assert {"api_key", "api", "username"} == asyncsdk.CREDENTIAL_FIELDS
+    assert isinstance(asyncsdk.CREDENTIAL_FIELDS, frozenset)
+    assert asyncsdk.redact_url("https://h/?" + "&".join(
+        f"{name}={KEY}" for name in sorted(asyncsdk.CREDENTIAL_FIELDS))).count("REDACTED") == 3
 
 
 async def test_userinfo_password_is_redacted_in_error_url_and_debug_log(

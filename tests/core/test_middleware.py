@@ -5,7 +5,9 @@ requests carry none."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import traceback
 from typing import Any
 
 import aiohttp
@@ -125,3 +127,129 @@ async def test_the_callers_own_requests_through_the_session_get_no_credential() 
     assert seen[0].query["api"] == KEY
     assert dict(seen[1].query) == {"x": "1"}
     assert OUTGOING.get() is None  # nothing of a call is left marked
+
+
+async def _answer_check(request: web.Request) -> web.Response:
+    return web.json_response({"status": "success", "email": "a@b.com", "result": "Valid",
+                              "role": False})
+
+
+async def test_the_answers_request_info_shows_the_request_before_the_credentials() -> None:
+    """aiohttp builds ``response.request_info`` below the middleware, from the request
+    with the credentials; trace configs (``on_request_end``, ``on_request_redirect``),
+    recorders (vcrpy records each hop of a redirect from it) and ``ClientResponseError``
+    read it. It shows the URL from before, on every hop; the server got the credentials
+    on both (same origin)."""
+    arrived: list[web.Request] = []
+    infos: list[aiohttp.RequestInfo] = []
+
+    async def redirect_once(request: web.Request) -> web.Response:
+        arrived.append(request)
+        if request.path.endswith("/check"):
+            raise web.HTTPFound("/api/v1/single/moved?email=a@b.com")
+        return await _answer_check(request)
+
+    async def on_end(_: Any, __: Any, params: aiohttp.TraceRequestEndParams) -> None:
+        infos.append(params.response.request_info)
+        infos.extend(hop.request_info for hop in params.response.history)
+
+    async def on_redirect(_: Any, __: Any,
+                          params: aiohttp.TraceRequestRedirectParams) -> None:
+        infos.append(params.response.request_info)
+
+    tracer = aiohttp.TraceConfig()
+    tracer.on_request_end.append(on_end)
+    tracer.on_request_redirect.append(on_redirect)
+    async with serve(redirect_once) as base, \
+            aiohttp.ClientSession(trace_configs=[tracer]) as session, \
+            asyncsdk.Client(KEY, USER, base_url=base, session=session) as client:
+        await client.validation.check("a@b.com")
+    assert [str(i.url.with_host("h").with_port(None)) for i in infos] == [
+        "http://h/api/v1/single/check?email=a@b.com&timeout=30",
+        "http://h/api/v1/single/moved?email=a@b.com",
+        "http://h/api/v1/single/check?email=a@b.com&timeout=30",
+    ]
+    _clean([repr(i) for i in infos])
+    assert [(r.query["api"], r.query["username"]) for r in arrived] == [(KEY, USER)] * 2
+
+
+async def test_the_callers_own_response_class_is_kept() -> None:
+    class Mine(aiohttp.ClientResponse):
+        pass
+
+    async with serve(_answer_check) as base, \
+            aiohttp.ClientSession(response_class=Mine) as session, \
+            asyncsdk.Client(KEY, USER, base_url=base, session=session) as client:
+        raw = await client.with_raw_response.validation.check("a@b.com")
+        async with session.get(base + "/x") as mine:
+            assert type(mine) is Mine  # the caller's own requests: untouched
+    assert raw.status_code == 200
+
+
+async def test_an_error_replaced_by_the_middleware_holds_nothing_of_the_original() -> None:
+    """A pool wait that times out: aiohttp's ``ConnectionTimeoutError`` quotes the URL
+    with the credentials. What a caller's trace config gets instead has neither that
+    text nor the original as ``__cause__`` or ``__context__``."""
+    got: list[BaseException] = []
+    arrived, release = asyncio.Event(), asyncio.Event()
+
+    async def slow(request: web.Request) -> web.Response:
+        arrived.set()
+        await release.wait()
+        return web.json_response([])
+
+    async def on_exception(_: Any, __: Any,
+                           params: aiohttp.TraceRequestExceptionParams) -> None:
+        got.append(params.exception)
+
+    tracer = aiohttp.TraceConfig()
+    tracer.on_request_exception.append(on_exception)
+    async with serve(slow) as base, aiohttp.ClientSession(
+            trace_configs=[tracer], connector=aiohttp.TCPConnector(limit=1)) as session, \
+            asyncsdk.Client(KEY, USER, base_url=base, session=session, max_retries=0) as c:
+        holding = asyncio.ensure_future(c.contacts.list())  # takes the one connection
+        await arrived.wait()
+        with pytest.raises(asyncsdk.APITimeoutError, match="connecting"):
+            await c.contacts.list(request_timeout=0.05)  # waits for it in the pool
+        release.set()
+        await holding
+    (exc,) = got
+    assert isinstance(exc, aiohttp.ConnectionTimeoutError)
+    assert exc.__cause__ is None and exc.__context__ is None
+    _clean([str(exc), repr(exc), "".join(traceback.format_exception(exc))])
+
+
+async def test_an_answer_aiohttp_cannot_read_raises_with_the_request_before_them() -> None:
+    """A malformed answer head: aiohttp raises ``ClientResponseError`` below the
+    middleware, with the ``request_info`` of the request with the credentials; a
+    caller's trace config gets it with the one from before."""
+    got: list[BaseException] = []
+
+    async def malformed(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while (await reader.readline()) not in (b"\r\n", b""):
+            pass
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    async def on_exception(_: Any, __: Any,
+                           params: aiohttp.TraceRequestExceptionParams) -> None:
+        got.append(params.exception)
+
+    tracer = aiohttp.TraceConfig()
+    tracer.on_request_exception.append(on_exception)
+    server = await asyncio.start_server(malformed, "127.0.0.1", 0)
+    base = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    try:
+        async with aiohttp.ClientSession(trace_configs=[tracer]) as session, \
+                asyncsdk.Client(KEY, USER, base_url=base, session=session,
+                                max_retries=0) as client:
+            with pytest.raises(asyncsdk.APIConnectionError):
+                await client.contacts.list()
+    finally:
+        server.close()
+        await server.wait_closed()
+    (exc,) = got
+    assert isinstance(exc, aiohttp.ClientResponseError)
+    assert str(exc.request_info.url) == base + "/api/v1/contact/"
+    _clean([repr(exc.request_info), str(exc), "".join(traceback.format_exception(exc))])

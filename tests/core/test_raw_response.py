@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import platform
 import re
 from typing import Any
@@ -48,6 +49,44 @@ async def test_raw_response_of_a_listing_and_of_an_error(client: asyncsdk.Client
     with pytest.raises(asyncsdk.NotFoundError) as info:
         await client.with_raw_response.contacts.list()
     assert info.value.request_id == "r-9"  # errors already carry the answer
+
+
+async def test_an_api_error_keeps_its_answers_headers_and_response(
+        client: asyncsdk.Client, mocked: aioresponses, sleeps: Any) -> None:
+    """Rate-limit headers on a refusal are not lost: ``APIError.headers`` and
+    ``APIError.response`` (a ``RawResponse`` of the last answer, after the retries),
+    each value scrubbed (a header echoing the request), and both survive pickling (bulk
+    workers hand errors between processes)."""
+    limited = {"Retry-After": "1", "X-RateLimit-Remaining": "0", "X-Request-Id": "r-7",
+               "X-Echo": f"api={API_KEY}&username={USERNAME}"}
+    for _ in range(3):
+        mocked.get(CHECK_URL, status=429, headers=limited, payload={"detail": "slow down"})
+    with pytest.raises(asyncsdk.RateLimitError) as info:
+        await client.validation.check("a@b.com")
+    error = info.value
+    assert error.headers is not None and error.response is not None
+    assert error.headers["x-ratelimit-remaining"] == "0"  # any case, as aiohttp's
+    assert error.headers["X-Echo"] == "api=REDACTED&username=REDACTED"
+    response = error.response
+    assert isinstance(response, asyncsdk.RawResponse) and response.parsed is None
+    assert (response.status_code, response.request_id, response.attempts) == (429, "r-7", 3)
+    assert response.headers is error.headers and response.elapsed >= 0
+    assert response.url == error.url and "REDACTED" in response.url
+    copy = pickle.loads(pickle.dumps(error))
+    assert copy.headers == error.headers and copy.response == error.response
+    assert API_KEY not in repr(vars(copy)) and USERNAME not in repr(vars(copy))
+
+
+async def test_an_api_error_of_one_attempt_and_one_without_an_answer(
+        client: asyncsdk.Client, mocked: aioresponses) -> None:
+    mocked.get(CHECK_URL, payload={"status": "fail", "error": "Email Format is not correct."},
+               headers={"X-Request-Id": "r-1"})
+    with pytest.raises(asyncsdk.InvalidEmailError) as info:
+        await client.validation.check("a@b.com")
+    assert info.value.response is not None and info.value.response.attempts == 1
+    assert info.value.response.status_code == 200  # a refusal in the body
+    assert asyncsdk.APIError("made by hand").headers is None
+    assert asyncsdk.APIError("made by hand").response is None
 
 
 async def test_raw_response_refuses_what_is_not_one_request(client: asyncsdk.Client) -> None:

@@ -30,6 +30,7 @@ COMPAT = PACKAGE / "_core" / "aiohttp_compat.py"
 DEPENDENCIES = {"aiohttp", "yarl", "multidict", "asyncio", "attr", "attrs", "cattrs", "orjson"}
 #: Private attributes read on objects of the library's own (module: expressions).
 OWN_PRIVATE = {
+    "_client.py": {"copy._setup"},  # Client.with_options sets up its copy
     "_core/credentials.py": {"other._value"},  # SecretValue.__eq__
     "resources/validation/jobs.py": {"job._transport"},  # ValidationJob's own helper
 }

@@ -9,7 +9,6 @@ from typing import Any
 
 import aiohttp
 import pytest
-from aioresponses import aioresponses
 from reliability_helpers import (
     RECIPIENT,
     SENDER,
@@ -21,6 +20,7 @@ from reliability_helpers import (
 from scripted_server import CHECK_OK, CHECK_PATH, scripted_server
 
 import asyncsdk
+import asyncsdk.testing
 
 pytestmark = pytest.mark.skipif(not hasattr(aiohttp, "ClientMiddlewareType"),
                                 reason="client middlewares need aiohttp >= 3.12")
@@ -123,7 +123,7 @@ async def test_the_attempt_timeout_object_is_not_rebuilt_per_call(
 
     url = "https://api.test/api/v1/single/check"
     async with asyncsdk.Client("k", "u", base_url="https://api.test") as client:
-        with aioresponses() as mocked:
+        with asyncsdk.testing.aioresponses() as mocked:
             mocked.get(f"{url}?email=a%40b.com&timeout=30", payload=CHECK_OK, repeat=True)
             monkeypatch.setattr(aiohttp, "ClientTimeout", counting)
             for _ in range(5):

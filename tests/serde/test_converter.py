@@ -36,9 +36,10 @@ def test_to_jsonable_is_plain_json_for_any_model_or_list() -> None:
     product = decode({"id": 1, "selling_price": "12.345", "unit": 99, "new": [1]},
                      asyncsdk.Product)
     got = to_jsonable([product])
-    assert got == [{"extra": {"new": [1]}, "id": 1, "name": None, "selling_price": "12.345",
-                    "product_type": None, "unit": 99, "sku": None, "description": None}]
+    assert got == [{"id": 1, "name": None, "selling_price": "12.345", "product_type": None,
+                    "unit": 99, "sku": None, "description": None, "new": [1]}]  # as sent
     assert type(got[0]["unit"]) is int
+    assert got == [product.to_dict()]
     outcome = asyncsdk.CheckFailure(email="x", error=asyncsdk.InvalidInputError("email: no"))
     assert to_jsonable(outcome) == {"email": "x", "error": "InvalidInputError: email: no",
                                     "result": None, "attempted": True}
@@ -51,7 +52,10 @@ def test_the_cli_uses_the_converter() -> None:
     from asyncsdk.cli.common import to_jsonable as cli_to_jsonable
 
     lead = decode({"industry": 6, "created": "x"}, asyncsdk.Lead)
-    assert cli_to_jsonable(lead) == to_jsonable(lead)
+    assert cli_to_jsonable(lead) == to_jsonable(lead) == lead.to_dict()  # the public method
+    assert cli_to_jsonable([lead]) == [lead.to_dict()]
+    assert cli_to_jsonable({"email": "a", "when": dt.date(2024, 1, 2)}) == {
+        "email": "a", "when": "2024-01-02"}
 
 
 def test_bad_answers_are_decode_failures_with_the_place() -> None:

@@ -34,6 +34,7 @@ from ..._errors import (
 from ...models.codes import JobStatus
 from ...models.validation import EmailRow
 from .._areas import Area
+from .._base import ExtraHeaders, ExtraQuery, extras_of
 from .readers import CsvRecordReader, StreamDecodeError
 from .results import csv_text, decode_error
 from .rows import EmailRows, email_rows
@@ -116,11 +117,15 @@ class ValidationJob:
         return cls(transport, job_id, file_url=file_url, submitted_at=when)
 
     # --- status ----------------------------------------------------------------------
-    async def status(self, *, request_timeout: float | None = None) -> JobStatus:
+    async def status(self, *, request_timeout: float | None = None,
+                     extra_headers: ExtraHeaders | None = None,
+                     extra_query: ExtraQuery | None = None) -> JobStatus:
         """Ask the service for the job's state.
 
         Args:
             request_timeout: this call's timeout, overriding the client's.
+            extra_headers, extra_query: headers and query fields added to the request
+                (a credential field is refused).
 
         Returns:
             ``JobStatus.PROCESSING``, ``SUCCESS`` or ``FAIL`` (a ``fail`` answer without
@@ -136,7 +141,8 @@ class ValidationJob:
             ResponseDecodeError: an answer without a status.
         """
         data = await self._transport.request(
-            STATUS, params={"job_id": self.job_id}, timeout=request_timeout)
+            STATUS, params={"job_id": self.job_id}, timeout=request_timeout,
+            extras=extras_of(extra_headers, extra_query))
         raw = data.get("status") if isinstance(data, dict) else None
         if not isinstance(raw, str) or not raw.strip():
             error = self._transport.decode_error(STATUS, data, "jobs/status gave no status")
@@ -153,6 +159,8 @@ class ValidationJob:
         deadline: float | None = None,
         on_status: StatusCallback | None = None,
         request_timeout: float | None = None,
+        extra_headers: ExtraHeaders | None = None,
+        extra_query: ExtraQuery | None = None,
     ) -> JobStatus:
         """Poll the job until it ends, with exponential backoff and jitter.
 
@@ -182,6 +190,8 @@ class ValidationJob:
                 ``deadline``, cancelled at it: the job's end is still reported).
             request_timeout: the timeout of each poll, overriding the client's
                 (shortened to the time left before ``deadline``).
+            extra_headers, extra_query: headers and query fields added to each poll
+                (a credential field is refused).
 
         Returns:
             ``JobStatus.SUCCESS``.
@@ -203,12 +213,21 @@ class ValidationJob:
             raise InvalidInputError(
                 "on_status: expected a function called as on_status(status, elapsed), got "
                 f"{type(on_status).__name__}", field="on_status")
-        return await _poll_until_done(self, interval, max_interval, factor, deadline,
+        transport = self._bound(extra_headers, extra_query)
+        job = self if transport is self._transport else ValidationJob(
+            transport, self.job_id, file_url=self.file_url, submitted_at=self.submitted_at)
+        return await _poll_until_done(job, interval, max_interval, factor, deadline,
                                       on_status, request_timeout)
+
+    def _bound(self, extra_headers: ExtraHeaders | None,
+               extra_query: ExtraQuery | None) -> Transport:
+        """The transport for one call, whose requests carry its extras (checked)."""
+        return self._transport.with_extras(extras_of(extra_headers, extra_query))
 
     # --- results ---------------------------------------------------------------------
     def rows(
-        self, *, request_timeout: float | None = None
+        self, *, request_timeout: float | None = None,
+        extra_headers: ExtraHeaders | None = None, extra_query: ExtraQuery | None = None,
     ) -> AsyncGenerator[EmailRow, None]:
         """The rows of the job's result, streamed from jobs/download.
 
@@ -223,6 +242,9 @@ class ValidationJob:
 
         Args:
             request_timeout: bounds connecting and each read (not the whole download).
+            extra_headers, extra_query: headers and query fields added to the request
+                to the service (not to a result hosted elsewhere; a credential field is
+                refused, at once).
 
         Yields:
             ``EmailRow``: ``status`` a ``Verdict`` (an unknown one, equal to its text, for
@@ -237,12 +259,13 @@ class ValidationJob:
             APIConnectionError: the connection failed or broke;
             UsageError: the client was closed meanwhile.
         """
-        transport = self._transport
+        transport = self._bound(extra_headers, extra_query)
         return email_rows(csv_text(transport, self.job_id, request_timeout),
                           partial(decode_error, transport))
 
     async def download(
-        self, path: str | os.PathLike[str], *, request_timeout: float | None = None
+        self, path: str | os.PathLike[str], *, request_timeout: float | None = None,
+        extra_headers: ExtraHeaders | None = None, extra_query: ExtraQuery | None = None,
     ) -> int:
         """Stream the result CSV to ``path``, atomically.
 
@@ -260,6 +283,7 @@ class ValidationJob:
         Args:
             path: the destination file.
             request_timeout: bounds connecting and each read.
+            extra_headers, extra_query: as ``rows()`` takes them.
 
         Returns:
             The number of data rows (header and blank lines not counted).
@@ -270,6 +294,7 @@ class ValidationJob:
             The errors of ``rows()``, and OSError when the file cannot be written.
         """
         target = check_file_path(path)  # before anything is sent
+        transport = self._bound(extra_headers, extra_query)
         temp = temporary_name(target)
         reader = CsvRecordReader()
         builder = EmailRows()
@@ -277,7 +302,7 @@ class ValidationJob:
         failure: ResponseDecodeError | None = None
         try:
             with open(temp, "xb") as handle:  # noqa: ASYNC230 - see the docstring
-                pieces_of = csv_text(self._transport, self.job_id, request_timeout)
+                pieces_of = csv_text(transport, self.job_id, request_timeout)
                 async with aclosing(pieces_of) as pieces:
                     async for text in pieces:
                         handle.write(text.encode("utf-8"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import AsyncGenerator, AsyncIterable, Iterable
 from typing import Any
 
@@ -12,7 +13,7 @@ from ..._core.operation import Operation
 from ..._serde.converter import parse_int
 from ...models.validation import CheckOutcome, CheckResult
 from .._areas import Area
-from .._base import Resource
+from .._base import ExtraHeaders, ExtraQuery, Resource, extras_of
 from .check_many import check_many
 from .jobs import ValidationJob
 
@@ -36,6 +37,8 @@ class Validation(Resource):
         validity_timeout: float = DEFAULT_VALIDITY_TIMEOUT,
         request_timeout: float | None = None,
         attempt_timeout: float | None = None,
+        extra_headers: ExtraHeaders | None = None,
+        extra_query: ExtraQuery | None = None,
     ) -> CheckResult:
         """Check one address in real time.
 
@@ -46,6 +49,8 @@ class Validation(Resource):
             request_timeout: this call's timeout, overriding the client's.
             attempt_timeout: seconds one attempt may take before it is retried within
                 ``request_timeout``, overriding the client's.
+            extra_headers, extra_query: headers and query fields added to the request
+                (a credential field is refused).
 
         Returns:
             The ``CheckResult`` (``result`` is a ``Verdict``, ``role`` a bool).
@@ -59,9 +64,10 @@ class Validation(Resource):
         if validity_timeout is not DEFAULT_VALIDITY_TIMEOUT:  # the default needs no check
             check_seconds(validity_timeout, "validity_timeout")
         params = {"email": email, "timeout": validity_timeout}
+        extras = extras_of(extra_headers, extra_query)
         return await self._transport.request(  # type: ignore[no-any-return]
             CHECK, params=params, timeout=request_timeout, attempt_timeout=attempt_timeout,
-            model=CheckResult)
+            model=CheckResult, extras=extras)
 
     def check_many(
         self,
@@ -71,6 +77,8 @@ class Validation(Resource):
         adaptive: bool = False,
         validity_timeout: float = DEFAULT_VALIDITY_TIMEOUT,
         request_timeout: float | None = None,
+        extra_headers: ExtraHeaders | None = None,
+        extra_query: ExtraQuery | None = None,
     ) -> AsyncGenerator[CheckOutcome, None]:
         """Check many addresses concurrently; one ``CheckOutcome`` per input.
 
@@ -123,17 +131,25 @@ class Validation(Resource):
             adaptive: adapt the number in flight to rate limiting (see above).
             validity_timeout: the service's ``timeout`` per check, in seconds.
             request_timeout: each check's timeout, overriding the client's.
+            extra_headers, extra_query: headers and query fields added to each check's
+                request (a credential field is refused).
 
         Returns:
             An async generator of ``CheckOutcome``.
 
         Raises:
             InvalidInputError: at once, for a bad ``concurrency`` or ``validity_timeout``
-                or for ``emails`` being a single string.
+                or for ``emails`` being a single string, or for extras that are not
+                headers or query fields or would replace a credential.
             Whatever iterating ``emails`` raises, once the outcomes of every input
             already sent have been yielded.
         """
-        return check_many(self.check, emails, concurrency=concurrency, adaptive=adaptive,
+        check = self.check
+        extras = extras_of(extra_headers, extra_query)  # checked at once
+        if extras is not None:
+            check = functools.partial(self.check, extra_headers=extras.headers,
+                                      extra_query=extras.query)
+        return check_many(check, emails, concurrency=concurrency, adaptive=adaptive,
                           validity_timeout=validity_timeout, request_timeout=request_timeout)
 
     async def create_job(
@@ -142,6 +158,8 @@ class Validation(Resource):
         *,
         validity_timeout: float = DEFAULT_VALIDITY_TIMEOUT,
         request_timeout: float | None = None,
+        extra_headers: ExtraHeaders | None = None,
+        extra_query: ExtraQuery | None = None,
     ) -> ValidationJob:
         """Submit a remotely hosted file of addresses as a validation job.
 
@@ -153,6 +171,8 @@ class Validation(Resource):
             file_url: an absolute http(s) URL the service can download the file from.
             validity_timeout: the service's ``timeout`` parameter, in seconds.
             request_timeout: this call's timeout, overriding the client's.
+            extra_headers, extra_query: headers and query fields added to the request
+                (a credential field is refused). The job's own calls take their own.
 
         Returns:
             The ``ValidationJob`` (``job_id``, ``file_url``, ``submitted_at``).
@@ -165,7 +185,9 @@ class Validation(Resource):
         """
         url = check_http_url(file_url, "file_url", what="an absolute http(s) URL of the file")
         params = {"file_name": url, "timeout": check_seconds(validity_timeout, "validity_timeout")}
-        data = await self._transport.request(CREATE_JOB, params=params, timeout=request_timeout)
+        extras = extras_of(extra_headers, extra_query)
+        data = await self._transport.request(CREATE_JOB, params=params, timeout=request_timeout,
+                                             extras=extras)
         raw = data.get("job_id") if isinstance(data, dict) else None
         try:
             job_id = parse_int(raw)

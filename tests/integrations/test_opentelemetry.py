@@ -1,0 +1,150 @@
+"""OpenTelemetry's aiohttp instrumentation (the real package) around asyncsdk: the global
+instrumentor and its trace config on the caller's session. No span, attribute or event
+holds a credential in any form, where before they were in ``http.url``/``url.full`` of
+every GET and in the text of a pool wait's ``ConnectionTimeoutError``; the service still
+received every credential."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+from auth_helpers import serve
+from integration_helpers import (
+    KEY,
+    USER,
+    assert_the_service_got_them,
+    credentials_in,
+    exercise,
+    sandbox,
+)
+from opentelemetry.instrumentation.aiohttp_client import (
+    AioHttpClientInstrumentor,
+    create_trace_config,
+)
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+import asyncsdk
+
+URL_ATTRIBUTES = ("http.url", "url.full")
+
+
+@pytest.fixture
+def exporter(monkeypatch: pytest.MonkeyPatch) -> InMemorySpanExporter:
+    # Both the old and the stable attribute names, where the process has not chosen yet.
+    monkeypatch.setenv("OTEL_SEMCONV_STABILITY_OPT_IN", "http/dup")
+    return InMemorySpanExporter()
+
+
+@pytest.fixture
+def provider(exporter: InMemorySpanExporter) -> TracerProvider:
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider
+
+
+@pytest.fixture
+def instrumented(provider: TracerProvider) -> Iterator[None]:
+    """The global instrumentor: every ClientSession made meanwhile is traced."""
+    AioHttpClientInstrumentor().instrument(tracer_provider=provider)
+    try:
+        yield
+    finally:
+        AioHttpClientInstrumentor().uninstrument()
+
+
+def _urls(spans: tuple[ReadableSpan, ...]) -> list[str]:
+    return [str(span.attributes[name]) for span in spans for name in URL_ATTRIBUTES
+            if span.attributes and name in span.attributes]
+
+
+def _everything(spans: tuple[ReadableSpan, ...]) -> list[str]:
+    """Every span whole, as the exporter would send it (attributes, events, status)."""
+    return [span.to_json() for span in spans]
+
+
+async def _pool_wait_times_out(client_options: dict[str, Any]) -> list[web.Request]:
+    """Two calls on one connection: the second waits for it in the pool and times out
+    (aiohttp's ``ConnectionTimeoutError``, whose text quotes the URL it was given)."""
+    arrived: list[web.Request] = []
+    holding, release = asyncio.Event(), asyncio.Event()
+
+    async def slow(request: web.Request) -> web.Response:
+        arrived.append(request)
+        holding.set()
+        await release.wait()
+        return web.json_response([])
+
+    async with serve(slow) as base, asyncsdk.Client(
+            KEY, USER, base_url=base, max_retries=0, **client_options) as client:
+        first = asyncio.ensure_future(client.contacts.list())
+        await holding.wait()
+        with pytest.raises(asyncsdk.APITimeoutError, match="connecting"):
+            await client.contacts.list(request_timeout=0.05)
+        release.set()
+        await first
+    return arrived
+
+
+@pytest.mark.usefixtures("instrumented")
+async def test_the_global_instrumentor_records_no_credential(
+        exporter: InMemorySpanExporter) -> None:
+    async with sandbox() as sb, sb.client(max_retries=2) as client:
+        await exercise(client, sb)
+        served = assert_the_service_got_them(sb.requests)
+    spans = exporter.get_finished_spans()
+    client_spans = [s for s in spans if any(
+        "/api/v1/" in u for u in _urls((s,)))]
+    assert len(client_spans) >= served >= 15  # a span for every request of the library
+    assert any("email=ann%40example.com" in u or "email=ann@example.com" in u
+               for u in _urls(spans))  # the query is still there, without credentials
+    assert not credentials_in(*_everything(spans))
+
+
+@pytest.mark.usefixtures("instrumented")
+async def test_a_pool_wait_timeout_event_quotes_no_credential(
+        exporter: InMemorySpanExporter) -> None:
+    arrived = await _pool_wait_times_out({"max_connections": 1})
+    assert arrived[0].query["api_key"] == KEY
+    events = [e for s in exporter.get_finished_spans() for e in s.events
+              if e.name == "exception"]
+    (event,) = events
+    assert event.attributes is not None
+    assert event.attributes["exception.type"].endswith("ConnectionTimeoutError")
+    assert "Traceback" in str(event.attributes["exception.stacktrace"])
+    assert not credentials_in(*_everything(exporter.get_finished_spans()))
+
+
+async def test_its_trace_config_on_your_session_with_redact_url_as_url_filter(
+        exporter: InMemorySpanExporter, provider: TracerProvider) -> None:
+    """``create_trace_config(url_filter=asyncsdk.redact_url)`` on the caller's session:
+    the library's requests carry no credential anyway, and the filter also redacts a
+    request of the caller's own that puts the key in its URL."""
+    tracer = create_trace_config(url_filter=asyncsdk.redact_url, tracer_provider=provider)
+    async with aiohttp.ClientSession(trace_configs=[tracer]) as session, \
+            sandbox() as sb, sb.client(session=session) as client:
+        await exercise(client, sb)
+        async with session.get(f"{sb.base_url}/api/v1/contact/",
+                               params={"api_key": KEY}) as mine:  # the caller's own
+            assert mine.status == 200
+        assert_the_service_got_them(sb.requests)
+    spans = exporter.get_finished_spans()
+    assert f"{sb.base_url}/api/v1/contact/?api_key=REDACTED" in _urls(spans)
+    assert not credentials_in(*_everything(spans))
+
+
+async def test_a_pool_wait_timeout_on_your_session_quotes_no_credential(
+        exporter: InMemorySpanExporter, provider: TracerProvider) -> None:
+    tracer = create_trace_config(tracer_provider=provider)
+    async with aiohttp.ClientSession(trace_configs=[tracer],
+                                     connector=aiohttp.TCPConnector(limit=1)) as session:
+        await _pool_wait_times_out({"session": session})
+    spans = exporter.get_finished_spans()
+    assert [e.name for s in spans for e in s.events] == ["exception"]
+    assert not credentials_in(*_everything(spans))
