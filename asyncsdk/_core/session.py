@@ -133,11 +133,16 @@ class SessionOwner:
     @property
     def owns_open_session(self) -> bool:
         """True while the owner's own session exists and ``close()`` has not released it
-        (``Client.__del__`` warns). Judged from the owner's own state, not the session's
-        ``closed``: a client collected in a reference cycle is finalised in one pass
-        with its session, in no set order, and aiohttp's connector closes itself as it
-        warns; had it gone first, the client would say nothing."""
-        return self.owns_session and self._session is not None and not self.closed
+        or its loop's end released it (``Client.__del__`` warns). Judged from the
+        owner's own state, not the session's ``closed`` alone: a client collected in a
+        reference cycle is finalised in one pass with its session, in no set order, and
+        aiohttp's connector closes itself as it warns; had it gone first, the client
+        would say nothing."""
+        session, loop = self._session, self._loop
+        if not self.owns_session or session is None or self.closed:
+            return False
+        # Released with its loop (``_released_at_the_end_of_the_loop``): nothing is open.
+        return not (loop is not None and loop.is_closed() and session.closed)
 
     def _borrowed_options(self, session: aiohttp.ClientSession) -> dict[str, Any]:
         agent = None if "User-Agent" in session.headers else self._agent  # theirs is kept
