@@ -410,7 +410,9 @@ class SettingsWatch:
         self.seen: list[GcSettings] = []
 
     def __call__(self) -> None:
-        self.seen.append(gc_settings())
+        # On or off and the thresholds at every step; the frozen count (a walk of every
+        # frozen object: slow in a long test session) only at the start and the end.
+        self.seen.append((gc.isenabled(), gc.get_threshold(), self.first[2]))
         if len(self.seen) == self.change_at:
             (gc.disable if gc.isenabled() else gc.enable)()
             self.expected = gc_settings()
