@@ -481,3 +481,58 @@ async def test_the_oldest_supported_redis_runs_the_fleet(pool: ArqRedis) -> None
     version = await check_redis_version(pool)
     assert version_tuple(version)[:2] == MIN_REDIS_VERSION or os.environ.get(
         "FLEET_REDIS_SERVER")
+
+
+# 10. One input reader: the producer reads what the command line reads ---------------
+
+
+@pytest.mark.parametrize("content", [
+    "E-Mail;Name\nann@example.com;Ann\nbob@example.com;Bob\n",  # ; and E-Mail
+    "Email Address\tcity\n\"ann@example.com\"\tPune\nbob@example.com\tOslo\n",
+    "# a comment\n\nann@example.com\n  bob@example.com \n",
+])
+def test_the_producer_reads_a_file_as_the_command_line_does(
+    tmp_path: Path, content: str,
+) -> None:
+    from asyncsdk.cli.inputs import InputFile
+
+    path = tmp_path / "in.csv"
+    path.write_text(content, encoding="utf-8")
+    assert list(read_addresses(path)) == ["ann@example.com", "bob@example.com"]
+    assert list(read_addresses(path)) == [row.email for row in InputFile.open(path).rows()]
+    path.write_bytes(content.encode("utf-16"))  # with its byte order mark
+    assert list(read_addresses(path)) == ["ann@example.com", "bob@example.com"]
+
+
+@pytest.mark.parametrize(("name", "content", "message"), [
+    ("missing.csv", None, "missing.csv: no such file"),
+    ("latin1.csv", "email\nren\xe9@example.com\n".encode("latin-1"), "not UTF-8 text"),
+    ("noheader.csv", b"name;city\nAnn;Pune\n", "without an email column"),
+    ("quote.csv", b'email\n"ann@example.com\n', "a quoted cell is never closed"),
+])
+async def test_the_producer_refuses_an_unreadable_file_in_one_line_and_enqueues_nothing(
+    pool: ArqRedis, redis_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch, name: str, content: bytes | None, message: str,
+) -> None:
+    monkeypatch.setenv("FLEET_REDIS_URL", redis_url)
+    path = tmp_path / name
+    if content is not None:
+        path.write_bytes(content)
+    assert await producer.main([str(path), "--run", "r"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ") and message in err, err
+    assert await pool.keys("*") == []
+
+
+async def test_the_producers_wait_prints_clean_lines_where_stderr_is_no_terminal(
+    pool: ArqRedis, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    await pool.set("fleet:r:total", 2)
+    counts = iter([0, 1, 2])
+
+    async def count(self: OutcomeStore) -> int:
+        return next(counts)
+
+    monkeypatch.setattr(OutcomeStore, "count", count)
+    assert await wait_for_run(pool, "r", poll=0) == 2
+    assert capsys.readouterr().err == "2/2 checked\n"  # was "\r0/2 checked\r1/2 ..."
