@@ -133,7 +133,8 @@ def add_check_many_flags(many: argparse.ArgumentParser) -> None:
                                    "columns are kept), or one address per line; UTF-8, or "
                                    "UTF-16 with a byte order mark")
     many.add_argument("-o", "--output", required=True,
-                      help="the result CSV, written row by row as checks end")
+                      help="the result CSV, written row by row as checks end; - for "
+                           "standard output (then no --resume)")
     many.add_argument("--concurrency", type=count(1), default=C.DEFAULT_CHECK_CONCURRENCY,
                       help="checks in flight at a time (default %(default)s)")
     again = many.add_mutually_exclusive_group()
@@ -143,6 +144,9 @@ def add_check_many_flags(many: argparse.ArgumentParser) -> None:
                             "without the file, a new run")
     again.add_argument("--overwrite", action="store_true",
                        help="start again, replacing an existing output file")
+    many.add_argument("--dedupe", action="store_true",
+                      help="check each address once (the domain compared without case) "
+                           "and write its outcome on every row that repeats it")
     many.add_argument("--max-consecutive-failures", type=count(0),
                       default=DEFAULT_MAX_CONSECUTIVE_FAILURES, metavar="N",
                       help="stop sending after N checks in a row found the service "
