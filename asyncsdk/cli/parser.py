@@ -96,7 +96,8 @@ def add_global_flags(parser: argparse.ArgumentParser, version: str) -> None:
 def add_validate_flags(validate: argparse.ArgumentParser) -> None:
     """``validate SOURCE -o FILE``."""
     validate.add_argument("source", help="a file URL (or, with --sandbox, a local file)")
-    validate.add_argument("-o", "--output", required=True, help="where to write the result CSV")
+    validate.add_argument("-o", "--output", required=True,
+                          help="where to write the result CSV (- for standard output)")
     add_overwrite_flag(validate)
     add_wait_flags(validate)
 
@@ -112,12 +113,13 @@ def add_jobs_actions(jobs: argparse.ArgumentParser) -> None:
         action.add_argument("job_id", type=count(0), metavar="JOB_ID",
                             help="the id that validate printed")
         if name == "wait":
-            action.add_argument("-o", "--output", help="where to write the result CSV")
+            action.add_argument("-o", "--output",
+                                help="where to write the result CSV (- for standard output)")
             add_overwrite_flag(action)
             add_wait_flags(action)
         elif name == "download":
             action.add_argument("-o", "--output", required=True,
-                                help="where to write the result CSV")
+                                help="where to write the result CSV (- for standard output)")
             add_overwrite_flag(action)
 
 

@@ -239,3 +239,23 @@ def test_dedupe_on_resume_takes_the_outcome_kept_in_the_file(
     assert [(r["email"], r["verdict"]) for r in rows] == [
         ("ann@example.com", "Valid"), ("bob@example.com", "Valid"),
         ("ann@Example.com", "Valid")]
+
+
+@pytest.mark.parametrize("command", [["validate", "people.csv"], ["jobs", "download", "1"]])
+def test_dash_is_standard_output_for_the_job_commands_too(
+    server: Sandbox, tmp_path: Path, command: list[str],
+) -> None:
+    write_input(tmp_path / "people.csv", PEOPLE)
+    server.settings.job_polls = 0
+    if command[0] == "jobs":  # a finished job to download
+        url = server.host_file((tmp_path / "people.csv").read_bytes())
+        assert run("validate", url, "-o", "first.csv", "--poll-interval", "0.01")[0] == 0
+    else:
+        command[1] = server.host_file((tmp_path / "people.csv").read_bytes())
+    code, out, err = run(*command, "-o", "-", "--poll-interval", "0.01") \
+        if command[0] == "validate" else run(*command, "-o", "-")
+    assert code == 0, err
+    rows = list(csv.DictReader(io.StringIO(out, newline="")))
+    assert sorted((r["email"], r["name"]) for r in rows) == PEOPLE
+    assert "3 addresses validated -> standard output" in err
+    assert not (tmp_path / "-").exists()
