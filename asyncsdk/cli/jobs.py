@@ -117,7 +117,7 @@ def resume_hint(job: ValidationJob, args: argparse.Namespace, env: Environment, 
 
 async def wait_for(job: ValidationJob, args: argparse.Namespace, env: Environment) -> None:
     """``job.wait`` with a status line on a terminal."""
-    progress = Progress(None, "polls", env.stderr)
+    progress = Progress(None, "polls", env.stderr, rate=False)
 
     def on_status(status: Any, elapsed: float) -> None:
         progress.advance()
