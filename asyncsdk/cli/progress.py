@@ -7,6 +7,7 @@ progress on a bare install.
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, TextIO
 
@@ -70,6 +71,18 @@ def _clock(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
+#: The size of a terminal that does not tell its own (a pty whose size was never set).
+DEFAULT_COLUMNS, DEFAULT_ROWS = 80, 24
+
+
+def _known_width(stream: TextIO) -> bool:
+    """Whether ``stream``'s terminal tells its width (a pty may say 0 columns)."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns > 0
+    except (OSError, ValueError):
+        return False
+
+
 #: tqdm's line for counts that are not a throughput: ``3 polls [00:04, job 7: ...]``.
 NO_RATE_FORMAT = "{n_fmt} {unit} [{elapsed}{postfix}]"
 
@@ -91,8 +104,11 @@ class Progress:
         except ImportError:
             self._bar = PlainBar(total, unit, stream, rate=rate)
             return
-        shape = {} if rate else {"bar_format": NO_RATE_FORMAT}
-        self._bar = tqdm(total=total, unit=unit, file=stream, dynamic_ncols=True, **shape)
+        shape: dict[str, Any] = {} if rate else {"bar_format": NO_RATE_FORMAT}
+        if not _known_width(stream):  # tqdm would draw nothing in 0 columns and 0 rows
+            shape.update(ncols=DEFAULT_COLUMNS, nrows=DEFAULT_ROWS)
+        self._bar = tqdm(total=total, unit=unit, file=stream, dynamic_ncols="ncols" not in shape,
+                         **shape)
 
     @property
     def shown(self) -> bool:
