@@ -87,8 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
 async def run(args: argparse.Namespace, env: Environment) -> int:
     """Run the parsed command, in sandbox mode or against the configured service.
 
-    SIGTERM cancels it as Ctrl-C does (``asyncio.run`` cancels the command on Ctrl-C),
-    so that it says what it leaves behind and how to finish it.
+    Ctrl-C and SIGTERM cancel it, at its next ``await``, so that it says what it leaves
+    behind and how to finish it. (Python 3.10's ``asyncio.run`` lets Ctrl-C raise
+    ``KeyboardInterrupt`` wherever the code is, e.g. between printing a job's id and the
+    block that prints how to finish it; 3.11's cancels the task, as this does.)
     """
     task = asyncio.current_task()
     assert task is not None
@@ -97,7 +99,7 @@ async def run(args: argparse.Namespace, env: Environment) -> int:
         env.signal = signum
         task.cancel()
 
-    with handle_signals(terminated, (signal.SIGTERM,)):
+    with handle_signals(terminated):
         return await run_command(args, env)
 
 
