@@ -194,3 +194,14 @@ def test_the_first_command_prints_what_the_readme_shows(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert [*done.stderr.splitlines(), *done.stdout.splitlines()] == shown
     assert (tmp_path / "results.csv").is_file()
+
+
+def test_the_supported_line_states_what_ci_proves() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    said = re.search(r"Supported: Python (3\.\d+) to (3\.\d+)\. CI \(`\.ci/run`\) proves each",
+                     README)
+    assert said is not None
+    oldest, newest = (int(v.split(".")[1]) for v in said.groups())
+    proved = set(re.findall(r"for version in ([\d. ]+); do", ci)[0].split())
+    assert {f"3.{m}" for m in range(oldest, newest + 1)} <= proved
+    assert "apt-get" not in ci and "readme_way python3 .venv" in ci
