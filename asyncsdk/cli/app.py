@@ -19,7 +19,9 @@ terminated (SIGTERM, handled as Ctrl-C is), 141 the reader of stdout went away
 
 The modules behind it: ``parser`` (flags); one module per command family: ``jobs``
 (validate, jobs), ``check``, ``check_many``, ``mail``, ``resources`` (the resource
-areas); ``inputs`` (the input files), ``outputs`` (the result CSV and the summary),
+areas); ``inputs`` (the input files, also read by the fleet's producer), ``outputs``
+(the result CSV and the summary), ``previous`` (an earlier run's result file, for
+``--resume``), ``lock`` (one run at a time per output), ``dedupe`` (``--dedupe``),
 ``progress``, ``common`` (exit codes, signals, JSON output: ``to_jsonable``).
 """
 
