@@ -4,7 +4,7 @@ anything is sent, each in exactly one function here.
 Two layers:
 
 * **Value checks** (``text_value``, ``int_value``, ``email_value``, ...) take the value
-  alone and raise ``Refused(allowed)``; the converter's input checker (``_convert``)
+  alone and raise ``Refused(allowed)``; the converter's input checker (``models._base``)
   registers them as cattrs hooks, so model fields are checked by annotation.
 * **Argument checks** (``check_email(value, field)``, ``check_seconds``, ``check_count``,
   ``check_id``, ``check_job_id``, ``check_http_url``, ...) are what a method calls for
@@ -441,9 +441,9 @@ def check_file_path(value: Any, field: str = "path") -> str:
     return target
 
 
-#: A URL's ``user:password@`` part. ``_auth.redact_url`` has its own (this layer sits
-#: below ``_auth``, which imports only constants and errors): this one is not anchored,
-#: as a refused value may not start with its scheme.
+#: A URL's ``user:password@`` part. ``_core.credentials.redact_url`` has its own (this
+#: layer sits below the core): this one is not anchored, as a refused value may not start
+#: with its scheme.
 _USERINFO_PASSWORD_RE = re.compile(r"(//[^/@:]*:)[^/@]*@")
 
 

@@ -4,9 +4,8 @@ records) into models, in-process from the same bytes (no server: this isolates d
 * ``json.loads`` -> dicts: the floor (no models at all).
 * asyncsdk: ``json.loads`` (or orjson with the ``speedups`` extra) then
   ``Transport.decode_many(op, data, ContactList)`` - exactly what ``contacts.list()`` does
-  after reading the body.
-* the converter's cattrs-generated functions alone (``_convert.cattrs_structure``): the
-  reference path, shown to explain why ``_fastdecode`` is kept (not what the SDK runs).
+  after reading the body (the converter's cattrs-generated functions, each model built
+  by its own constructor).
 * pydantic v2: ``TypeAdapter(list[ContactList]).validate_json`` of equivalent models
   (same fields and types, ``extra="allow"`` like asyncsdk's ``extra``), parsing included.
 """
@@ -96,18 +95,6 @@ def _asyncsdk_decoder(loads: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
     return decode
 
 
-def _cattrs_path_decoder(loads: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
-    """The converter's cattrs-generated functions alone (the reference the fast path of
-    ``asyncsdk._serde.fastdecode`` is tested against): shows why that fast path is kept."""
-    from asyncsdk._serde.converter import cattrs_structure
-    from asyncsdk.models.contacts import ContactList
-
-    def decode(body: bytes) -> Any:
-        return [cattrs_structure(item, ContactList) for item in loads(body)]
-
-    return decode
-
-
 def _count(lists: Any) -> int:
     """Records in a decoded answer (checks every contender decoded everything)."""
     if lists and isinstance(lists[0], dict):
@@ -131,8 +118,6 @@ def contenders() -> tuple[list[tuple[str, Callable[[bytes], Any]]], list[str]]:
         found.append(("orjson.loads -> dicts (no models)", orjson.loads))
         found.append(("asyncsdk + orjson: orjson.loads + decode_many",
                       _asyncsdk_decoder(orjson.loads)))
-        found.append(("asyncsdk + orjson, cattrs path only (reference, not used)",
-                      _cattrs_path_decoder(orjson.loads)))
     else:
         notes.append("orjson rows skipped: orjson not installed (extra `speedups`)")
     return found, notes

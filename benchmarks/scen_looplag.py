@@ -1,6 +1,6 @@
 """Loop-lag probe: the longest stretch the event loop is blocked while ``contacts.list()``
-of 10,000 and of 50,000 records is fetched and decoded (issues 11 and 12: no stretch over
-about 20 ms, so an async web backend keeps answering while a big listing is decoded).
+of 10,000 and of 50,000 records is fetched and decoded (issues 11, 12 and 27: no stretch over
+about 50 ms, so an async web backend keeps answering while a big listing is decoded).
 
 A probe task on the same loop sleeps 1 ms at a time and records the largest gap between
 its wake-ups, less the 1 ms it asked for: that is the longest time any other task would
@@ -27,7 +27,7 @@ from typing import Any
 from ._common import API_KEY, USERNAME, Paired, Section, median
 
 TICK = 0.001
-STALL_LIMIT_MS = 20.0
+STALL_LIMIT_MS = 50.0  # issue 27
 
 
 async def stalled_ms(work: Callable[[], Awaitable[Any]]) -> float:

@@ -38,6 +38,16 @@ class TargetSizes:
     rows_repeats: int  # each is five fresh processes: fewer in a smoke run
 
 
+
+#: The targets of issue 27 (the embeddable engine: public APIs only, nothing
+#: process-wide), each a paired ratio against its floor in the same run.
+CHECK_CPU = 1.10  # check: client CPU per request, at most this times raw aiohttp's
+CHECK_RPS = 0.90  # check: requests per second, at least (not a target of issue 27: shown)
+CHECK_MANY = 0.90  # check_many: checks per second, at least
+ROWS = 0.45  # rows(): rows per second, at least, both wire shapes
+DOWNLOAD = 0.85  # download(): rows per second, at least
+DECODE = 0.70  # contacts.list 10,000 records decoded, at least this times pydantic v2
+
 def _child(kind: str, url: str, **args: Any) -> dict[str, Any]:
     return run_child("benchmarks._target_child", {"kind": kind, "url": url, **args})
 
@@ -81,9 +91,9 @@ def check_pairs(url: str, s: TargetSizes, levels: tuple[int, ...]) -> list[Paire
             r = got[str(level)]
             counted = reads != "as-is"
             pairs.append(Paired(f"check c={level}, {lib}{state}: req/s", "req/s", r["sdk_rps"],
-                                r["floor_rps"], floor, ">=", 0.95, counted=counted))
+                                r["floor_rps"], floor, ">=", CHECK_RPS, counted=counted))
             pairs.append(Paired(f"check c={level}, {lib}{state}: client CPU per request",
-                                "us/req", r["sdk_cpu"], r["floor_cpu"], floor, "<=", 1.05,
+                                "us/req", r["sdk_cpu"], r["floor_cpu"], floor, "<=", CHECK_CPU,
                                 _faults(r), counted=counted))
             if "std_rps" in r:  # the issue's own wording: speedups against plain json.loads
                 pairs.append(Paired(f"check c={level}, asyncsdk + orjson vs json.loads floor: "
@@ -103,7 +113,7 @@ def many_pairs(url: str, s: TargetSizes, levels: tuple[int, ...]) -> list[Paired
             r = got[str(level)]
             pairs.append(Paired(f"check_many c={level}, {lib}{state}: checks/s", "checks/s",
                                 r["sdk"], r["floor"], FLOOR_MANY.format(lib=_loads_name(lib)),
-                                ">=", 0.95, counted=reads != "as-is"))
+                                ">=", CHECK_MANY, counted=reads != "as-is"))
     small, big = s.many_mem
     rss = [_child("many_mem", url, json=_libs()[-1], count=n, level=64)["maxrss_kib"] / 1024
            for n in (small, big)]
@@ -131,7 +141,7 @@ def rows_pairs(url: str, s: TargetSizes) -> list[Paired]:
     shape = {1: "CSV shape", 2: "JSON shape"}
     pairs = [Paired(f"{'job.rows()' if m == 'rows' else 'job.download()'} {s.rows:,} rows, "
                     f"{shape[j]}: rows/s", "rows/s", rates[(m, j)], rates[("floor", 1)],
-                    FLOOR_ROWS, ">=", 0.60 if m == "rows" else 0.80)
+                    FLOOR_ROWS, ">=", ROWS if m == "rows" else DOWNLOAD)
              for m, j in sides[1:]]
     pairs.append(Paired(f"rows()/download() peak RSS growth, {s.rows:,} rows, both shapes",
                         "MiB", growth, None, "", "<=", 16.0))
@@ -145,13 +155,13 @@ def list_pairs(url: str, s: TargetSizes) -> list[Paired]:
     note = "" if lib == "orjson" else "orjson not installed: asyncsdk parses with json"
     return [Paired(f"contacts.list {s.list_records:,} records, bytes -> models ({lib}), "
                    "end to end over loopback: records per client CPU second", "records/s",
-                   per_cpu_s[0], per_cpu_s[1], FLOOR_LIST, ">=", 0.80, note)]
+                   per_cpu_s[0], per_cpu_s[1], FLOOR_LIST, ">=", DECODE, note)]
 
 
 def run(url: str, *, sizes: TargetSizes, check_levels: tuple[int, ...] = (1, 16, 64),
         many_levels: tuple[int, ...] = (16, 64)) -> Section:
     section = Section(
-        "targets", "Issue 12 targets: asyncsdk against its floor, paired",
+        "targets", "Issue 27 targets: asyncsdk against its floor, paired",
         f"Each pair: asyncsdk's public API and its floor in one fresh client process, "
         f"alternated, {sizes.repeats} repeats; ratio = asyncsdk / floor per repeat, "
         "median reported. JSON library the same on both sides. check: "

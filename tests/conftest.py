@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Iterator
 from types import SimpleNamespace
 from typing import Any
 
@@ -32,6 +33,18 @@ def _teach_aioresponses_new_aiohttp() -> None:
 
 
 _teach_aioresponses_new_aiohttp()
+
+
+@pytest.fixture(autouse=True)
+def _library_logger_as_found() -> Iterator[None]:
+    """Each test leaves the ``asyncsdk`` logger as it found it: the command line's
+    ``--debug``, run in-process by its tests, sets it to DEBUG, and a later test's
+    thousands of requests would then each leave a record in pytest's log capture."""
+    logger = logging.getLogger("asyncsdk")
+    level, handlers = logger.level, list(logger.handlers)
+    yield
+    logger.setLevel(level)
+    logger.handlers[:] = handlers
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 
 from .. import _constants as C
 
-__all__ = ["log_attempt", "log_give_up", "log_retry", "logs", "setup_logging_from_env"]
+__all__ = ["log_attempt", "log_give_up", "log_retry", "logger", "setup_logging_from_env"]
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO}
 _FORMAT = "[%(asctime)s %(name)s %(levelname)s] %(message)s"
@@ -57,11 +57,6 @@ def setup_logging_from_env(environ: Mapping[str, str] | None = None) -> logging.
 
 # --- the lines the transport logs --------------------------------------------------------
 logger = logging.getLogger(C.LOGGER_NAME)
-
-
-def logs(level: int) -> bool:
-    """True when a line at ``level`` would be handled (the caller then builds it)."""
-    return logger.isEnabledFor(level)
 
 
 def log_attempt(method: str, shown_url: str, outcome: int | str, elapsed: float,

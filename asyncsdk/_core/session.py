@@ -68,8 +68,8 @@ def _cancelling(task: asyncio.Task[Any] | None) -> int:
 class SessionOwner:
     """Owns (or borrows) the session, binds the loop, ends what is in flight on close."""
 
-    __slots__ = ("_agent", "_attempts", "_loop", "_max_connections", "_owns", "_pauses",
-                 "_session", "_streams", "_trust_env", "closed", "request_options")
+    __slots__ = ("_agent", "_attempts", "_loop", "_max_connections", "_pauses", "_session",
+                 "_streams", "_trust_env", "closed", "owns_session", "request_options")
 
     def __init__(
         self,
@@ -82,7 +82,8 @@ class SessionOwner:
         ssl: Any = True,
     ) -> None:
         self._session = session
-        self._owns = session is None
+        #: True when the session is the client's own (``close()`` closes it).
+        self.owns_session = session is None
         self._max_connections = max_connections
         self._trust_env = trust_env
         self._agent = user_agent(app_name)
@@ -108,7 +109,7 @@ class SessionOwner:
     @property
     def owns_open_session(self) -> bool:
         """True while the owner's own session exists and is open (``__del__`` warns)."""
-        return self._owns and self._session is not None and not self._session.closed
+        return self.owns_session and self._session is not None and not self._session.closed
 
     def _borrowed_options(self, session: aiohttp.ClientSession) -> dict[str, Any]:
         agent = None if "User-Agent" in session.headers else self._agent  # theirs is kept
@@ -137,7 +138,7 @@ class SessionOwner:
                 trust_env=self._trust_env, middlewares=(last_step(self._agent),))
         elif session.closed:
             raise UsageError("the aiohttp session given to Client is closed; pass an open one")
-        elif not self._owns and "middlewares" not in self.request_options:
+        elif not self.owns_session and "middlewares" not in self.request_options:
             self.request_options.update(self._borrowed_options(session))
         return session
 
@@ -150,11 +151,6 @@ class SessionOwner:
                 "loop (for example inside each asyncio.run())")
 
     # --- what close() ends ----------------------------------------------------------
-    @property
-    def owns_session(self) -> bool:
-        """True when the session is the client's own (``close()`` closes it)."""
-        return self._owns
-
     def cancellations(self) -> int:
         """The current task's pending cancellations now (for ``closed_under``)."""
         if sys.version_info < (3, 11):
@@ -234,7 +230,7 @@ class SessionOwner:
             attempt.cancel()  # the client's own tasks
         self._streams.clear()
         session, self._session = self._session, None
-        if self._owns and session is not None and not session.closed:
+        if self.owns_session and session is not None and not session.closed:
             await session.close()
 
 

@@ -50,7 +50,7 @@ from .failures import (
     clean_errors,
     describe_exception,
 )
-from .log import log_attempt, log_give_up, log_retry, logs
+from .log import log_attempt, log_give_up, log_retry, logger
 from .middleware import OUTGOING, Outgoing
 from .operation import Call, Operation
 from .retry import (
@@ -77,7 +77,7 @@ class Exchange:
     its JSON body, its time (budget and per-attempt bound), and how its final answer is
     handed out: decoded as ``model`` (a list of them, ``many``), or as an open stream."""
 
-    __slots__ = ("budget", "call", "json_body", "many", "model", "outgoing", "per_attempt",
+    __slots__ = ("budget", "call", "many", "model", "outgoing", "per_attempt", "sent",
                  "streaming")
 
     def __init__(self, call: Call, outgoing: Outgoing | None, json_body: Any, budget: float,
@@ -85,12 +85,20 @@ class Exchange:
                  many: bool = False, streaming: bool = False) -> None:
         self.call = call
         self.outgoing = outgoing
-        self.json_body = json_body
         self.budget = budget
         self.per_attempt = per_attempt
         self.model = model
         self.many = many
         self.streaming = streaming
+        #: What aiohttp is given besides the method, URL and timeout: only what differs
+        #: from its defaults. Unsafe operations follow no redirect (DESIGN §3).
+        self.sent: dict[str, Any] = {"params": call.query or None}
+        if json_body is not None:
+            self.sent["json"] = json_body
+        if call.form is not None:
+            self.sent["data"] = dict(call.form)
+        if not call.op.safe_to_repeat:
+            self.sent["allow_redirects"] = False
 
 
 class Attempted(Generic[T]):
@@ -252,8 +260,10 @@ class Transport(Interpreter):
                 last = attempts.last
                 raise self._given_up(exchange.call, attempts,
                                      None if last and last.answer else TIME_RAN_OUT)
-            attempt = self._attempt(exchange, self._timeout(exchange, remaining),
-                                    attempts.retry >= self.max_retries, attempts)
+            timeout = self.limits.for_attempt(remaining, exchange.budget,
+                                              exchange.per_attempt, exchange.streaming)
+            attempt = self._attempt(exchange, timeout, attempts.retry >= self.max_retries,
+                                    attempts)
             try:
                 attempted = await (attempt if sessions.owns_session
                                    else sessions.in_own_task(attempt, Attempted.discard))
@@ -261,11 +271,6 @@ class Transport(Interpreter):
                 if not sessions.closed_under(cancelled_before):
                     raise
                 attempted = Attempted(failure=CLOSED_IN_FLIGHT)
-            except APIError as exc:
-                if exc.status_code in C.RETRYABLE_STATUSES and logs(logging.WARNING):
-                    log_give_up(exchange.call.op.method, self._shown(exchange.call), str(exc),
-                                attempts.retry + 1)  # the last of its retries
-                raise
             if attempted.done:
                 return attempted.value
             attempts.last = attempted
@@ -277,11 +282,6 @@ class Transport(Interpreter):
                     raise self.connection_error(
                         exchange.call, attempts.failed(CLOSED_IN_FLIGHT)) from None
             attempts.retry += 1
-
-    def _timeout(self, exchange: Exchange, remaining: float) -> aiohttp.ClientTimeout:
-        if exchange.streaming:
-            return self.limits.stream(remaining, exchange.budget)
-        return self.limits.attempt(remaining, exchange.per_attempt)
 
     def _next_pause(self, call: Call, attempted: Attempted[Any], attempts: Attempts) -> float:
         """The pause before the next attempt; raises the call's error when there is none
@@ -301,7 +301,7 @@ class Transport(Interpreter):
             reason, delay = self._answer_pause(call, attempted.answer, attempts)
         if self.clock() + delay >= attempts.deadline:  # a retry could not finish in time
             raise self._given_up(call, attempts, failure)
-        if logs(logging.INFO):
+        if logger.isEnabledFor(logging.INFO):
             log_retry(call.op.method, self._shown(call), reason, delay, attempts.retry + 2)
         return delay
 
@@ -323,7 +323,7 @@ class Transport(Interpreter):
             error: SDKError = self.refused(call, *attempts.last.answer)
         else:
             error = self.connection_error(call, attempts.failed(failure))
-        if logs(logging.WARNING):
+        if logger.isEnabledFor(logging.WARNING):
             log_give_up(call.op.method, self._shown(call), str(error), attempts.retry + 1)
         return error
 
@@ -344,7 +344,7 @@ class Transport(Interpreter):
         """One attempt: the request sent; its answer completed (``complete``) unless it
         is to be retried (not ``final``), then read for the record and released."""
         call = exchange.call
-        debug = logs(logging.DEBUG)
+        debug = logger.isEnabledFor(logging.DEBUG)
         started = self.clock() if debug else 0.0
         try:
             response = await self._send_single_request(exchange, timeout)
@@ -367,19 +367,22 @@ class Transport(Interpreter):
                                                       exchange.model, exchange.many))
         except TRANSPORT_ERRORS as exc:  # the answer broke off: as a dropped connection
             return Attempted(failure=describe_exception(exc))
+        except APIError as exc:
+            if exc.status_code in C.RETRYABLE_STATUSES and logger.isEnabledFor(logging.WARNING):
+                log_give_up(call.op.method, self._shown(call), str(exc),
+                            attempts.retry + 1)  # the last of its retries
+            raise
 
     async def _send_single_request(self, exchange: Exchange,
                                    timeout: aiohttp.ClientTimeout) -> aiohttp.ClientResponse:
         """The request handed to aiohttp, marked for the library's middleware."""
-        session = self.sessions.session()
+        sessions = self.sessions
+        session = sessions.session()
         call = exchange.call
-        form = call.form
         marked = OUTGOING.set(exchange.outgoing)
         try:
-            return await session.request(
-                call.op.method, call.url, params=call.query or None, json=exchange.json_body,
-                data=None if form is None else dict(form), timeout=timeout,
-                allow_redirects=call.op.safe_to_repeat, **self.sessions.request_options)
+            return await session.request(call.op.method, call.url, timeout=timeout,
+                                         **exchange.sent, **sessions.request_options)
         except RuntimeError:
             if session.closed:  # the caller closed the session they gave the client
                 raise UsageError("the aiohttp session given to Client was closed") from None

@@ -221,10 +221,8 @@ class _Reader:
         separator within ``slice_chars``, parsed in one call, pos left on that
         separator; None (pos unmoved) where that is not a run of whole elements.
 
-        The run is found without knowing where elements end: it is cut at the last
-        separator in reach that is followed by the opening of the element at pos (for
-        objects, up to its first member's ":"; so ``}, {"uuid":``), or at the last "],"
-        (arrays), '",' (strings) or "," (others), and parsed as an array of its own. That parse
+        The run is found without knowing where elements end (``objects_end``,
+        ``others_end``) and parsed as an array of its own (``parse_run``). That parse
         succeeds only where the cut is at this array's own level: a cut in a string
         leaves it unterminated, one in a nested container leaves that unclosed (and one
         past the end of this array closes the run at the array's own "]"). After a miss
@@ -232,30 +230,54 @@ class _Reader:
         """
         if len(self.text) - self.pos < self.ahead:
             self.more(self.window)
+        cut = self.objects_end(place) if self.text[self.pos] == "{" else self.others_end()
+        if cut is None:
+            return None
+        items = self.parse_run(cut)
+        if items is None:
+            self.missed(place)
+            return None
+        self.misses[place] = 0
+        return items
+
+    def objects_end(self, place: str) -> int | None:
+        """Where a run of objects from pos may end: the last separator in reach that is
+        followed by the opening of the object at pos, up to its first member's ":" (so
+        ``}, {"uuid":``); None where there is none (a miss where the object at pos has
+        no first member to look for, or the cut is not after a ",")."""
         text, pos = self.text, self.pos
-        reach = pos + self.slice_chars
+        colon = text.find(":", pos, pos + 80)
+        if colon < 0:
+            self.missed(place)
+            return None
+        cut = text.rfind(text[pos:colon + 1], pos + 1, pos + self.slice_chars)
+        if cut < 0:
+            return None  # no element starts in reach: this one is read alone
+        cut = len(text[pos:cut].rstrip(_WHITE)) + pos - 1
+        if cut <= pos or text[cut] != ",":
+            self.missed(place)
+            return None
+        return cut
+
+    def others_end(self) -> int | None:
+        """Where a run of arrays, strings or scalars from pos may end: at the last "],"
+        (arrays), '",' (strings) or "," (others) in reach; None where there is none."""
+        text, pos = self.text, self.pos
         first = text[pos]
-        if first == "{":
-            colon = text.find(":", pos, pos + 80)
-            if colon < 0:
-                self.missed(place)
-                return None
-            cut = text.rfind(text[pos:colon + 1], pos + 1, reach)
-            if cut < 0:
-                return None  # no element starts in reach: this one is read alone
-            cut = len(text[pos:cut].rstrip(_WHITE)) + pos - 1
-            if cut <= pos or text[cut] != ",":
-                self.missed(place)
-                return None
-        else:  # after an array's "]", a string's closing quote, or any ","
-            tail = "]," if first == "[" else '",' if first == '"' else ","
-            cut = text.rfind(tail, pos, reach)
-            while first == '"' and cut > pos and text[cut - 1] == "\\":  # a \" in a string
-                cut = text.rfind(tail, pos, cut)
-            if cut <= pos:
-                return None
-            cut += len(tail) - 1
-        run = "[" + text[pos:cut] + "]"
+        tail = "]," if first == "[" else '",' if first == '"' else ","
+        cut = text.rfind(tail, pos, pos + self.slice_chars)
+        while first == '"' and cut > pos and text[cut - 1] == "\\":  # a \" in a string
+            cut = text.rfind(tail, pos, cut)
+        if cut <= pos:
+            return None
+        return cut + len(tail) - 1
+
+    def parse_run(self, cut: int) -> list[Any] | None:
+        """The elements from pos up to ``cut`` parsed as one array (by ``loads`` first,
+        then by the scanner where it refuses), pos moved past them; None (pos unmoved)
+        where they are no run of whole elements."""
+        pos = self.pos
+        run = "[" + self.text[pos:cut] + "]"
         if self.loads is not None:
             try:
                 items = self.loads(run)
@@ -263,17 +285,14 @@ class _Reader:
                 pass  # refused (or past the array's end): the scanner tells which
             else:
                 self.pos = cut
-                self.misses[place] = 0
                 return items  # type: ignore[no-any-return]
         try:
             items, end = _scan(run, 0)
         except ValueError:
-            self.missed(place)
             return None
         # A run that reaches past the end of this array closes at its "]": then what
         # was parsed is the rest of it, and pos goes to that "]".
         self.pos = cut if end == len(run) else pos + end - 2
-        self.misses[place] = 0
         return items  # type: ignore[no-any-return]
 
     def missed(self, place: str) -> None:

@@ -1,17 +1,26 @@
 """The one converter of the package: a cattrs ``Converter`` with hooks for dates,
-decimals, open code lists, ``UNSET`` and ``extra``.
+decimals, open code lists, ``UNSET`` and ``extra``, configured once (``get_converter``).
 
 Rules (DESIGN §2), each in exactly one place here:
 
 * **Leaf hooks** (registered on the converter): text, ints, bools, ``Decimal`` and dates
   are read leniently (numbers sent as text, ``"yes"``/``1`` for true, dates in any of
   ``DATE_ISO``, ``DATE_DMY``, ``DATETIME_ISO``, and null/``''``); a code list decodes an
-  unknown code to its *unknown value* (``asyncsdk.models.codes``); ``X | None`` is
-  cattrs' own. A value that cannot be read raises ``DecodeFailure`` (the transport turns
-  it into ``ResponseDecodeError`` holding the body).
+  unknown code to its *unknown value* (``asyncsdk.models.codes``). A value that cannot
+  be read raises ``DecodeFailure`` (the transport turns it into ``ResponseDecodeError``
+  holding the body).
+* **Nullable fields** (``X | None``) get one hook of their own (a hook factory): null is
+  None, a value of the JSON type the leaf hook returns unchanged is kept as it is, and
+  anything else goes to the leaf hook: what cattrs' own optional handling reads (None,
+  else the inner type's hook), in a single call per field.
 * **Response models** get a structure function from ``cattrs.gen.make_dict_structure_fn``
-  (a field's metadata ``wire`` renames its key via ``override(rename=...)``; ``extra`` is
-  omitted there and filled by a small wrapper with the keys the model does not know).
+  (``detailed_validation`` off, extra keys allowed; a field's metadata ``wire`` renames
+  its key via ``override(rename=...)``), so every model is built by its own constructor.
+  Unknown keys go through that constructor too: ``extra`` is renamed to a private key
+  (``_EXTRA_KEY``) that a small wrapper adds, holding the unknown keys, to a copy of the
+  answer only when it has some. On a failure the wrapper names the key that failed, so
+  an error reads ``ContactList at $[0].emaillist[0].data[3].mobile: expected an
+  integer, got str``.
 * **Input models** get an unstructure function from ``make_dict_unstructure_fn`` with an
   override per field: ``omit_if_default`` leaves ``UNSET`` fields out (every optional
   input field defaults to ``UNSET``); ``None`` is sent as null; ``Decimal`` as text with
@@ -19,17 +28,14 @@ Rules (DESIGN §2), each in exactly one place here:
 * ``to_jsonable`` turns any model (or list of them) into plain JSON types for output:
   dates ISO, decimals as exact text, codes as their value, errors as their text.
 
-Decoding answers goes through ``_fastdecode`` (one compiled decoder per response model,
-fed the leaf hooks of this converter and proven equal to the cattrs functions here by a
-differential test): see its docstring for why. The converter (and cattrs) is made at
-first use, not at ``import asyncsdk``.
+The converter (and cattrs) is made at first use, not at ``import asyncsdk``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import enum
-import functools
+import types
 import typing
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
@@ -47,21 +53,19 @@ from ..models._base import (
     split_optional,
 )
 from ..models.codes import OpenIntEnum, OpenStrEnum
-from .gc_pause import paused_gc
 
 if TYPE_CHECKING:
     import cattrs
 
 __all__ = [
     "DecodeFailure",
-    "cattrs_structure",
     "decode",
     "decode_list",
     "encode",
     "get_converter",
     "parse_bool",
     "parse_date",
-    "structure_hook",
+    "parse_int",
     "to_jsonable",
 ]
 
@@ -79,8 +83,7 @@ class DecodeFailure(ValueError):
         self.path = path
 
     def within(self, prefix: str) -> DecodeFailure:
-        """The same failure, seen from ``prefix`` outwards (``.key`` or ``[index]``).
-        Called by the decoders ``_fastdecode`` generates (in their compiled source)."""
+        """The same failure, seen from ``prefix`` outwards (``.key`` or ``[index]``)."""
         return DecodeFailure(self.why, prefix + self.path)
 
 
@@ -133,10 +136,6 @@ def parse_int_or_str(value: Any, _: Any = None) -> int | str | None:
     if value is None or isinstance(value, str):
         return value
     return parse_int(value)
-
-
-def _is_int_or_str(tp: Any) -> bool:
-    return set(typing.get_args(tp)) - {type(None)} == {int, str}
 
 
 _TRUE = frozenset({"true", "1", "yes", "y"})
@@ -205,36 +204,68 @@ def parse_datetime(value: Any, _: Any = dt.datetime) -> dt.datetime | None:
         return None if day is None else dt.datetime.combine(day, dt.time())
 
 
+#: Each open code list's members by (type, value) of their exact value, found once.
+_MEMBERS: dict[type[enum.Enum], dict[tuple[type, Any], enum.Enum]] = {}
+
+
 def _code_hook(value: Any, enum_cls: type[enum.Enum]) -> Any:
     """Open code lists: a known value becomes its member, an unknown one the enum's
-    unknown value (``_missing_`` of the open enums in ``models.codes``)."""
-    kind = value.__class__
-    if kind is str or kind is int:  # a member's exact value: the member (no enum call)
-        member = enum_cls._value2member_map_.get(value)
-        if member is not None and member._value_.__class__ is kind:
-            return member
+    unknown value (``_missing_`` of the open enums in ``models.codes``). A member's
+    exact value (of the member's own type) is looked up without calling the enum."""
+    members = _MEMBERS.get(enum_cls)
+    if members is None:
+        members = _MEMBERS[enum_cls] = {(type(m.value), m.value): m for m in enum_cls}
+    member = members.get((value.__class__, value))
+    if member is not None:
+        return member
     return enum_cls(parse_int(value) if issubclass(enum_cls, int) else parse_str(value))
 
 
-def exact_members(enum_cls: type[enum.Enum]) -> dict[Any, enum.Enum]:
-    """Each member of ``enum_cls`` by its value, where the value is exactly a str or an
-    int: for such a value of that exact type, the converter's code hook returns that
-    member (``_fastdecode`` looks it up without calling the hook)."""
-    return {value: member for value, member in enum_cls._value2member_map_.items()
-            if value.__class__ is member._value_.__class__ and value.__class__ in (str, int)}
+# --- Field hooks: made once per field type by the converter's hook factories ------------
+def _nullable_hook(converter: cattrs.Converter, tp: Any) -> Callable[[Any, Any], Any]:
+    """The hook of ``X | None``: None for null, else ``X``'s hook, which a value of
+    exactly the JSON type it returns unchanged (``_AS_IS``) skips."""
+    inner = split_optional(tp)[0]
+    read = _hook_of(converter, inner)
+    kind = _AS_IS.get(inner)
+    if kind is None:
+        def read_nullable(value: Any, _: Any) -> Any:
+            return None if value is None else read(value, inner)
+
+        return read_nullable
+
+    def read_nullable_as_is(value: Any, _: Any) -> Any:
+        if value is None or value.__class__ is kind:
+            return value
+        return read(value, inner)
+
+    return read_nullable_as_is
 
 
 def _list_hook(converter: cattrs.Converter, tp: Any) -> Callable[[Any, Any], Any]:
+    """The hook of ``list[X]``: a copy of a list of ``X``, its items each read by
+    ``X``'s hook (a failure names the item)."""
     (item_type,) = typing.get_args(tp) or (Any,)
+    if is_any(item_type):
+        return _copied_list
+    read = _hook_of(converter, item_type)
 
-    def structure_list(value: Any, _: Any) -> list[Any]:
+    def read_list(value: Any, _: Any) -> list[Any]:
         if not isinstance(value, list):
             raise DecodeFailure(f"expected a list, got {type(value).__name__}")
-        if item_type is Any:
-            return value[:]
-        return [converter.structure(v, item_type) for v in value]
+        try:
+            return [read(item, item_type) for item in value]
+        except DecodeFailure as failure:
+            where = failing_index(lambda item: read(item, item_type), value)
+            raise failure.within(where) from None
 
-    return structure_list
+    return read_list
+
+
+def _copied_list(value: Any, _: Any) -> list[Any]:
+    if not isinstance(value, list):
+        raise DecodeFailure(f"expected a list, got {type(value).__name__}")
+    return value[:]
 
 
 def _dict_hook(value: Any, _: Any) -> dict[str, Any]:
@@ -247,6 +278,17 @@ def _any_hook(value: Any, _: Any) -> Any:
     return value
 
 
+#: The leaf types whose hook returns a value of exactly that type unchanged, with it.
+_AS_IS: dict[Any, type] = {str: str, int: int, bool: bool, dict[str, Any]: dict}
+
+
+# --- Response models ---------------------------------------------------------------------
+#: The key under which the wrapper hands the unknown keys of an answer to the generated
+#: function (``extra`` renamed to it). An answer that sends this key itself has it kept
+#: in ``extra`` like any other unknown key: the wrapper's value replaces it.
+_EXTRA_KEY = "__asyncsdk_extra__"
+
+
 def wire_key(field: attrs.Attribute[Any]) -> str:
     """The body key of a model field (its metadata ``wire``, else its name)."""
     key: str = field.metadata.get("wire", field.name)
@@ -254,31 +296,59 @@ def wire_key(field: attrs.Attribute[Any]) -> str:
 
 
 def _response_hook(converter: cattrs.Converter, cls: type) -> Callable[[Any, Any], Any]:
-    """cattrs' generated structure function of ``cls``, wrapped to check the shape and
-    keep unknown keys in ``extra``."""
+    """cattrs' generated structure function of response model ``cls`` (``extra`` read
+    from ``_EXTRA_KEY``), wrapped by ``_model_reader``."""
     from cattrs.gen import make_dict_structure_fn, override
 
     fields = [a for a in attrs.fields(cls) if a.name != "extra"]
     overrides = {a.name: override(rename=wire_key(a)) for a in fields
                  if wire_key(a) != a.name}
     generated: Callable[[Any, Any], Any] = make_dict_structure_fn(
-        cls, converter, extra=override(omit=True), **overrides)  # type: ignore[arg-type]
-    known = frozenset(wire_key(a) for a in fields)
+        cls, converter, _cattrs_forbid_extra_keys=False, _cattrs_detailed_validation=False,
+        extra=override(rename=_EXTRA_KEY, struct_hook=_any_hook),
+        **overrides)  # type: ignore[arg-type]
+    hints = typing.get_type_hints(cls)
+    fields_read = [(wire_key(a), _hook_of(converter, hints[a.name]), hints[a.name])
+                   for a in fields]
+    return _model_reader(cls, generated, fields_read)
 
-    def structure_model(data: Any, _: Any) -> Any:
+
+def _model_reader(cls: type, generated: Callable[[Any, Any], Any],
+                  fields: list[tuple[str, Callable[[Any, Any], Any], Any]],
+                  ) -> Callable[[Any, Any], Any]:
+    """A response model's hook: checks the answer is an object, adds its unknown keys
+    under ``_EXTRA_KEY`` (to a copy) when it has any, and calls ``generated``; a
+    failure is named by the key it happened at (``fields``: wire key, hook, type)."""
+    known = frozenset(key for key, _, _ in fields)
+    count = len(known)
+    name = cls.__name__
+
+    def read_model(data: Any, _: Any) -> Any:
         if not isinstance(data, dict):
-            raise DecodeFailure(f"expected an object ({cls.__name__}), got {type(data).__name__}")
+            raise DecodeFailure(f"expected an object ({name}), got {type(data).__name__}")
+        if len(data) > count or not known.issuperset(data):
+            data = {**data, _EXTRA_KEY: {k: v for k, v in data.items() if k not in known}}
         try:
-            made = generated(data, cls)
+            return generated(data, cls)
         except KeyError as missing:
             raise DecodeFailure("missing (required)", f".{missing.args[0]}") from None
-        if not known.issuperset(data):
-            # A fresh instance nobody else holds yet: fill ``extra`` in place rather than
-            # building the model twice.
-            object.__setattr__(made, "extra", {k: v for k, v in data.items() if k not in known})
-        return made
+        except DecodeFailure as failure:
+            raise failure.within(_failing_key(fields, data)) from None
 
-    return structure_model
+    return read_model
+
+
+def _failing_key(fields: list[tuple[str, Callable[[Any, Any], Any], Any]],
+                 data: dict[str, Any]) -> str:
+    """``.key`` of the first field whose hook refuses its value (called on a failure
+    only, to name the place), else ``""``."""
+    for key, read, tp in fields:
+        if key in data:
+            try:
+                read(data[key], tp)
+            except DecodeFailure:
+                return f".{key}"
+    return ""
 
 
 # --- Encoding hooks ----------------------------------------------------------------------
@@ -339,6 +409,16 @@ def _is_dict(tp: Any) -> bool:
     return typing.get_origin(tp) in (dict, typing.Mapping) or tp is dict
 
 
+def _is_nullable(tp: Any) -> bool:
+    """``X | None`` of one type ``X`` (``int | str | None`` has its own hook)."""
+    inner, nullable, _ = split_optional(tp)
+    return nullable and typing.get_origin(inner) not in (typing.Union, types.UnionType)
+
+
+def _is_int_or_str(tp: Any) -> bool:
+    return set(typing.get_args(tp)) - {type(None)} == {int, str}
+
+
 def _is_error(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, BaseException)
 
@@ -346,12 +426,18 @@ def _is_error(tp: Any) -> bool:
 def _make_converter() -> cattrs.Converter:
     import cattrs
 
-    converter = cattrs.Converter(detailed_validation=False)
+    converter = cattrs.Converter(detailed_validation=False, forbid_extra_keys=False)
+    _register_structure_hooks(converter)
+    _register_unstructure_hooks(converter)
+    return converter
+
+
+def _register_structure_hooks(converter: cattrs.Converter) -> None:
+    """Reading answers. Hooks registered later win over earlier ones that also match."""
     for tp, hook in ((int, parse_int), (str, parse_str), (bool, parse_bool),
                      (Decimal, parse_decimal), (dt.date, parse_date),
                      (dt.datetime, parse_datetime)):
         converter.register_structure_hook(tp, hook)
-    converter.register_structure_hook_func(_is_int_or_str, parse_int_or_str)
     converter.register_structure_hook_func(is_any, _any_hook)
     converter.register_structure_hook_func(_is_dict, _dict_hook)
     # Class hooks, as for int and str above: the most specific class wins, so the open
@@ -362,9 +448,14 @@ def _make_converter() -> cattrs.Converter:
         _is_list, lambda tp: _list_hook(converter, tp))
     converter.register_structure_hook_factory(
         _is_response_model, lambda cls: _response_hook(converter, cls))
+    converter.register_structure_hook_factory(
+        _is_nullable, lambda tp: _nullable_hook(converter, tp))
+    converter.register_structure_hook_func(_is_int_or_str, parse_int_or_str)
 
-    # Output: exact text for decimals and ISO dates (to_jsonable); input models override
-    # both per field with the wire formats.
+
+def _register_unstructure_hooks(converter: cattrs.Converter) -> None:
+    """Output: exact text for decimals and ISO dates (``to_jsonable``); input models
+    override both per field with the wire formats."""
     converter.register_unstructure_hook(Decimal, str)
     converter.register_unstructure_hook(dt.date, dt.date.isoformat)
     converter.register_unstructure_hook(dt.datetime, dt.datetime.isoformat)
@@ -372,7 +463,6 @@ def _make_converter() -> cattrs.Converter:
         _is_error, lambda exc: f"{type(exc).__name__}: {exc}")
     converter.register_unstructure_hook_factory(
         _is_input_model, lambda cls: _input_hook(converter, cls))
-    return converter
 
 
 _converter: cattrs.Converter | None = None
@@ -387,23 +477,13 @@ def get_converter() -> cattrs.Converter:
     return _converter
 
 
-def structure_hook(tp: Any) -> Callable[[Any, Any], Any]:
+def _hook_of(converter: cattrs.Converter, tp: Any) -> Callable[[Any, Any], Any]:
     """The converter's structure hook for ``tp`` (called as ``hook(value, tp)``)."""
-    converter = get_converter()
     get = getattr(converter, "get_structure_hook", None)  # cattrs >= 24.1
     if get is not None:
         hook: Callable[[Any, Any], Any] = get(tp)
         return hook
     return converter.structure
-
-
-def cattrs_structure(data: Any, model: type[T]) -> T:
-    """``data`` read as ``model`` by the converter's generated functions alone (the
-    reference the fast path is tested against); ``DecodeFailure`` if it cannot."""
-    try:
-        return get_converter().structure(data, model)
-    except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
-        raise _failure(exc, model) from None
 
 
 def encode(model: InputModel) -> dict[str, Any]:
@@ -427,16 +507,16 @@ def _failure(exc: Exception, model: type, path: str = "$") -> DecodeFailure:
     return DecodeFailure(type(exc).__name__, f"{model.__name__} at {path}")
 
 
-#: model -> what reads it (``decode``): a response model's compiled fast decoder, else
-#: the converter; found once per model (models and a few typing forms), not per answer.
-_READERS: dict[Any, Callable[[Any], Any]] = {}
+#: What a failure to read an answer may raise besides ``DecodeFailure`` (a bug of a hook,
+#: a nesting too deep): still reported as a ``DecodeFailure``, never a bare error.
+_READ_ERRORS = (TypeError, ValueError, KeyError, AttributeError, RecursionError)
+#: model -> its hook (``decode``): found once per model (models and a few typing forms),
+#: not per answer.
+_READERS: dict[Any, Callable[[Any, Any], Any]] = {}
 
 
-def _reader_for(model: Any) -> Callable[[Any], Any]:
-    from .fastdecode import decoder_for  # it imports this module: not at the top
-
-    reader = (decoder_for(model) if _is_response_model(model)
-              else functools.partial(get_converter().structure, cl=model))
+def _reader_for(model: Any) -> Callable[[Any, Any], Any]:
+    reader = _hook_of(get_converter(), model)
     if len(_READERS) < 512:
         _READERS[model] = reader
     return reader
@@ -446,10 +526,9 @@ def decode(data: Any, model: type[T]) -> T:
     """Read ``data`` (parsed JSON) as ``model``; raises ``DecodeFailure`` (with the path
     to the bad value) if it cannot."""
     try:
-        reader = _READERS.get(model) or _reader_for(model)
-        result: T = reader(data)
+        result: T = (_READERS.get(model) or _reader_for(model))(data, model)
         return result
-    except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
+    except _READ_ERRORS as exc:
         raise _failure(exc, model) from None
 
 
@@ -457,22 +536,23 @@ def decode_list(data: Any, model: type[T],
                 share: Callable[[], None] | None = None) -> list[T]:
     """Read a JSON array of ``model`` objects; raises ``DecodeFailure`` (with the path to
     the bad value) if it cannot. ``share``: called after each element (a worker thread's
-    ``_json_slices.gil_sharer``, letting the event loop in). Inside ``paused_gc``: tens
-    of thousands of objects, none in a cycle, that no collection should walk at once.
-    """
-    from .fastdecode import decoder_for
-
+    ``big_json.gil_sharer``, letting the event loop in)."""
     if not isinstance(data, list):
         raise DecodeFailure(f"expected a list of {model.__name__}, got {type(data).__name__}")
-    one = decoder_for(model)
-    with paused_gc():
-        try:
-            if share is None:
-                return [one(item) for item in data]
-            out = []
-            for item in data:
-                out.append(one(item))
-                share()
-            return out
-        except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
-            raise _failure(exc, model, "$" + failing_index(one, data)) from None
+    read = _READERS.get(model) or _reader_for(model)
+    try:
+        if share is None:
+            return [read(item, model) for item in data]
+        return _read_sharing(read, model, data, share)
+    except _READ_ERRORS as exc:
+        where = failing_index(lambda item: read(item, model), data)
+        raise _failure(exc, model, "$" + where) from None
+
+
+def _read_sharing(read: Callable[[Any, Any], Any], model: type[T], data: list[Any],
+                  share: Callable[[], None]) -> list[T]:
+    out = []
+    for item in data:
+        out.append(read(item, model))
+        share()
+    return out

@@ -7,7 +7,7 @@
   member; a member of another code list (``industry=Rating.ACTIVE``) or a code the list
   does not know is refused.
 * A **response model** keeps the keys it does not know in ``extra`` (the service may add
-  fields). Reading one from JSON is the converter's job (``_convert``).
+  fields). Reading one from JSON is the converter's job (``_serde.converter``).
 
 Dates: each input model names how its dates go on the wire (``_date_format``):
 ``DATE_DMY`` (contact create), ``DATETIME_ISO`` (contact update), ``DATE_ISO`` (default,

@@ -10,9 +10,9 @@ single C call (which holds the GIL, and so the loop) covers more than a piece of
 * the worker steps aside for the loop every ``OFFLOAD_SHARE_SECONDS`` while it parses
   and decodes (``_json_slices.gil_sharer``), and hands back nothing the caller's listing
   outlives;
-* the cyclic collector is paused by count (``_gc_pause.paused_gc``) and the objects made
-  are promoted, so no young collection walks a whole listing in one C call afterwards
-  (with objects already frozen: young collections run, full ones are held off).
+* the cyclic collector is left alone: it runs as the application set it (on, off,
+  thresholds, frozen objects) before, during and after a decode, and its young
+  collections walk a few thousand objects at a time, never a whole listing.
 
 No wall clock: what is asserted is where and in what pieces the work happens (the stall
 figures themselves are in ``benchmarks/scen_looplag.py``).
@@ -39,10 +39,8 @@ import asyncsdk
 from asyncsdk import _constants
 from asyncsdk._core import answer as _answer
 from asyncsdk._serde import big_json as _json_slices
-from asyncsdk._serde import gc_pause as _gc_pause
 from asyncsdk._serde.big_json import NOT_READ, read_json
 from asyncsdk._serde.converter import decode_list
-from asyncsdk._serde.gc_pause import paused_gc
 from asyncsdk.models.contacts import ContactList
 
 PROPERTY = settings(max_examples=150, deadline=None,
@@ -301,22 +299,6 @@ def young_collections() -> Iterator[list[int]]:
             gc.disable()
 
 
-@pytest.fixture
-def full_collections() -> Iterator[list[int]]:
-    """The number of objects each full (generation 2) collection walks."""
-    sizes: list[int] = []
-
-    def watch(phase: str, info: dict[str, int]) -> None:
-        if phase == "start" and info["generation"] == 2:
-            sizes.append(len(gc.get_objects()))
-
-    gc.callbacks.append(watch)
-    try:
-        yield sizes
-    finally:
-        gc.callbacks.remove(watch)
-
-
 async def test_no_young_collection_walks_a_big_listing(young_collections: list[int]) -> None:
     """Regression: the collector was switched off while the listing was decoded and back
     on after it, leaving every object made in the youngest generation: the next young
@@ -330,7 +312,10 @@ async def test_no_young_collection_walks_a_big_listing(young_collections: list[i
     assert max(young_collections) < _young_bound(), max(young_collections)
 
 
-def test_decode_list_promotes_what_it_made(young_collections: list[int]) -> None:
+def test_no_young_collection_walks_a_listing_decoded_on_the_loop(
+    young_collections: list[int],
+) -> None:
+    """The same for ``decode_list`` on the loop (small answers)."""
     # BIG, parsed before the watch began: a json.loads here would be walked by the first
     # young collection after it on Python 3.12 (collections wait for the next bytecode)
     got = decode_list(BIG, ContactList)
@@ -375,114 +360,122 @@ async def test_a_big_fail_answer_raises_what_a_small_one_raises(error: str) -> N
     assert error in raised[1][1]
 
 
-# --- paused_gc ---------------------------------------------------------------------------
-@pytest.fixture(params=["pause", "hold off"])
-def gc_way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """Each way of ``paused_gc``: "pause" (nothing frozen) and "hold off" (as when
-    something is frozen, or on a free-threaded build), with the collector on."""
+# --- the collector is the application's -------------------------------------------------
+GcSettings = tuple[bool, tuple[int, ...], int]
+
+
+def gc_settings() -> GcSettings:
+    """What an application may have set: on or off, the thresholds, objects frozen."""
+    return gc.isenabled(), gc.get_threshold(), gc.get_freeze_count()
+
+
+def is_frozen(thing: object) -> bool:
+    """Frozen objects are in no generation (untracked ones are in none either: the
+    objects asked about here are lists, which are tracked)."""
+    return not any(o is thing for o in gc.get_objects())
+
+
+@pytest.fixture(params=["on", "off", "own thresholds", "objects frozen"])
+def application_gc(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The collector as an application set it before calling the library; the settings
+    of the test run restored after. With "objects frozen", an object of the application
+    frozen before the call is still frozen after it."""
     way: str = request.param
-    if way == "pause" and gc.get_freeze_count():
-        pytest.skip("objects are frozen in this interpreter (Python 3.12): never paused")
-    monkeypatch.setattr(_gc_pause, "_FREEZE_IS_CHEAP", way == "pause")
     was_on, thresholds = gc.isenabled(), gc.get_threshold()
-    gc.enable()
+    mine: list[object] = []
+    (gc.disable if way == "off" else gc.enable)()
+    if way == "own thresholds":
+        gc.set_threshold(500, 7, 9)
+    if way == "objects frozen":
+        gc.freeze()
     try:
         yield way
+        assert is_frozen(mine) == (way == "objects frozen")
     finally:
+        if way == "objects frozen":
+            gc.unfreeze()
         gc.set_threshold(*thresholds)
-        if not was_on:
-            gc.disable()
+        (gc.enable if was_on else gc.disable)()
 
 
-def _in_pause(way: str) -> bool:
-    """Whether ``paused_gc`` is in effect, by what ``way`` changes."""
-    if way == "pause":
-        return not gc.isenabled()
-    return gc.isenabled() and gc.get_threshold()[2] == _gc_pause._HELD_OFF
+class SettingsWatch:
+    """Called at every step of a decode (where the worker may let the loop in): records
+    the collector's settings, and halfway through changes them as the application's
+    other threads may (the collector switched the other way), expecting that kept."""
+
+    def __init__(self, way: str, change_at: int) -> None:
+        self.first = self.expected = gc_settings()
+        self.app_froze = way == "objects frozen"
+        self.change_at = change_at
+        self.seen: list[GcSettings] = []
+
+    def __call__(self) -> None:
+        self.seen.append(gc_settings())
+        if len(self.seen) == self.change_at:
+            (gc.disable if gc.isenabled() else gc.enable)()
+            self.expected = gc_settings()
+
+    def assert_untouched(self) -> None:
+        """On or off and the thresholds exactly as set, all along and after; nothing
+        frozen or thawed. (Frozen objects of the application may die meanwhile, which
+        lowers the count, never to nothing.)"""
+        assert len(self.seen) > self.change_at
+        before, after = self.seen[:self.change_at], [*self.seen[self.change_at:],
+                                                     gc_settings()]
+        assert {s[:2] for s in before} == {self.first[:2]}
+        assert {s[:2] for s in after} == {self.expected[:2]}  # the application's change
+        counts = {s[2] for s in after + before}
+        if self.app_froze:
+            assert max(counts) <= self.first[2] and min(counts) > 0
+        else:
+            assert counts == {self.first[2]}
 
 
-def test_paused_gc_is_counted_across_threads(gc_way: str) -> None:
-    """One decode ending must not end the pause under another still running (in another
-    thread); the last one ends it."""
-    found = gc.get_threshold()
-    inner_done = threading.Event()
-    with paused_gc():
-        assert _in_pause(gc_way)
-
-        def other() -> None:
-            with paused_gc():
-                assert _in_pause(gc_way)
-            inner_done.set()
-
-        worker = threading.Thread(target=other)
-        worker.start()
-        worker.join()
-        assert inner_done.is_set()
-        assert _in_pause(gc_way)  # the other thread's pause ended, not this one
-    assert gc.isenabled() and gc.get_threshold() == found
-
-
-def test_paused_gc_keeps_the_applications_own_settings() -> None:
-    """A collector the application switched off stays off; objects it froze stay
-    frozen (no ``gc.unfreeze`` of the application's own ``gc.freeze``); thresholds it
-    sets during a decode are kept."""
-    was_on, thresholds = gc.isenabled(), gc.get_threshold()
-    try:
-        gc.disable()
-        with paused_gc():
-            pass
-        assert not gc.isenabled() and gc.get_threshold() == thresholds
-        gc.enable()
-        kept = [object()]  # the application's, frozen below
-        gc.freeze()
-        assert not any(o is kept for o in gc.get_objects())  # frozen: out of the gens
-        with paused_gc():
-            _ = [[] for _ in range(100)]
-            gc.set_threshold(500, 5, 5)  # the application's choice, made meanwhile
-        # Still frozen. (Not a count: frozen objects that other code frees lower it.)
-        assert not any(o is kept for o in gc.get_objects())
-        assert gc.get_freeze_count() > 0
-        assert gc.isenabled() and gc.get_threshold() == (500, 5, 5)
-    finally:
-        gc.unfreeze()
-        gc.set_threshold(*thresholds)
-        if not was_on:
-            gc.disable()
-
-
-async def test_no_collection_walks_a_big_listing_when_objects_are_frozen(
-    young_collections: list[int], full_collections: list[int],
+async def test_a_big_decode_leaves_the_collector_as_the_application_set_it(
+    application_gc: str, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Regression (Python 3.12, and any application that used ``gc.freeze``): with
-    objects already frozen the collector was paused but nothing promoted (unfreezing
-    would thaw the others' objects too), so the first young collection after the decode
-    walked the whole listing (40,000 objects), stalling the loop 30-40 ms at 50,000
-    records. Now young collections run during the decode, a few thousand objects each,
-    and no full collection walks the heap meanwhile; the frozen objects stay frozen."""
-    kept = [object()]
-    gc.freeze()
-    try:
-        got = await list_contacts(BIG_BODY)
-        during = len(full_collections)
-        made = [[] for _ in range(5_000)]
-        assert got and made and young_collections
-        assert max(young_collections) < _young_bound(), max(young_collections)
-        assert during == 0
-        assert not any(o is kept for o in gc.get_objects())  # still frozen
-    finally:
-        gc.unfreeze()
+    """Regression (issue 27): every decode switched the collector off (or, with objects
+    frozen, raised the full collection's threshold) and at the end moved every young
+    object of the application to the oldest generation, re-enabling a collector the
+    application had switched off meanwhile. Off the loop (``contacts.list()`` of 20,000
+    contacts, watched at each step of the worker) the collector stays the application's:
+    on or off, its thresholds, what it froze, and a change it makes during the decode."""
+    watch = SettingsWatch(application_gc, change_at=20)
+    real_clock = _json_slices._clock
+
+    def clock() -> float:  # the worker reads it at each step (``gil_sharer``)
+        watch()
+        return real_clock()
+
+    monkeypatch.setattr(_json_slices, "_clock", clock)
+    got = await list_contacts(BIG_BODY)
+    assert len(got) == len(BIG)
+    watch.assert_untouched()
 
 
-def test_paused_gc_ends_its_pause_on_an_error() -> None:
-    was_on = gc.isenabled()
-    gc.enable()
-    try:
-        with pytest.raises(KeyError), paused_gc():
-            raise KeyError("x")
-        assert gc.isenabled()
-    finally:
-        if not was_on:
-            gc.disable()
+def test_a_decode_on_the_loop_leaves_the_collector_as_the_application_set_it(
+    application_gc: str,
+) -> None:
+    """The same for ``decode_list`` as small answers use it, on the loop's thread."""
+    watch = SettingsWatch(application_gc, change_at=5)
+    assert len(decode_list(BIG, ContactList, watch)) == len(BIG)
+    watch.assert_untouched()
+
+
+def test_the_library_never_calls_the_collector() -> None:
+    """No module of the package imports ``gc``: the collector is the application's."""
+    import ast
+    from pathlib import Path
+
+    root = Path(asyncsdk.__file__).parent
+    users = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            if "gc" in names:
+                users.append(str(path.relative_to(root)))
+    assert users == []
 
 
 # --- every check of the answer kept --------------------------------------------------------

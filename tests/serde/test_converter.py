@@ -7,12 +7,10 @@ import json
 from collections.abc import Iterator
 from decimal import Decimal
 
-import cattrs
 import pytest
 
 import asyncsdk
 from asyncsdk._serde import converter as _convert
-from asyncsdk._serde import fastdecode as _fastdecode
 from asyncsdk._serde.converter import DecodeFailure, decode, decode_list, encode, to_jsonable
 
 
@@ -69,28 +67,49 @@ def test_bad_answers_are_decode_failures_with_the_place() -> None:
 
 @pytest.fixture
 def fresh_converter() -> Iterator[None]:
-    saved = _convert._converter, dict(_fastdecode._DECODERS)
+    saved = _convert._converter, dict(_convert._READERS)
     _convert._converter = None
-    _fastdecode._DECODERS.clear()
+    _convert._READERS.clear()
     yield
     _convert._converter = saved[0]
-    _fastdecode._DECODERS.clear()
-    _fastdecode._DECODERS.update(saved[1])
+    _convert._READERS.clear()
+    _convert._READERS.update(saved[1])
 
 
 def test_works_without_get_structure_hook_as_on_cattrs_23_2(
     monkeypatch: pytest.MonkeyPatch, fresh_converter: None
 ) -> None:
-    """cattrs 23.2 (the declared floor) has no ``get_structure_hook``: listings must
-    still decode (issue 11: they died with a bare AttributeError)."""
-    for cls in cattrs.Converter.__mro__:
-        if "get_structure_hook" in vars(cls):
-            monkeypatch.delattr(cls, "get_structure_hook")
+    """cattrs 23.2 (the declared floor) has no ``get_structure_hook``: every hook the
+    converter's factories look up is then ``converter.structure``, and listings must
+    still decode (issue 11: they died with a bare AttributeError). (cattrs' own code
+    generation uses the method on the installed version, so only ours goes without.)"""
+
+    class Older:
+        def structure(self, value: object, tp: object) -> object:
+            return value
+
+    old = Older()
+    assert _convert._hook_of(old, int) == old.structure  # type: ignore[arg-type]
+    monkeypatch.setattr(_convert, "_hook_of", lambda converter, tp: converter.structure)
     got = decode_list([{"id": 1, "industry": 6, "dob": "x"}], asyncsdk.Lead)
     assert got[0].industry is asyncsdk.Industry.BANKS and got[0].extra == {"dob": "x"}
     lists = decode_list([{"emaillist": [{"data": [{"dob": "02-01-2000"}]}]}],
                         asyncsdk.ContactList)
     assert lists[0].contacts[0].dob == dt.date(2000, 1, 2)
+    with pytest.raises(DecodeFailure, match=r"\$\[0\]\.emaillist\[0\]\.data\[0\]\.mobile"):
+        decode_list([{"emaillist": [{"data": [{"mobile": "x"}]}]}], asyncsdk.ContactList)
+
+
+def test_the_converter_is_configured_once() -> None:
+    """One converter for the package, made at first use; each model's hook is made once
+    (cattrs' generated function) and found again for every answer."""
+    converter = _convert.get_converter()
+    assert _convert.get_converter() is converter
+    assert not converter.detailed_validation
+    decode({"email": "a", "status": "s"}, asyncsdk.CheckResult)
+    hook = _convert._READERS[asyncsdk.CheckResult]
+    decode({"email": "b", "status": "s"}, asyncsdk.CheckResult)
+    assert _convert._READERS[asyncsdk.CheckResult] is hook
 
 
 @pytest.mark.parametrize("year", [1, 9, 10, 99, 100, 999, 1000, 2024, 9999])

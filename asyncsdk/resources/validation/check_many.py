@@ -23,7 +23,6 @@ from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
     AsyncIterator,
-    Callable,
     Iterable,
     Iterator,
 )
@@ -42,7 +41,6 @@ from ..._errors import (
     SDKError,
     UsageError,
 )
-from ..._serde.fastdecode import builder_for
 from ...models.validation import CheckFailure, CheckOutcome, CheckResult, CheckSuccess
 
 __all__ = ["CheckFunction", "check_many"]
@@ -90,9 +88,8 @@ def check_many(
 
 
 # --- outcomes: built in one place each (the model may be split by kind) ---------------
-#: ``CheckSuccess(email=, result=)``, stored into its slots: one per input.
-_succeeded: Callable[[str, CheckResult], CheckOutcome] = builder_for(
-    CheckSuccess, "email", "result")
+def _succeeded(email: str, result: CheckResult) -> CheckOutcome:
+    return CheckSuccess(email=email, result=result)
 
 
 def _failed(email: str, error: SDKError) -> CheckOutcome:

@@ -1,21 +1,19 @@
 """A job's result CSV text -> ``EmailRow``: the hot loop of ``ValidationJob.rows()``.
 
-``email_rows`` reads CSV text pieces (``_results.csv_text``) with
-``_stream.CsvRecordReader`` in small batches, and ``EmailRows`` finds the columns and
-skips blank records; each row is built through ``_row_filler()`` (a million rows: the
-row build is most of the library's own cost). ``download()`` counts with ``EmailRows`` only.
+``email_rows`` reads CSV text pieces (``results.csv_text``) with
+``readers.CsvRecordReader`` in small batches; ``EmailRows`` finds the columns, skips
+blank records and builds each batch's rows by calling ``EmailRow``. Verdicts and flags
+are read through two memos (each distinct text parsed once), module globals that no
+frame holds as a local: a traceback rendered with its locals shows nothing another
+result held. ``download()`` counts with ``EmailRows`` only.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable, Iterator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
-from operator import itemgetter
 from typing import Any
 
-import attrs
-
-from ..._serde.fastdecode import filler_for
 from ...models.codes import Verdict
 from ...models.validation import EmailRow
 from .readers import CsvRecordReader, StreamDecodeError
@@ -58,54 +56,33 @@ def read_verdict(text: str) -> Verdict:
     return verdict if verdict is not None else Verdict(text.strip())
 
 
-class _Memo:
-    """Raw text -> its parsed value, each distinct text parsed once. A result holds few
-    distinct verdicts and flags, and short ones: ``seen`` (a plain dict, so the hot loop
-    looks up in C without a call) keeps at most ``_MEMO_LIMIT`` texts of up to
-    ``_MEMO_TEXT`` characters, so a hostile file of a million distinct or long values
-    costs no memory."""
+class _Memo(dict[str, Any]):
+    """Raw text -> its parsed value, each distinct text parsed once (a dict, so that a
+    hit is a plain look-up in C, and ``__missing__`` parses the rest). A result holds
+    few distinct verdicts and flags, and short ones: at most ``_MEMO_LIMIT`` texts of up
+    to ``_MEMO_TEXT`` characters are kept, so a hostile file of a million distinct or
+    long values costs no memory."""
 
-    __slots__ = ("_parse", "seen")
+    __slots__ = ("_parse",)
 
     def __init__(self, parse: Callable[[str], Any], known: dict[str, Any]) -> None:
-        self.seen: dict[str, Any] = dict(known)
+        super().__init__(known)
         self._parse = parse
 
-    def __getitem__(self, text: str) -> Any:
-        value = self.seen.get(text, _MISSING)
-        return self.miss(text) if value is _MISSING else value
-
-    def miss(self, text: str) -> Any:
-        """Parse ``text`` (not in ``seen``) and remember it while there is room."""
+    def __missing__(self, text: str) -> Any:
         value = self._parse(text)
-        if len(self.seen) < _MEMO_LIMIT and len(text) <= _MEMO_TEXT:
-            self.seen[text] = value
+        if len(self) < _MEMO_LIMIT and len(text) <= _MEMO_TEXT:
+            self[text] = value
         return value
 
+    def __repr__(self) -> str:  # its texts are other results' (see the module docstring)
+        return f"<{type(self).__name__} of {len(self)} texts>"
 
-_MISSING = object()
+
 _MEMO_LIMIT = 256
 _MEMO_TEXT = 64
 _VERDICT_MEMO = _Memo(read_verdict, _VERDICTS)
 _ROLE_MEMO = _Memo(read_role, _ROLES)
-
-
-def _row_filler() -> type | None:
-    """``filler_for(EmailRow)`` (a subclass of ``EmailRow`` adding no slot, stored into
-    the plain way and then made an ``EmailRow``; ``filler_for`` probed that a row so
-    built equals the row the class builds) when the loop of ``email_rows`` may build
-    rows through it: the model's fields are exactly the four it stores, none with a
-    default. None otherwise: then rows are built by calling ``EmailRow``. A row: about
-    0.13 µs this way, 0.6 µs through the keyword call; over a million rows the bulk of
-    ``rows()``' own cost."""
-    fields = attrs.fields(EmailRow)
-    if (tuple(f.name for f in fields) != ("email", "name", "status", "role_based")
-            or any(f.default is not attrs.NOTHING for f in fields)):
-        return None
-    return filler_for(EmailRow)
-
-
-_FILLER = _row_filler()
 
 
 class EmailRows:
@@ -113,7 +90,7 @@ class EmailRows:
     header, matched to ``Email``, ``Name``, ``Status``, ``Role Based Emails`` ignoring
     case and spaces, in any order; other columns are ignored; ``Name`` may be absent
     (then ""). Blank records are skipped; a record without the header's columns is
-    refused. ``email_rows`` builds the ``EmailRow``s; ``download()`` only counts."""
+    refused. ``rows`` builds a batch's ``EmailRow``s; ``download()`` only counts."""
 
     __slots__ = ("_index", "_need", "_seen")
 
@@ -142,15 +119,20 @@ class EmailRows:
         assert self._index is not None, "take() reads the header first"
         return self._index
 
-    def called_rows(self, records: list[list[str]]) -> Iterator[EmailRow]:
-        """The rows of ``take``'s ``records`` built by calling ``EmailRow`` (the way when
-        no filler can be used)."""
+    def rows(self, batch: list[list[str]]) -> list[EmailRow]:
+        """The rows of a batch of CSV records (``take``'s records), built by calling
+        ``EmailRow``; raises ``StreamDecodeError`` for a record shorter than the header."""
+        records = self.take(batch)
+        if not records:
+            return []
         at_email, at_name, at_status, at_role = self.index
-        no_name = at_name < 0
-        fields = itemgetter(at_email, at_email if no_name else at_name, at_status, at_role)
-        for email, name, status, role in map(fields, records):
-            yield EmailRow(email=email.strip(), name="" if no_name else name,
-                           status=_VERDICT_MEMO[status], role_based=_ROLE_MEMO[role])
+        if at_name < 0:
+            return [EmailRow(email=r[at_email].strip(), name="",
+                             status=_VERDICT_MEMO[r[at_status]],
+                             role_based=_ROLE_MEMO[r[at_role]]) for r in records]
+        return [EmailRow(email=r[at_email].strip(), name=r[at_name],
+                         status=_VERDICT_MEMO[r[at_status]],
+                         role_based=_ROLE_MEMO[r[at_role]]) for r in records]
 
     @property
     def need(self) -> int:
@@ -216,50 +198,16 @@ async def email_rows(
     credential) and its frames hold them; the records read leave this frame's locals
     first (``decode_failed`` scrubs its own text)."""
     builder = EmailRows()
-    verdicts, roles = _VERDICT_MEMO.seen, _ROLE_MEMO.seen  # each distinct text read once
-    verdict_of, role_of = _VERDICT_MEMO.miss, _ROLE_MEMO.miss
-    filler, final = _FILLER, EmailRow
-    row: Any
     failed: Exception | None = None
     try:
         async with aclosing(_record_batches(pieces)) as batches:
             async for batch in batches:
-                records = builder.take(batch)
-                if not records:
-                    continue
-                if filler is None:
-                    for row in builder.called_rows(records):
-                        yield row
-                    continue
-                # The hot loop (see _row_filler): slots stored on the filler, by index,
-                # verdict and flag from plain dicts (a text not seen yet: the memo parses).
-                at_email, at_name, at_status, at_role = builder.index
-                no_name = at_name < 0
-                for record in records:
-                    row = filler()
-                    row.email = record[at_email].strip()
-                    row.name = "" if no_name else record[at_name]
-                    try:
-                        row.status = verdicts[record[at_status]]
-                    except KeyError:
-                        row.status = verdict_of(record[at_status])
-                    try:
-                        row.role_based = roles[record[at_role]]
-                    except KeyError:
-                        row.role_based = role_of(record[at_role])
-                    row.__class__ = final
+                for row in builder.rows(batch):
                     yield row
         builder.finish()
     except StreamDecodeError as exc:
-        batch = records = []
-        record = []
+        batch = []
         failed = decode_failed(exc)
-    except BaseException:
-        # The memos hold texts of other results read in this process (another call's,
-        # another account's): not for this traceback's locals, which error trackers
-        # record.
-        verdicts = roles = {}
-        raise
     if failed is not None:
         raise failed
 

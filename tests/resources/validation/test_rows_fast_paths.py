@@ -113,10 +113,10 @@ def test_the_memos_stay_bounded() -> None:
         assert _rows._ROLE_MEMO[text] is None
     long = "x" * 10_000
     assert _rows._VERDICT_MEMO[long] == long
-    assert long not in _rows._VERDICT_MEMO.seen
+    assert long not in _rows._VERDICT_MEMO
     limit = _rows._MEMO_LIMIT
-    assert len(_rows._VERDICT_MEMO.seen) <= limit
-    assert len(_rows._ROLE_MEMO.seen) <= limit
+    assert len(_rows._VERDICT_MEMO) <= limit
+    assert len(_rows._ROLE_MEMO) <= limit
 
 
 @pytest.mark.parametrize("batch", [1, 2, 5, 64])

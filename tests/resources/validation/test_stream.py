@@ -7,6 +7,7 @@ import io
 import json
 import sys
 from collections.abc import AsyncGenerator
+from typing import Any
 
 import pytest
 from helpers import rows_of
@@ -370,32 +371,36 @@ def test_rows_round_trip_in_random_chunks(
     assert got == expected
 
 
-def test_rows_built_through_the_filler_are_genuine_email_rows(
+def test_rows_are_genuine_email_rows_built_by_their_constructor(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Rows made as ``EmailRow``'s filler and turned into ``EmailRow`` are EmailRows in
-    every way (type, equality, hash, repr, frozen, evolve, pickle, weak references), and
-    equal the rows built by calling the class (the fallback, used when the model stops
-    being plain)."""
+    """Every row is made by one call of ``EmailRow``'s constructor (before, issue 27: as
+    a "filler" subclass whose class was then swapped), and is an EmailRow in every way
+    (type, equality, hash, repr, frozen, evolve, pickle, weak references)."""
     import pickle
     import weakref
 
     import attrs
 
-    from asyncsdk.resources.validation import rows as _rows
-
     body = (b"Status,Email,Role Based Emails,Name\r\nvalid,a@b.com,yes,Ann\r\n"
             b"Odd, c@d.com ,x,\r\n\r\nCatchAll,e@f.g,0,E\r\n")
-    assert _rows._FILLER is not None  # EmailRow is plain today: the fast path
-    fast = parse_rows([body])
-    monkeypatch.setattr(_rows, "_FILLER", None)
-    plain = parse_rows([body])
+    made: list[dict[str, Any]] = []
+    original = EmailRow.__init__
+
+    def counting(self: EmailRow, **kwargs: Any) -> None:
+        made.append(kwargs)
+        original(self, **kwargs)
+
+    monkeypatch.setattr(EmailRow, "__init__", counting)
+    got = parse_rows([body])
+    monkeypatch.undo()
     expected = [
         EmailRow(email="a@b.com", name="Ann", status=Verdict.VALID, role_based=True),
         EmailRow(email="c@d.com", name="", status=Verdict("Odd"), role_based=None),
         EmailRow(email="e@f.g", name="E", status=Verdict.CATCH_ALL, role_based=False)]
-    assert fast == plain == expected
-    for row, want in zip(fast, expected, strict=True):
+    assert got == expected
+    assert made == [attrs.asdict(row) for row in expected]
+    for row, want in zip(got, expected, strict=True):
         assert type(row) is EmailRow
         assert hash(row) == hash(want) and repr(row) == repr(want)
         assert attrs.asdict(row) == attrs.asdict(want)
@@ -408,54 +413,28 @@ def test_rows_built_through_the_filler_are_genuine_email_rows(
         assert weakref.ref(row)() is row
 
 
-def test_the_filler_is_refused_when_the_model_is_not_plain(
+def test_a_row_model_with_a_validator_has_it_run_for_every_row(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A row model with a validator, a field with a default, or another set of fields is
-    built by calling it, never through a filler (shown as a model of the package, so
-    that only the plainness checks can refuse it)."""
+    """Rows go through the model's own constructor, so whatever the model checks is
+    checked for every row (shown with a row model whose email has a validator)."""
     import attrs
 
     from asyncsdk.resources.validation import rows as _rows
 
+    checked: list[str] = []
+
     @attrs.frozen(kw_only=True)
     class Validated:
-        email: str = attrs.field(validator=attrs.validators.instance_of(str))
+        email: str = attrs.field(validator=lambda _, __, value: checked.append(value))
         name: str
         status: Verdict
         role_based: bool | None
 
-    @attrs.frozen(kw_only=True)
-    class Defaulted:
-        email: str
-        name: str
-        status: Verdict
-        role_based: bool | None = None
-
-    @attrs.frozen(kw_only=True)
-    class MoreFields:
-        email: str
-        name: str
-        status: Verdict
-        role_based: bool | None
-        score: int
-
-    @attrs.frozen(kw_only=True)
-    class Plain:
-        email: str
-        name: str
-        status: Verdict
-        role_based: bool | None
-
-    for model in (Validated, Defaulted, MoreFields, Plain):
-        model.__module__ = "asyncsdk.models.validation"
-    assert _rows._row_filler() is not None
-    for model in (Validated, Defaulted, MoreFields):
-        monkeypatch.setattr(_rows, "EmailRow", model)
-        assert _rows._row_filler() is None
-    monkeypatch.setattr(_rows, "EmailRow", Plain)  # the same checks accept a plain one
-    filler = _rows._row_filler()
-    assert filler is not None and issubclass(filler, Plain)
+    monkeypatch.setattr(_rows, "EmailRow", Validated)
+    got = parse_rows([b"Email,Status,Role Based Emails\r\na@b.c,Valid,1\r\nd@e.f,Bounce,0\r\n"])
+    assert [type(row) for row in got] == [Validated, Validated]
+    assert checked == ["a@b.c", "d@e.f"]
 
 
 def test_rows_before_a_malformed_batch_come_first_then_the_refusal(
