@@ -215,7 +215,10 @@ def _code_hook(value: Any, enum_cls: type[enum.Enum]) -> Any:
     members = _MEMBERS.get(enum_cls)
     if members is None:
         members = _MEMBERS[enum_cls] = {(type(m.value), m.value): m for m in enum_cls}
-    member = members.get((value.__class__, value))
+    try:
+        member = members.get((value.__class__, value))
+    except TypeError:  # unhashable (a list, an object): no member; parse_* refuse it
+        member = None
     if member is not None:
         return member
     return enum_cls(parse_int(value) if issubclass(enum_cls, int) else parse_str(value))

@@ -174,3 +174,11 @@ def test_models_holding_lists_are_hashable() -> None:
         asyncsdk.ContactList)
     invoice = decode({"id": 2, "productinvoices": [{"quantity": "1.00"}]}, asyncsdk.Invoice)
     assert len({listing, invoice, listing}) == 2
+
+
+@pytest.mark.parametrize("wrong", [[], {}, [1]])
+def test_a_code_of_an_unhashable_type_is_a_decode_failure(wrong: object) -> None:
+    """Found by the hostile-responses hypothesis test: ``customer_type: []`` raised a
+    bare ``TypeError`` (unhashable) from the code lists' member lookup."""
+    with pytest.raises(DecodeFailure, match="customer_type"):
+        decode_list([{"id": 1, "customer_type": wrong}], asyncsdk.Customer)
