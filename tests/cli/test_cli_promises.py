@@ -125,8 +125,9 @@ def test_an_output_in_use_by_another_run_is_refused_and_a_crashed_runs_lock_is_s
     server.faults.delay(CHECK, 60.0, times=None)  # then every check is held
     args = ("check-many", "people.csv", "-o", "out.csv", "--concurrency", "4")
     with start(*args, env=environment(server), cwd=tmp_path) as first:
-        wait_until(lambda: len(read_rows(output)) == 8 if output.exists() else False,
-                   "the first run's first 8 rows")
+        wait_until(lambda: (len(read_rows(output)) if output.exists() else 0) == 8
+                   and len(checked(server)) == 12,
+                   "the first run's first 8 rows, and its next 4 checks held at the service")
         sent = len(checked(server))
         code, _, err = run(*args, "--resume")  # the same command again, by mistake
         assert code == 2 and len(err.strip().splitlines()) == 1, err
