@@ -13,7 +13,6 @@ imports cannot drift from what type checkers see.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from ._lazy import lazy_attributes, provide
@@ -215,6 +214,8 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
 def _public_names() -> dict[str, str]:
     """{name: module} from the ``TYPE_CHECKING`` block of this file's source (read with
     a regular expression: ``ast`` would cost more than the rest of the import)."""
+    import re
+
     loader = __spec__.loader if __spec__ is not None else None
     get_source = getattr(loader, "get_source", None)
     source = get_source(__name__) if get_source is not None else None
@@ -238,3 +239,7 @@ provide("wire_form", "asyncsdk._serde.converter:to_wire")
 if not TYPE_CHECKING:  # hidden from type checkers: a module ``__getattr__`` would make
     # every misspelt name (``from asyncsdk import Clinet``) an ``Any`` they accept
     __getattr__, __dir__ = lazy_attributes(__name__, _LAZY)
+
+# What built the table is not part of the package's face: ``dir(asyncsdk)`` shows the
+# public names and the module's own dunders only.
+del annotations, TYPE_CHECKING, lazy_attributes, provide

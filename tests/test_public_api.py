@@ -60,3 +60,22 @@ def test_lazy_names_are_the_real_objects() -> None:
     assert "ContactList" in dir(asyncsdk)
     with pytest.raises(AttributeError, match="NoSuchThing"):
         asyncsdk.NoSuchThing  # type: ignore[attr-defined]  # noqa: B018
+
+
+def test_dir_shows_the_public_names_and_nothing_of_how_they_are_made() -> None:
+    code = ("import asyncsdk\n"
+            "print(' '.join(n for n in dir(asyncsdk) if not n.startswith('_')))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    shown = set(out.stdout.split())
+    assert shown == EXPECTED - {"__version__"}  # no re, lazy_attributes, TYPE_CHECKING...
+    for helper in ("re", "lazy_attributes", "TYPE_CHECKING", "annotations"):
+        assert helper not in dir(asyncsdk) and not hasattr(asyncsdk, helper), helper
+
+
+def test_the_license_pyproject_names_is_there() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    assert 'license = { text = "MIT" }' in (root / "pyproject.toml").read_text()
+    assert (root / "LICENSE").read_text().startswith("MIT License\n")

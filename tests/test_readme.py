@@ -65,9 +65,28 @@ async def close_leftovers(namespace: dict[str, Any], keep: object) -> None:
             await value.close()
 
 
+def sandbox_the_readme_names() -> dict[str, Any]:
+    """The options of the ``Sandbox(...)`` that the README says its snippets run against."""
+    said = re.search(r"Every snippet of this page runs as written against the sandbox "
+                     r"with its demo data:.*?`(Sandbox\((.*?)\))` in Python",
+                     " ".join(README.split()))
+    assert said is not None, "the README says what its snippets run against"
+    call = ast.parse(said.group(1), mode="eval").body
+    assert isinstance(call, ast.Call) and not call.args
+    return {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg}
+
+
+def test_the_readme_names_the_sandbox_its_snippets_need() -> None:
+    # a plain Sandbox() has no invoice to list and no verified sender
+    assert sandbox_the_readme_names() == {"demo_data": True}
+    assert "demo_data=True" in section("The sandbox: the whole service in-process")
+    assert "verified_domains=" in section("The sandbox: the whole service in-process")
+
+
 @pytest.fixture(scope="module")
 def server() -> Any:
-    with threaded_sandbox(demo_data=True, job_polls=0) as sb:
+    # exactly the sandbox the README tells the reader to start, nothing more
+    with threaded_sandbox(**sandbox_the_readme_names()) as sb:
         yield sb
 
 
@@ -175,3 +194,14 @@ def test_the_first_command_prints_what_the_readme_shows(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert [*done.stderr.splitlines(), *done.stdout.splitlines()] == shown
     assert (tmp_path / "results.csv").is_file()
+
+
+def test_the_supported_line_states_what_ci_proves() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    said = re.search(r"Supported: Python (3\.\d+) to (3\.\d+)\. CI \(`\.ci/run`\) proves each",
+                     README)
+    assert said is not None
+    oldest, newest = (int(v.split(".")[1]) for v in said.groups())
+    proved = set(re.findall(r"for version in ([\d. ]+); do", ci)[0].split())
+    assert {f"3.{m}" for m in range(oldest, newest + 1)} <= proved
+    assert "apt-get" not in ci and "readme_way python3 .venv" in ci

@@ -1,7 +1,9 @@
 """The ``asyncsdk`` command line (``main``): an application on the library's public face.
 
-``parser`` (the flags), ``inputs`` (the files of addresses), ``outputs`` (the result CSV
-and the summary), ``progress``, ``common``, and one module per command family."""
+``parser`` (the flags), ``inputs`` (the files of addresses, also the fleet producer's
+reader), ``outputs`` (the result CSV and the summary), ``previous``, ``lock`` and
+``dedupe`` (``check-many``'s resume, output lock and ``--dedupe``), ``progress``,
+``common``, and one module per command family."""
 
 from .app import build_parser, main
 

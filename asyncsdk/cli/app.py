@@ -19,7 +19,9 @@ terminated (SIGTERM, handled as Ctrl-C is), 141 the reader of stdout went away
 
 The modules behind it: ``parser`` (flags); one module per command family: ``jobs``
 (validate, jobs), ``check``, ``check_many``, ``mail``, ``resources`` (the resource
-areas); ``inputs`` (the input files), ``outputs`` (the result CSV and the summary),
+areas); ``inputs`` (the input files, also read by the fleet's producer), ``outputs``
+(the result CSV and the summary), ``previous`` (an earlier run's result file, for
+``--resume``), ``lock`` (one run at a time per output), ``dedupe`` (``--dedupe``),
 ``progress``, ``common`` (exit codes, signals, JSON output: ``to_jsonable``).
 """
 
@@ -87,8 +89,10 @@ def build_parser() -> argparse.ArgumentParser:
 async def run(args: argparse.Namespace, env: Environment) -> int:
     """Run the parsed command, in sandbox mode or against the configured service.
 
-    SIGTERM cancels it as Ctrl-C does (``asyncio.run`` cancels the command on Ctrl-C),
-    so that it says what it leaves behind and how to finish it.
+    Ctrl-C and SIGTERM cancel it, at its next ``await``, so that it says what it leaves
+    behind and how to finish it. (Python 3.10's ``asyncio.run`` lets Ctrl-C raise
+    ``KeyboardInterrupt`` wherever the code is, e.g. between printing a job's id and the
+    block that prints how to finish it; 3.11's cancels the task, as this does.)
     """
     task = asyncio.current_task()
     assert task is not None
@@ -97,7 +101,7 @@ async def run(args: argparse.Namespace, env: Environment) -> int:
         env.signal = signum
         task.cancel()
 
-    with handle_signals(terminated, (signal.SIGTERM,)):
+    with handle_signals(terminated):
         return await run_command(args, env)
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO
 
 from .._client import Client
-from .._errors import APIConnectionError, ConfigurationError, ServerError
+from .._errors import APIConnectionError, ConfigurationError, InvalidInputError, ServerError
 from ..models.validation import CheckOutcome
 from .common import (
     EXIT_FAILED,
@@ -34,8 +34,11 @@ from .common import (
     plain,
     signal_name,
 )
+from .dedupe import Dedupe
 from .inputs import InputFile, InputProblem, InputRow
-from .outputs import ResultWriter, check_output, output_columns, read_previous
+from .lock import output_lock
+from .outputs import STDOUT, Answer, ResultWriter, check_output, output_columns
+from .previous import read_previous
 from .progress import Progress
 
 # Failures that say the service cannot be reached at all (after the client's retries).
@@ -43,17 +46,43 @@ DOWN = (APIConnectionError, ServerError)
 
 
 async def cmd_check_many(client: Client, args: argparse.Namespace, env: Environment) -> int:
-    """Check the file's addresses; see the module docstring. Exit 1 if any row failed."""
-    source_path, output = Path(args.file), Path(args.output)
+    """Check the file's addresses; see the module docstring. Exit 1 if any row failed.
+
+    ``-o -`` writes the rows to standard output (then the summary goes to stderr, and
+    ``--resume`` is refused: there is no file to read back). A file output is locked for
+    the run's whole life (``lock``): a second run on it is refused.
+    """
+    source_path = Path(args.file)
+    if args.output == STDOUT:
+        if args.resume:
+            raise UsageProblem("--resume reads the result file of the earlier run: with "
+                               "-o - the rows went to standard output; pass -o FILE")
+        return await check_file(client, args, env, source_path, None)
+    output = Path(args.output)
     await asyncio.to_thread(check_output, output, overwrite=args.overwrite,
                             resume=args.resume, source=source_path)
+    with output_lock(output):
+        return await check_file(client, args, env, source_path, output)
+
+
+async def check_file(client: Client, args: argparse.Namespace, env: Environment,
+                     source_path: Path, output: Path | None) -> int:
+    """Check every address of ``source_path`` into ``output`` (None: stdout)."""
     inputs = await asyncio.to_thread(InputFile.open, source_path)
     columns = output_columns(inputs.extra_columns)
-    handle, writer, done = await asyncio.to_thread(
-        open_output, output, columns, inputs, resume=args.resume, overwrite=args.overwrite)
+    done: dict[int, dict[str, str]] = {}
+    if output is None:
+        handle: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
+        writer = ResultWriter(env.stdout, columns)
+        writer.header()
+    else:
+        handle, writer, done = await asyncio.to_thread(
+            open_output, output, columns, inputs, resume=args.resume,
+            overwrite=args.overwrite)
     progress = Progress(inputs.count, "addr", env.stderr)
     progress.advance(len(done))
-    run = Run(writer, progress, args.max_consecutive_failures)
+    run = Run(writer, progress, args.max_consecutive_failures,
+              Dedupe(done.values()) if args.dedupe else None)
     source = (row for row in inputs.rows() if row.position not in done)
     try:
         with handle, handle_signals(signal_handler(run, env, args.timeout)):
@@ -62,22 +91,20 @@ async def cmd_check_many(client: Client, args: argparse.Namespace, env: Environm
                 run.give_up(source, stopped)
     except ConfigurationError:
         progress.close()
-        if not done and writer.tally.total == 0:
+        if output is not None and not done and writer.tally.total == 0:
             # nothing was sent: leave no file behind
             await asyncio.to_thread(output.unlink, missing_ok=True)
         raise
     except InputProblem as exc:  # the input changed since it was checked
         progress.close()
         env.say(f"error: {exc}")
-        env.say(f"{writer.tally.total} finished rows kept in {output}; a resume would stop "
-                f"at the same line: fix {args.file}, then run: "
-                f"{env.command(*resume_words(args))}")
+        env.say(f"{writer.tally.total} finished rows kept in {shown(args)}; a resume would "
+                f"stop at the same line: fix {args.file}, then {again(args, env)}")
         return EXIT_USAGE
     except BaseException:  # a second Ctrl-C, a crash: the rows written so far are kept
         progress.close()
-        rows = writer.tally.total
-        env.say(f"stopped: {rows} finished rows kept in {output}; to check only the "
-                f"rest, run: {env.command(*resume_words(args))}")
+        env.say(f"stopped: {writer.tally.total} finished rows kept in {shown(args)}; to "
+                f"check only the rest, {again(args, env)}")
         raise
     progress.close()
     return report_end(run, stopped, args, env)
@@ -108,35 +135,53 @@ def report_end(run: Run, stopped: Exception | None, args: argparse.Namespace,
     """Say how a run that came to its end ended (interrupted, stopped by a run of
     failures, or with rows to try again) and the command that goes on from there; print
     the summary. Returns the exit code."""
-    tally, output = run.writer.tally, Path(args.output)
-    again = env.command(*resume_words(args))
+    tally = run.writer.tally
     if run.interrupted is not None:
-        env.say(f"interrupted: {tally.total} finished rows kept in {output} (every "
-                f"check sent has its row); to check only the rest, run: {again}")
+        env.say(f"interrupted: {tally.total} finished rows kept in {shown(args)} (every "
+                f"check sent has its row); to check only the rest, {again(args, env)}")
         return 128 + run.interrupted
     if stopped is not None:
         env.say(f"stopped sending: {stopped}; {run.given_up} addresses not attempted. "
-                f"When the service is back: {again}")
+                f"When the service is back, {again(args, env)}")
     elif tally.retryable:
         env.say(f"{tally.retryable} addresses failed or were not attempted; once "
-                f"the cause is fixed, this sends only them: {again}")
-    tally.print(f"{tally.total} addresses checked -> {output}", env.stdout)
+                f"the cause is fixed, this sends only them: {again(args, env)}")
+    headline = (f"{tally.total} addresses -> {shown(args)}: {tally.checked} checked, "
+                f"{tally.not_attempted} not attempted, {tally.refused} refused before "
+                "sending")
+    if run.dedupe is not None:
+        headline += (f" ({run.dedupe.copies} duplicate rows took the outcome of the same "
+                     "address, not sent again)")
+    tally.print(headline, env.stderr if args.output == STDOUT else env.stdout)
     return EXIT_FAILED if tally.failed else EXIT_OK
+
+
+def shown(args: argparse.Namespace) -> str:
+    """The output as a person reads it: its path, or standard output."""
+    return "standard output" if args.output == STDOUT else str(args.output)
 
 
 def resume_words(args: argparse.Namespace) -> list[str]:
     """The arguments of this command with ``--resume``: what finishes the job."""
-    return ["check-many", args.file, "-o", args.output, "--concurrency", str(args.concurrency),
-            "--resume"]
+    words = ["check-many", args.file, "-o", args.output, "--concurrency",
+             str(args.concurrency)]
+    return [*words, *(["--dedupe"] if args.dedupe else []), "--resume"]
+
+
+def again(args: argparse.Namespace, env: Environment) -> str:
+    """How to check only the rest: the ``--resume`` command (not with ``-o -``)."""
+    if args.output == STDOUT:
+        return "run again with -o FILE: standard output cannot be resumed"
+    return f"run: {env.command(*resume_words(args))}"
 
 
 def open_output(path: Path, columns: list[str], inputs: InputFile, *, resume: bool,
-                overwrite: bool) -> tuple[IO[str], ResultWriter, set[int]]:
+                overwrite: bool) -> tuple[IO[str], ResultWriter, dict[int, dict[str, str]]]:
     """Open the result file, and with ``resume`` keep the final rows of an earlier run
     (rewritten through a temporary file, so a crash now loses nothing).
 
     Returns:
-        The open file, its writer, and the input positions already done.
+        The open file, its writer, and the final rows already there by input position.
     Raises:
         UsageProblem: the file exists without ``--resume``/``--overwrite``, it was
             made from another input (a row whose address differs from the input's at
@@ -149,7 +194,7 @@ def open_output(path: Path, columns: list[str], inputs: InputFile, *, resume: bo
             handle = path.open("w", newline="", encoding="utf-8")
             writer = ResultWriter(handle, columns)
             writer.header()
-            return handle, writer, set()
+            return handle, writer, {}
         previous = read_previous(path, columns)
         rows = previous.final + previous.retried
         beyond = [r for r in rows if int(r["row"]) > inputs.count]
@@ -179,16 +224,18 @@ def open_output(path: Path, columns: list[str], inputs: InputFile, *, resume: bo
         raise UsageProblem(f"-o {path}: cannot write it: {exc.strerror}") from None
     writer = ResultWriter(handle, columns)
     writer.tally = copier.tally
-    return handle, writer, set(by_position)
+    return handle, writer, by_position
 
 
 class Run:
     """One pass of ``check_many`` over the inputs, writing each outcome as it comes."""
 
-    def __init__(self, writer: ResultWriter, progress: Progress, limit: int) -> None:
+    def __init__(self, writer: ResultWriter, progress: Progress, limit: int,
+                 dedupe: Dedupe | None = None) -> None:
         self.writer = writer
         self.progress = progress
         self.limit = limit
+        self.dedupe = dedupe  # --dedupe: each address sent once
         self.sent: dict[str, deque[InputRow]] = {}  # handed to check_many, no outcome yet
         self.given_up = 0
         self.stopping = False  # set on a run of failures: feed() hands out no more input
@@ -197,14 +244,27 @@ class Run:
     def feed(self, source: Iterator[InputRow]) -> Iterator[str]:
         """The addresses of ``source``, remembering each row until its outcome comes;
         ends early once ``stopping`` or ``interrupted`` is set (``check_many`` reads an
-        input only when a worker is free, so the checks in flight then finish)."""
+        input only when a worker is free, so the checks in flight then finish). With
+        ``--dedupe``, a repeat of an address is not sent: it takes that one's outcome."""
         if self.interrupted is not None:
             return
         for row in source:
+            if self.repeated(row):
+                continue
             self.sent.setdefault(row.email, deque()).append(row)
             yield row.email
             if self.stopping or self.interrupted is not None:
                 return
+
+    def repeated(self, row: InputRow) -> bool:
+        """True when ``row`` repeats an address (``--dedupe``): written now with its
+        outcome, or waiting for the one in flight."""
+        if self.dedupe is None:
+            return False
+        answer = self.dedupe.repeat(row)
+        if isinstance(answer, Answer):
+            self.write(row, answer)
+        return answer is not False
 
     async def check(self, client: Client, source: Iterator[InputRow],
                     concurrency: int) -> Exception | None:
@@ -231,32 +291,45 @@ class Run:
         return stopped
 
     def record(self, outcome: CheckOutcome) -> None:
-        """Write the row of one outcome."""
+        """Write the row of one outcome (and, with ``--dedupe``, of its repeats)."""
         queue = self.sent[outcome.email]
         row = queue.popleft()
         if not queue:
             del self.sent[outcome.email]
-        result, error = outcome.result, outcome.error
-        self.writer.write(
-            row,
-            verdict=plain(result.result) if result is not None else "",
-            role=plain(result.role) if result is not None else "",
-            error_type=type(error).__name__ if error is not None else "",
-            error=str(error) if error is not None else "",
-            attempted=outcome.attempted,
-        )
+        answer = answer_of(outcome)
+        self.write(row, answer)
+        if self.dedupe is not None:
+            for repeat in self.dedupe.answered(row, answer):
+                self.write(repeat, answer)
+
+    def write(self, row: InputRow, answer: Answer) -> None:
+        """Write one row and count it done."""
+        self.writer.answer(row, answer)
         self.progress.advance()
 
     def give_up(self, source: Iterator[InputRow], stopped: Exception) -> None:
         """Account for every input without an outcome (the rest of ``source``; after
-        ``check`` drained, none is in flight) as not attempted."""
+        ``check`` drained, none is in flight) as not attempted (a repeat of an answered
+        address, with ``--dedupe``, takes its answer)."""
         why = (f"not attempted: the run stopped after {self.limit} consecutive "
                f"connection failures ({stopped})")
+        gone = Answer(error_type=type(stopped).__name__, error=why, attempted=False)
         in_flight = sorted((r for q in self.sent.values() for r in q),
                            key=lambda r: r.position)
         self.sent.clear()
         for row in itertools.chain(in_flight, source):
-            self.writer.write(row, error_type=type(stopped).__name__, error=why,
-                              attempted=False)
-            self.given_up += 1
-            self.progress.advance()
+            known = self.dedupe.known_answer(row) if self.dedupe is not None else None
+            if known is None:
+                self.given_up += 1
+            self.write(row, known or gone)
+
+
+def answer_of(outcome: CheckOutcome) -> Answer:
+    """The cells of an outcome's row. ``attempted`` is True only for a check that was
+    sent: an input refused before sending (not an address) was not."""
+    result, error = outcome.result, outcome.error
+    if result is not None:
+        return Answer(verdict=plain(result.result), role=plain(result.role))
+    assert error is not None
+    return Answer(error_type=type(error).__name__, error=str(error),
+                  attempted=outcome.attempted and not isinstance(error, InvalidInputError))

@@ -21,6 +21,9 @@ The first line that is neither blank nor a ``#`` comment decides what the file i
 Every problem is an ``InputProblem``: one line naming the file, the line and what is
 wrong (exit code 2). ``InputFile.open`` reads the whole file once, so that a bad line
 anywhere is found before anything is sent (and paid for).
+
+The fleet's producer (``examples/fleet/producer.py``) reads its input with this module
+too: ``InputFile.open`` and ``InputFile.rows``, refusing with ``UsageProblem``.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ from typing import IO
 import attrs
 
 from .common import UsageProblem
+
+__all__ = ["InputFile", "InputProblem", "InputRow", "UsageProblem"]
 
 DELIMITERS = (",", ";", "\t")
 EMAIL_COLUMNS = frozenset({"email", "mail", "emailaddress", "mailaddress"})

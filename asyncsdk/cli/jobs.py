@@ -8,7 +8,7 @@ import argparse
 import asyncio
 import os
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from .._client import Client
 from .._errors import JobFailedError, JobNotFoundError, JobTimeoutError
@@ -22,7 +22,7 @@ from .common import (
     print_json,
 )
 from .inputs import InputRow
-from .outputs import ResultWriter, Tally, check_output, output_columns
+from .outputs import STDOUT, ResultWriter, Tally, check_output, output_columns
 from .progress import Progress
 
 
@@ -33,7 +33,6 @@ async def cmd_validate(client: Client, args: argparse.Namespace, env: Environmen
     wait`` command that finishes the work without submitting (and paying) again.
     """
     source: str = args.source
-    output = Path(args.output)
     if not source.startswith(("http://", "https://")):
         path = Path(source)
         if env.sandbox is None:
@@ -44,14 +43,14 @@ async def cmd_validate(client: Client, args: argparse.Namespace, env: Environmen
             raise UsageProblem(f"{source}: is a directory, not a file of addresses")
         if not await asyncio.to_thread(path.is_file):
             raise UsageProblem(f"{source}: no such file")
-        await asyncio.to_thread(check_output, output, overwrite=args.overwrite, source=path)
+        await asyncio.to_thread(check_writable, args.output, args.overwrite, path)
         try:
             data = await asyncio.to_thread(path.read_bytes)
         except OSError as exc:
             raise UsageProblem(f"{source}: cannot read it: {exc.strerror or exc}") from None
         source = env.sandbox.host_file(data, name=path.name)
     else:  # before the job is paid for
-        await asyncio.to_thread(check_output, output, overwrite=args.overwrite)
+        await asyncio.to_thread(check_writable, args.output, args.overwrite)
     job = await client.validation.create_job(source)
     print(f"job {job.job_id} submitted", file=env.stderr, flush=True)
     return await finish_job(job, args, env)
@@ -71,7 +70,7 @@ async def finish_job(job: ValidationJob, args: argparse.Namespace, env: Environm
         if args.output is None:
             print("success", file=env.stdout)
             return EXIT_OK
-        rows = await write_result(job, Path(args.output), env)
+        rows = await write_result(job, args.output, env)
     except JobTimeoutError as exc:
         env.say(f"{exc}")
         resume_hint(job, args, env, finished=False)
@@ -81,8 +80,21 @@ async def finish_job(job: ValidationJob, args: argparse.Namespace, env: Environm
     except BaseException:
         resume_hint(job, args, env, finished=finished)  # the job goes on at the service
         raise
-    rows.print(f"{rows.total} addresses validated -> {args.output}", env.stdout)
+    print_summary(rows, args.output, env)
     return EXIT_OK
+
+
+def check_writable(output: str | None, overwrite: bool, source: Path | None = None) -> None:
+    """``check_output`` of a ``-o`` given as a file (``-`` is standard output)."""
+    if output is not None and output != STDOUT:
+        check_output(Path(output), overwrite=overwrite, source=source)
+
+
+def print_summary(rows: Tally, output: str, env: Environment) -> None:
+    """The summary of a written result: on stdout, or on stderr when the rows went there."""
+    shown = "standard output" if output == STDOUT else output
+    rows.print(f"{rows.total} addresses validated -> {shown}",
+               env.stderr if output == STDOUT else env.stdout)
 
 
 def resume_hint(job: ValidationJob, args: argparse.Namespace, env: Environment, *,
@@ -105,7 +117,7 @@ def resume_hint(job: ValidationJob, args: argparse.Namespace, env: Environment, 
 
 async def wait_for(job: ValidationJob, args: argparse.Namespace, env: Environment) -> None:
     """``job.wait`` with a status line on a terminal."""
-    progress = Progress(None, "polls", env.stderr)
+    progress = Progress(None, "polls", env.stderr, rate=False)
 
     def on_status(status: Any, elapsed: float) -> None:
         progress.advance()
@@ -118,30 +130,42 @@ async def wait_for(job: ValidationJob, args: argparse.Namespace, env: Environmen
         progress.close()
 
 
-async def write_result(job: ValidationJob, output: Path, env: Environment) -> Tally:
-    """Stream the job's rows into ``output`` in the result schema, atomically (a temporary
-    file renamed when complete). Returns the counts of the rows."""
-    temp = output.with_name(f".{output.name}.{os.getpid()}.part")
-    progress = Progress(None, "rows", env.stderr)
+async def write_result(job: ValidationJob, output: str, env: Environment) -> Tally:
+    """Stream the job's rows into ``output`` in the result schema: a file, written
+    atomically (a temporary file renamed when complete), or ``-``, standard output.
+    Returns the counts of the rows."""
+    if output == STDOUT:
+        return await write_rows(job, env.stdout, env)
+    path = Path(output)
+    temp = path.with_name(f".{path.name}.{os.getpid()}.part")
     try:
         with temp.open("w", newline="", encoding="utf-8") as handle:
-            writer = ResultWriter(handle, output_columns(["name"]))
-            writer.header()
-            position = 0
-            async for row in job.rows():
-                position += 1
-                writer.write(InputRow(position, row.email, (row.name,)),
-                             verdict=plain(row.status), role=plain(row.role_based))
-                progress.advance()
-        os.replace(temp, output)
+            tally = await write_rows(job, handle, env)
+        os.replace(temp, path)
     except OSError as exc:
         if exc.strerror:  # named by the file the person asked for, not the temporary one
             raise OSError(exc.errno, f"cannot write it: {exc.strerror}",
-                          str(output)) from exc
+                          str(path)) from exc
         raise
     finally:
-        progress.close()
         temp.unlink(missing_ok=True)
+    return tally
+
+
+async def write_rows(job: ValidationJob, handle: IO[str], env: Environment) -> Tally:
+    """Write the job's rows to ``handle`` (a progress line on a terminal)."""
+    progress = Progress(None, "rows", env.stderr)
+    try:
+        writer = ResultWriter(handle, output_columns(["name"]))
+        writer.header()
+        position = 0
+        async for row in job.rows():
+            position += 1
+            writer.write(InputRow(position, row.email, (row.name,)),
+                         verdict=plain(row.status), role=plain(row.role_based))
+            progress.advance()
+    finally:
+        progress.close()
     return writer.tally
 
 
@@ -152,14 +176,12 @@ async def cmd_jobs(client: Client, args: argparse.Namespace, env: Environment) -
         print(plain(await job.status()), file=env.stdout)
         return EXIT_OK
     if args.jobs_command == "wait":
-        if args.output is not None:
-            await asyncio.to_thread(check_output, Path(args.output),
-                                    overwrite=args.overwrite)
+        await asyncio.to_thread(check_writable, args.output, args.overwrite)
         return await finish_job(job, args, env)
     if args.jobs_command == "download":
-        await asyncio.to_thread(check_output, Path(args.output), overwrite=args.overwrite)
-        rows = await write_result(job, Path(args.output), env)
-        rows.print(f"{rows.total} addresses validated -> {args.output}", env.stdout)
+        await asyncio.to_thread(check_writable, args.output, args.overwrite)
+        rows = await write_result(job, args.output, env)
+        print_summary(rows, args.output, env)
         return EXIT_OK
     async for row in job.rows():
         print_json(row, env.stdout)

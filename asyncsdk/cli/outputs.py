@@ -27,13 +27,35 @@ from typing import IO, TextIO
 import attrs
 
 from .common import UsageProblem
-from .inputs import InputProblem, InputRow, text_lines
+from .inputs import InputRow
 
 RESULT_COLUMNS = ("row", "email", "verdict", "role", "error_type", "error", "attempted")
+#: ``-o -``: the rows go to standard output.
+STDOUT = "-"
 # A row with a verdict, or one of these errors, is final: --resume does not send it
 # again. Any other failure (connection, 5xx, rate limit, credentials, credit) and every
 # address not attempted is sent again.
 FINAL_ERRORS = frozenset({"InvalidInputError", "InvalidEmailError"})
+#: The error of an input refused before sending (not an address): never sent.
+REFUSED = "InvalidInputError"
+
+
+@attrs.frozen
+class Answer:
+    """The result cells of one address, but for its position, itself and its input's
+    columns: what a duplicate of it (``--dedupe``) is written with too."""
+
+    verdict: str = ""
+    role: str = ""
+    error_type: str = ""
+    error: str = ""
+    attempted: bool = True
+
+    @classmethod
+    def of(cls, record: Mapping[str, str]) -> Answer:
+        """The answer of a row read back from a result file."""
+        return cls(record["verdict"], record["role"], record["error_type"],
+                   record["error"], record["attempted"] == "True")
 
 
 def output_columns(extra_columns: Iterable[str]) -> list[str]:
@@ -70,6 +92,12 @@ class ResultWriter:
         self.handle.flush()
         self.tally.add(dict(zip(self.columns, cells, strict=False)))
 
+    def answer(self, row: InputRow, answer: Answer) -> None:
+        """Write the row of ``row`` with ``answer``'s cells."""
+        self.write(row, verdict=answer.verdict, role=answer.role,
+                   error_type=answer.error_type, error=answer.error,
+                   attempted=answer.attempted)
+
     def copy(self, record: Mapping[str, str]) -> None:
         """Write a row read back from an earlier run (``--resume``)."""
         self.writer.writerow([record.get(c) or "" for c in self.columns])
@@ -84,18 +112,27 @@ class Tally:
     roles: int = 0
     total: int = 0
     retryable: int = 0  # rows that --resume sends again
-
+    checked: int = 0  # sent to the service (attempted True)
+    refused: int = 0  # refused before sending: not an address (InvalidInputError)
+    not_attempted: int = 0  # never sent: the run stopped first
 
     def add(self, record: Mapping[str, str]) -> None:
         """Count one result row."""
         self.total += 1
+        error_type = record.get("error_type") or ""
+        if error_type == REFUSED:
+            self.refused += 1
+        elif record.get("attempted") == "True":
+            self.checked += 1
+        else:
+            self.not_attempted += 1
         if record.get("verdict"):
             self.verdicts[record["verdict"]] += 1
-        elif record.get("attempted") == "False":
+        elif error_type != REFUSED and record.get("attempted") == "False":
             self.verdicts["(not attempted)"] += 1
         else:
-            self.verdicts[f"({record.get('error_type') or 'failed'})"] += 1
-        if not record.get("verdict") and record.get("error_type") not in FINAL_ERRORS:
+            self.verdicts[f"({error_type or 'failed'})"] += 1
+        if not record.get("verdict") and error_type not in FINAL_ERRORS:
             self.retryable += 1
         if record.get("role") == "True":
             self.roles += 1
@@ -142,58 +179,3 @@ def check_output(path: Path, *, overwrite: bool, resume: bool | None = None,
                  "start again") if resume is not None else "add --overwrite to replace it"
         raise UsageProblem(f"-o {path}: exists; {again}")
     return exists
-
-
-@attrs.define
-class Previous:
-    """What an earlier run's result file holds (``read_previous``)."""
-
-    final: list[dict[str, str]] = attrs.Factory(list)  # kept: --resume skips them
-    retried: list[dict[str, str]] = attrs.Factory(list)  # well-formed, sent again
-    seen: int = 0  # rows read, torn ones included
-
-
-def read_previous(path: Path, columns: list[str]) -> Previous:
-    """The rows of an earlier run's result file, final or not.
-
-    A torn row (a crash in mid-write: too few or too many cells, or a last line
-    without its line end) is left out, so that ``--resume`` sends that address again.
-
-    Raises:
-        UsageProblem: the file is not a result file of this input's shape (or not
-            UTF-8, or broken CSV).
-    """
-    found = Previous()
-    with path.open("rb") as raw:
-        raw.seek(0, os.SEEK_END)
-        if raw.tell():
-            raw.seek(-1, os.SEEK_END)
-        ends_cleanly = raw.read(1) in (b"\n", b"\r")
-    records: list[dict[str, str]] = []
-    try:
-        with text_lines(path) as lines:
-            reader = csv.DictReader(lines)
-            try:
-                fieldnames = reader.fieldnames
-                if fieldnames != columns:
-                    raise UsageProblem(
-                        f"{path}: not a result file of this input (its columns are "
-                        f"{','.join(fieldnames or [])}); pass another -o")
-                records = list(reader)
-            except csv.Error as exc:
-                raise lines.problem(f"not a result file of this command ({exc})") from None
-    except InputProblem as exc:
-        raise UsageProblem(f"{exc}; pass another -o (or --overwrite)") from None
-    if records and not ends_cleanly:
-        records.pop()  # its last cell may be cut short
-    for record in records:
-        found.seen += 1
-        if None in record or any(v is None for v in record.values()):
-            continue  # torn: fewer or more cells than the header
-        if not record["row"].isdigit() or record["attempted"] not in ("True", "False"):
-            continue
-        if record["verdict"] or record["error_type"] in FINAL_ERRORS:
-            found.final.append(record)
-        else:
-            found.retried.append(record)
-    return found

@@ -96,7 +96,8 @@ def add_global_flags(parser: argparse.ArgumentParser, version: str) -> None:
 def add_validate_flags(validate: argparse.ArgumentParser) -> None:
     """``validate SOURCE -o FILE``."""
     validate.add_argument("source", help="a file URL (or, with --sandbox, a local file)")
-    validate.add_argument("-o", "--output", required=True, help="where to write the result CSV")
+    validate.add_argument("-o", "--output", required=True,
+                          help="where to write the result CSV (- for standard output)")
     add_overwrite_flag(validate)
     add_wait_flags(validate)
 
@@ -112,12 +113,13 @@ def add_jobs_actions(jobs: argparse.ArgumentParser) -> None:
         action.add_argument("job_id", type=count(0), metavar="JOB_ID",
                             help="the id that validate printed")
         if name == "wait":
-            action.add_argument("-o", "--output", help="where to write the result CSV")
+            action.add_argument("-o", "--output",
+                                help="where to write the result CSV (- for standard output)")
             add_overwrite_flag(action)
             add_wait_flags(action)
         elif name == "download":
             action.add_argument("-o", "--output", required=True,
-                                help="where to write the result CSV")
+                                help="where to write the result CSV (- for standard output)")
             add_overwrite_flag(action)
 
 
@@ -133,7 +135,8 @@ def add_check_many_flags(many: argparse.ArgumentParser) -> None:
                                    "columns are kept), or one address per line; UTF-8, or "
                                    "UTF-16 with a byte order mark")
     many.add_argument("-o", "--output", required=True,
-                      help="the result CSV, written row by row as checks end")
+                      help="the result CSV, written row by row as checks end; - for "
+                           "standard output (then no --resume)")
     many.add_argument("--concurrency", type=count(1), default=C.DEFAULT_CHECK_CONCURRENCY,
                       help="checks in flight at a time (default %(default)s)")
     again = many.add_mutually_exclusive_group()
@@ -143,6 +146,9 @@ def add_check_many_flags(many: argparse.ArgumentParser) -> None:
                             "without the file, a new run")
     again.add_argument("--overwrite", action="store_true",
                        help="start again, replacing an existing output file")
+    many.add_argument("--dedupe", action="store_true",
+                      help="check each address once (the domain compared without case) "
+                           "and write its outcome on every row that repeats it")
     many.add_argument("--max-consecutive-failures", type=count(0),
                       default=DEFAULT_MAX_CONSECUTIVE_FAILURES, metavar="N",
                       help="stop sending after N checks in a row found the service "

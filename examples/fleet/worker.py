@@ -60,6 +60,8 @@ from .store import (
     FleetJobError,
     FleetPace,
     OutcomeStore,
+    RedisVersionError,
+    check_redis_version,
     is_final,
     job_key,
 )
@@ -205,7 +207,16 @@ def _on_stop(stopping: asyncio.Event, previous: Any) -> Callable[[int, Any], Non
 
 
 async def startup(ctx: dict[str, Any]) -> None:
-    """arq ``on_startup``: the ONE Client of this process (credentials from ASYNCSDK_*)."""
+    """arq ``on_startup``: the ONE Client of this process (credentials from ASYNCSDK_*).
+
+    A Redis older than the fleet supports stops the worker at once, with one line that
+    names its version (``SystemExit``: no traceback).
+    """
+    try:
+        version = await check_redis_version(ctx["redis"])
+    except RedisVersionError as exc:
+        raise SystemExit(f"fleet worker: {exc}") from None
+    log.info("Redis %s", version)
     ctx["config"] = CONFIG
     # Enough connections for every batch this worker runs at once.
     ctx["client"] = asyncsdk.Client(

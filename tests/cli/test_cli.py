@@ -98,7 +98,9 @@ def test_check_many_writes_a_row_for_every_input(tmp_path: Path) -> None:
     by_email = {r["email"]: r for r in rows}
     assert by_email["broken"]["error"]
     assert by_email["info@example.org"]["role"] == "True"
-    assert "42 addresses checked" in out
+    assert (f"42 addresses -> {output}: 41 checked, 0 not attempted, 1 refused before "
+            "sending") in out
+    assert by_email["broken"]["attempted"] == "False"  # refused before sending
 
 
 def test_list_and_get_print_json() -> None:

@@ -78,7 +78,7 @@ def test_ctrl_c_keeps_every_finished_row_and_resume_sends_only_the_rest(
     final = read_rows(output)
     assert sorted(int(r["row"]) for r in final) == list(range(1, 301))
     assert_rows_match_input(final, people)
-    assert "300 addresses checked" in done.stdout
+    assert "300 addresses -> results.csv: 300 checked, 0 not attempted" in done.stdout
 
 
 def test_resume_of_a_finished_file_sends_nothing(server: Sandbox, tmp_path: Path) -> None:

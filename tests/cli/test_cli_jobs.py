@@ -3,6 +3,7 @@ job id and the ``asyncsdk jobs`` command that finishes it, which works."""
 
 from __future__ import annotations
 
+import io
 import json
 import shlex
 import signal
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 from cli_support import COMMAND, asyncsdk, environment, read_rows, start
 
+from asyncsdk.cli.app import main
 from asyncsdk.testing import Sandbox
 from asyncsdk.testing.plugin import threaded_sandbox
 
@@ -204,3 +206,35 @@ def test_sigterm_stops_validate_like_ctrl_c(server: Sandbox, tmp_path: Path) -> 
     assert run.returncode == 143, rest
     assert printed_command(rest) == ["jobs", "wait", "1", "-o", "out.csv"]
     assert "SIGTERM" in rest and "Traceback" not in rest
+
+
+class _CtrlCAfter(io.StringIO):
+    """stderr that presses Ctrl-C the moment ``text`` is written to it."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def write(self, s: str) -> int:
+        written = super().write(s)
+        if self.text in s:
+            signal.raise_signal(signal.SIGINT)
+        return written
+
+
+def test_ctrl_c_right_after_the_job_id_still_prints_the_command_that_finishes_it(
+    server: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ctrl-C at the worst moment: as ``job 1 submitted`` is printed, before the wait.
+    On Python 3.10 the KeyboardInterrupt left from there, and the command that finishes
+    the job was never printed (the load-dependent failure of issue 32); the command now
+    cancels itself at its next await on every Python."""
+    monkeypatch.chdir(tmp_path)
+    for name, value in (("API_KEY", server.api_key), ("USERNAME", server.username)):
+        monkeypatch.setenv(f"ASYNCSDK_{name}", value)
+    err = _CtrlCAfter("job 1 submitted")
+    code = main(["--base-url", server.base_url, "validate", server.host_file(LIST), "-o",
+                 "out.csv", "--poll-interval", "0.05"], stdout=io.StringIO(), stderr=err)
+    assert code == 130, err.getvalue()
+    assert printed_command(err.getvalue()) == ["--base-url", server.base_url, "jobs",
+                                               "wait", "1", "-o", "out.csv"]

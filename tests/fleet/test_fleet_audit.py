@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,17 +28,21 @@ import asyncsdk
 from asyncsdk.testing import Sandbox
 from examples.fleet import producer
 from examples.fleet import worker as fleet_worker
-from examples.fleet.harness import ROOT, start_redis, stop
+from examples.fleet.harness import ROOT, stop
 from examples.fleet.producer import enqueue_batches, read_addresses, wait_for_run
 from examples.fleet.store import (
+    MIN_REDIS_VERSION,
     PAUSE_KEY,
     FleetInputError,
     FleetJobError,
     FleetPace,
     OutcomeStore,
+    RedisVersionError,
+    check_redis_version,
     idle_key,
     job_key,
     lease_key,
+    version_tuple,
 )
 from examples.fleet.worker import FleetConfig, check_batch, resume_job, submit_job
 
@@ -92,9 +96,10 @@ async def test_a_redis_error_mid_batch_is_retried_and_the_rerun_finishes(
 
 
 async def test_a_redis_stall_mid_batch_ends_the_run_with_retry_before_arqs_timeout(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, short_margins: None,
+    start_redis_server: Callable[[], tuple[subprocess.Popen[bytes], str]],
+    monkeypatch: pytest.MonkeyPatch, short_margins: None,
 ) -> None:
-    proc, url = start_redis(tmp_path)
+    proc, url = start_redis_server()
     stalled = await create_pool(RedisSettings.from_dsn(url))
 
     async def redis_stalls() -> None:
@@ -432,3 +437,102 @@ async def test_a_stopping_worker_sends_nothing_new_and_stores_what_is_in_flight(
     assert 4 <= len(sent) <= 3 + 1 + 2  # those in flight when it stopped, no more
     assert {o["email"] for o in stored.values()} == set(sent)  # all of them stored
     assert not await pool.exists(lease_key("r", 0))
+
+
+# 9. Every Redis the fleet supports; the worker refuses an older one ------------------
+
+
+async def test_the_worker_refuses_a_redis_older_than_it_supports_in_one_line(
+    redis_url: str,
+) -> None:
+    # The server is 6.2 (the oldest supported); a worker that needed more refuses it.
+    code = ("import sys; import examples.fleet.store as s; s.MIN_REDIS_VERSION = (99, 0)\n"
+            "from arq.worker import run_worker\n"
+            "from examples.fleet.worker import WorkerSettings\n"
+            "run_worker(WorkerSettings)\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, timeout=60, check=False,
+                         env={**os.environ, "FLEET_REDIS_URL": redis_url,
+                              "ASYNCSDK_API_KEY": "k", "ASYNCSDK_USERNAME": "u",
+                              "ASYNCSDK_BASE_URL": "http://127.0.0.1:9"})
+    assert out.returncode == 1, out.stderr
+    assert "Traceback" not in out.stderr
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("fleet worker: Redis ")
+    assert last.endswith(" is too old for the fleet: it needs Redis 99.0 or newer")
+
+
+async def test_the_version_check_names_the_version_it_found() -> None:
+    class OldRedis:
+        async def info(self, section: str) -> dict[str, str]:
+            assert section == "server"
+            return {"redis_version": "6.0.9"}
+
+    with pytest.raises(RedisVersionError, match=r"^Redis 6\.0\.9 is too old for the fleet: "
+                                                r"it needs Redis 6\.2 or newer$"):
+        await check_redis_version(OldRedis())  # type: ignore[arg-type]
+    assert version_tuple("6.2.14") >= MIN_REDIS_VERSION > version_tuple("6.0.20")
+    assert version_tuple("7.2.4") > version_tuple("6.2") and version_tuple("8.x") == (8, 0)
+
+
+async def test_the_oldest_supported_redis_runs_the_fleet(pool: ArqRedis) -> None:
+    # The suite's server is the oldest the fleet supports: the pause/rate-limit tests
+    # above ran on it (on 6.2, PEXPIRE ... GT was "wrong number of arguments").
+    version = await check_redis_version(pool)
+    assert version_tuple(version)[:2] == MIN_REDIS_VERSION or os.environ.get(
+        "FLEET_REDIS_SERVER")
+
+
+# 10. One input reader: the producer reads what the command line reads ---------------
+
+
+@pytest.mark.parametrize("content", [
+    "E-Mail;Name\nann@example.com;Ann\nbob@example.com;Bob\n",  # ; and E-Mail
+    "Email Address\tcity\n\"ann@example.com\"\tPune\nbob@example.com\tOslo\n",
+    "# a comment\n\nann@example.com\n  bob@example.com \n",
+])
+def test_the_producer_reads_a_file_as_the_command_line_does(
+    tmp_path: Path, content: str,
+) -> None:
+    from asyncsdk.cli.inputs import InputFile
+
+    path = tmp_path / "in.csv"
+    path.write_text(content, encoding="utf-8")
+    assert list(read_addresses(path)) == ["ann@example.com", "bob@example.com"]
+    assert list(read_addresses(path)) == [row.email for row in InputFile.open(path).rows()]
+    path.write_bytes(content.encode("utf-16"))  # with its byte order mark
+    assert list(read_addresses(path)) == ["ann@example.com", "bob@example.com"]
+
+
+@pytest.mark.parametrize(("name", "content", "message"), [
+    ("missing.csv", None, "missing.csv: no such file"),
+    ("latin1.csv", "email\nren\xe9@example.com\n".encode("latin-1"), "not UTF-8 text"),
+    ("noheader.csv", b"name;city\nAnn;Pune\n", "without an email column"),
+    ("quote.csv", b'email\n"ann@example.com\n', "a quoted cell is never closed"),
+])
+async def test_the_producer_refuses_an_unreadable_file_in_one_line_and_enqueues_nothing(
+    pool: ArqRedis, redis_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch, name: str, content: bytes | None, message: str,
+) -> None:
+    monkeypatch.setenv("FLEET_REDIS_URL", redis_url)
+    path = tmp_path / name
+    if content is not None:
+        path.write_bytes(content)
+    assert await producer.main([str(path), "--run", "r"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ") and message in err, err
+    assert await pool.keys("*") == []
+
+
+async def test_the_producers_wait_prints_clean_lines_where_stderr_is_no_terminal(
+    pool: ArqRedis, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    await pool.set("fleet:r:total", 2)
+    counts = iter([0, 1, 2])
+
+    async def count(self: OutcomeStore) -> int:
+        return next(counts)
+
+    monkeypatch.setattr(OutcomeStore, "count", count)
+    assert await wait_for_run(pool, "r", poll=0) == 2
+    assert capsys.readouterr().err == "2/2 checked\n"  # was "\r0/2 checked\r1/2 ..."

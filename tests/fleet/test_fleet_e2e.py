@@ -12,19 +12,15 @@ import os
 import signal
 import subprocess
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from fleet_tools import tail, until
 
 from asyncsdk.testing import Sandbox
-from examples.fleet.harness import redis_server_path, start_redis, start_worker, stop
+from examples.fleet.harness import start_worker, stop
 from examples.fleet.producer import enqueue_batches, read_addresses
 from examples.fleet.store import OutcomeStore, writes_key
-
-pytestmark = pytest.mark.skipif(
-    redis_server_path() is None,
-    reason="redis-server is not installed (apt-get install redis-server; .ci/run does)")
 
 N = 20_000
 BATCH = 1000
@@ -65,12 +61,14 @@ def worker_env(sb: Sandbox, redis_url: str) -> dict[str, str]:
     }
 
 
-async def test_every_input_has_one_outcome_after_a_worker_is_killed(tmp_path: Path) -> None:
+async def test_every_input_has_one_outcome_after_a_worker_is_killed(
+    tmp_path: Path, start_redis_server: Callable[[], tuple[subprocess.Popen[bytes], str]],
+) -> None:
     source = tmp_path / "addresses.txt"
     source.write_text("\n".join(addresses()) + "\n")
     emails = list(read_addresses(source))
     assert len(emails) == N
-    redis_proc, redis_url = start_redis(tmp_path)
+    _, redis_url = start_redis_server()
     workers: list[subprocess.Popen[bytes]] = []
     logs = [tmp_path / "worker0.log", tmp_path / "worker1.log"]
     from arq.connections import RedisSettings, create_pool
@@ -110,7 +108,6 @@ async def test_every_input_has_one_outcome_after_a_worker_is_killed(tmp_path: Pa
         for proc in workers:
             stop(proc)
         await pool.aclose()
-        stop(redis_proc)
 
     # Exactly one outcome per input, the input's own, and no outcome written twice.
     assert sorted(outcomes) == list(range(N))

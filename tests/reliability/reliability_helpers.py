@@ -408,5 +408,7 @@ def library_tasks() -> list[asyncio.Task[Any]]:
         filename = code.co_filename.replace("\\", "/") if code is not None else ""
         if any(part in filename for part in _SERVER_SIDE):
             continue
+        if code is not None and code.co_name == "_accept_connection2":
+            continue  # asyncio accepting a connection for the sandbox (a loaded machine)
         found.append(task)
     return found

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
@@ -427,6 +428,12 @@ class SettingsWatch:
         assert {s[:2] for s in before} == {self.first[:2]}
         assert {s[:2] for s in after} == {self.expected[:2]}  # the application's change
         counts = {s[2] for s in after + before}
+        if sys.version_info[:2] == (3, 12):
+            # 3.12 moves objects of its own to the permanent generation as it allocates:
+            # get_freeze_count() grows with no gc.freeze() anywhere (0, then 375, in a
+            # bare interpreter), so the count tells nothing there. (The library calls
+            # no gc function at all: test_guest.py.)
+            return
         if self.app_froze:
             assert max(counts) <= self.first[2] and min(counts) > 0
         else:

@@ -192,3 +192,11 @@ def test_a_code_field_of_another_json_type_is_a_decode_failure(wire: object) -> 
         decode({"product_type": wire}, Product)
     with pytest.raises(DecodeFailure, match=r"\$\[1\]"):  # the place named, in a listing
         decode_list([{"product_type": 0}, {"product_type": wire}], Product)
+
+
+@pytest.mark.parametrize("wrong", [[], {}, [1]])
+def test_a_customer_code_of_an_unhashable_type_names_the_field(wrong: object) -> None:
+    """Found by the hostile-responses hypothesis test: ``customer_type: []`` raised a
+    bare ``TypeError`` (unhashable) from the code lists' member lookup."""
+    with pytest.raises(DecodeFailure, match="customer_type"):
+        decode_list([{"id": 1, "customer_type": wrong}], asyncsdk.Customer)
