@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from aioresponses import aioresponses
+from hypothesis import settings
 from helpers import API_KEY, BASE, USERNAME, SleepRecorder
 
 import asyncsdk
 import asyncsdk.testing
+
+# The property tests draw the same examples on every run (a suite that passes passes
+# again; one that fails, fails again and shows the same case) and keep no example
+# database between runs. HYPOTHESIS_PROFILE=explore draws fresh ones, for a hunt.
+settings.register_profile("suite", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
 
 @pytest.fixture(autouse=True)

@@ -173,7 +173,7 @@ def _compare(body: Any, model: type) -> None:
 
 
 @pytest.mark.parametrize("model", RESPONSE_MODELS, ids=lambda m: m.__name__)
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_the_converter_reads_as_the_reference(model: type, data: st.DataObject) -> None:
     _compare(data.draw(st.one_of(_model_json(model), json_value)), model)
