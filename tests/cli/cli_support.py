@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import os
 import signal
 import subprocess
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from asyncsdk.cli.app import main
 from asyncsdk.testing import Sandbox
 
 CHECK = "/api/v1/single/check"
@@ -29,6 +31,13 @@ def environment(sb: Sandbox | None = None, **extra: str) -> dict[str, str]:
                    ASYNCSDK_BASE_URL=sb.base_url)
     env.update(extra)
     return env
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    """``asyncsdk ARGV`` in this process: the exit status, standard output and error."""
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
 
 
 def asyncsdk(*args: str, env: dict[str, str], cwd: Path | None = None,

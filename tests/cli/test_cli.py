@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from asyncsdk.cli.app import main
+from cli_support import run
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -21,11 +20,6 @@ def no_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("ASYNCSDK_API_KEY", "ASYNCSDK_USERNAME", "ASYNCSDK_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
 
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), stdout=out, stderr=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_without_credentials_says_how_to_set_them() -> None:

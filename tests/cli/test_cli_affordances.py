@@ -5,7 +5,6 @@ up."""
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import re
 import socket
@@ -13,9 +12,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_support import COMMAND, asyncsdk, environment
+from cli_support import COMMAND, asyncsdk, environment, run
 
-from asyncsdk.cli.app import build_parser, main
+from asyncsdk.cli.app import build_parser
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -67,11 +66,6 @@ def test_every_flag_and_argument_has_help() -> None:
     ]
     assert missing == []
 
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), stdout=out, stderr=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_missing_files_are_usage_errors(tmp_path: Path) -> None:

@@ -6,34 +6,16 @@ from __future__ import annotations
 
 import codecs
 import csv
-import io
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_support import checked, read_rows, write_people
+from cli_support import checked, read_rows, run, write_people
 
-from asyncsdk.cli.app import main
 from asyncsdk.testing import Sandbox
-from asyncsdk.testing.plugin import threaded_sandbox
 
 COLUMNS = ["row", "email", "verdict", "role", "error_type", "error", "attempted", "name"]
 
 
-@pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Sandbox]:
-    with threaded_sandbox() as sb:
-        monkeypatch.setenv("ASYNCSDK_API_KEY", sb.api_key)
-        monkeypatch.setenv("ASYNCSDK_USERNAME", sb.username)
-        monkeypatch.setenv("ASYNCSDK_BASE_URL", sb.base_url)
-        monkeypatch.chdir(tmp_path)
-        yield sb
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), stdout=out, stderr=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def assert_refused(code: int, err: str, *words: str) -> None:

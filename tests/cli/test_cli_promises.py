@@ -11,35 +11,18 @@ import io
 import os
 import signal
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_support import checked, environment, read_rows, start, wait_until
+from cli_support import checked, environment, read_rows, run, start, wait_until
 
-from asyncsdk.cli.app import main
 from asyncsdk.cli.lock import lock_path
 from asyncsdk.testing import Sandbox
-from asyncsdk.testing.plugin import threaded_sandbox
 
 CHECK = "/api/v1/single/check"
 COLUMNS = ["row", "email", "verdict", "role", "error_type", "error", "attempted", "name"]
 
 
-@pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Sandbox]:
-    with threaded_sandbox() as sb:
-        monkeypatch.setenv("ASYNCSDK_API_KEY", sb.api_key)
-        monkeypatch.setenv("ASYNCSDK_USERNAME", sb.username)
-        monkeypatch.setenv("ASYNCSDK_BASE_URL", sb.base_url)
-        monkeypatch.chdir(tmp_path)
-        yield sb
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), stdout=out, stderr=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def write_input(path: Path, people: list[tuple[str, str]]) -> None:
