@@ -14,7 +14,8 @@ service cannot take it:
   until one ends);
 * **the hold**: a 429 while the service takes nothing at all (nothing sent recently was
   answered) holds every bulk attempt of the area for the wait the service asked for;
-  after it they leave paced, or (unpaced calls) spread over a share of that wait.
+  after it they leave paced, or (unpaced calls) spread over a share of that wait (a
+  second at most).
 
 Every paced attempt's answer (``done``) feeds the ``RateFinder``. An unpaced bulk call
 (``check_many(adaptive=False)``: a caller that paces on its own, as the fleet does
@@ -34,8 +35,10 @@ from .rate import RateFinder
 
 __all__ = ["Pace", "Ticket"]
 
-#: An unpaced call held back leaves within this share of the hold after it ends.
+#: An unpaced call held back leaves within this share of the hold (of ``MAX_SPREAD``
+#: seconds at most) after it ends.
 HOLD_SPREAD = 0.5
+MAX_SPREAD = 1.0
 #: "Nothing answered" means nothing within this long (or the hold asked, if longer).
 STARVED_WITHIN = 1.0
 
@@ -71,6 +74,12 @@ class Pace:
         self._in_flight = 0
         self._refusals = 0  # 429s so far: a paced wait that saw one is spaced again
         self._parked: deque[asyncio.Future[None]] = deque()
+
+    @property
+    def held_until(self) -> float:
+        """When the hold of a 429 from a service that took nothing ends (the clock's
+        time; past: no hold)."""
+        return self._held_until
 
     @property
     def in_flight(self) -> int:
@@ -176,7 +185,7 @@ class Pace:
         held = self._held_until
         if held <= now:
             return now
-        return held + HOLD_SPREAD * self._rand() * (held - now)
+        return held + self._rand() * min(HOLD_SPREAD * (held - now), MAX_SPREAD)
 
     def _interval(self) -> float:
         """One jittered interval of the pacer (half to one and a half of 1 / rate)."""

@@ -361,7 +361,9 @@ class Transport(Interpreter):
             raise self.connection_error(exchange.call,
                                         attempts.failed(CLOSED_IN_FLIGHT)) from None
         if ticket is None:
-            raise self._ran_out(exchange.call, attempts)
+            held = pace.held_until - self.clock()
+            raise (self._held_back(exchange.call, held) if held > 0 and attempts.last is None
+                   else self._ran_out(exchange.call, attempts))
         status: int | None = None
         attempted: Attempted[Any] | None = None
         try:
@@ -375,6 +377,17 @@ class Transport(Interpreter):
             pace.done(ticket, status, parse_retry_after(
                 answer[1].get("Retry-After")) if answer and status == 429 else None)
         return attempted
+
+    def _held_back(self, call: Call, seconds: float) -> RateLimitError:
+        """The error of a bulk call the pace holds past its budget before its first
+        attempt: the service asked this client to wait (a 429 while it took nothing)."""
+        error = RateLimitError(
+            f"not sent: the service asked for a wait of {seconds:.1f} s (HTTP 429 to "
+            "this client), past this call's time", operation=call.op.name,
+            url=call.shown_url, retry_after=seconds)
+        if logger.isEnabledFor(logging.WARNING):
+            log_give_up(call.op.method, self._shown(call), str(error), 0)
+        return error
 
     def _ran_out(self, call: Call, attempts: Attempts) -> SDKError:
         """The error of a call whose budget ended before another attempt could be made."""

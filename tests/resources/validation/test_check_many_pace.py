@@ -220,3 +220,24 @@ async def test_cancelling_the_consumer_gives_the_window_back(local: LocalServer)
     assert other_tasks() - before == set()
 
 
+
+
+async def test_a_check_held_past_its_budget_is_rate_limited_without_being_sent(
+        local: LocalServer) -> None:
+    """A service that takes nothing asks for 30 s: the checks the first 429s hold back
+    cannot be sent within their 5 s budget; each is a RateLimitError at once (its
+    retry_after the wait left, no status: nothing was sent), not a timeout."""
+    async def handle(request: web.Request) -> web.Response:
+        return web.json_response({"detail": "slow down"}, status=429,
+                                 headers={"Retry-After": "30"})
+
+    local.routes[CHECK_PATH] = handle
+    async with asyncsdk.Client(API_KEY, USERNAME, base_url=local.url) as c:
+        outcomes = [o async for o in c.validation.check_many(
+            emails(12), concurrency=4, request_timeout=5)]
+    assert all(isinstance(o.error, asyncsdk.RateLimitError) for o in outcomes)
+    assert all(o.error.retry_after > 25 for o in outcomes)  # type: ignore[union-attr]
+    sent = local.count(CHECK_PATH)
+    assert sent <= 4
+    held = [o for o in outcomes if o.error.status_code is None]  # type: ignore[union-attr]
+    assert len(held) == 12 - sent
