@@ -22,6 +22,8 @@ Keys (``run`` and ``name`` are the producer's labels):
   ``failed`` / ``done``, and why it failed (for the producer's ``--wait``).
 - ``fleet:pause``: exists while the service asked the fleet to slow down; its TTL is the
   ``Retry-After`` the service gave. Every worker reads it before sending a check.
+- ``fleet:pace`` hash and ``fleet:pace:refusals`` list: the fleet's shared pace (its
+  rate, its schedule, its recent 429s; ``pace.SharedPace``), forgotten when unused.
 """
 
 from __future__ import annotations
@@ -240,12 +242,23 @@ class BatchLease:
         await self.redis.eval(_RELEASE, 1, self.key, token)
 
 
+#: Sets the pause to ARGV[1] ms unless it already has at least that long to run: a
+#: longer wish extends it, a shorter one never shortens it (one script: two workers that
+#: hear "slow down" at once cannot undo each other; Redis 6.2 has no ``PEXPIRE GT``).
+_PAUSE = """
+if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then
+  return redis.call('set', KEYS[1], '1', 'px', ARGV[1])
+end
+return 0
+"""
+
+
 class FleetPace:
     """A pause shared by every worker: one Redis key whose TTL is the service's wish.
 
-    Nothing more than ``SET NX PX`` (the first worker to hear "slow down" starts the
-    pause), ``PEXPIRE GT`` (a longer wish extends it, a shorter one never shortens it) and
-    ``PTTL`` before each send.
+    Set by one small script (a longer wish extends it, a shorter one never shortens it)
+    and read (``PTTL``) before each send; the shared pace (``pace.SharedPace``) holds
+    every check until it ends, and sets it itself when the service takes nothing.
     """
 
     def __init__(self, redis: Redis, key: str = PAUSE_KEY) -> None:
@@ -255,10 +268,7 @@ class FleetPace:
     async def pause(self, seconds: float | None) -> None:
         """Ask the whole fleet to send nothing for ``seconds`` (None: the default)."""
         ms = max(1, int(1000 * (seconds if seconds and seconds > 0 else DEFAULT_PAUSE_SECONDS)))
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.set(self.key, "1", px=ms, nx=True)
-            pipe.pexpire(self.key, ms, gt=True)
-            await pipe.execute()
+        await self.redis.eval(_PAUSE, 1, self.key, ms)
 
     async def remaining(self) -> float:
         """Seconds left of the current pause (0.0 when there is none)."""
