@@ -78,12 +78,20 @@ PROBE_UNIT = 0.5
 PEAK_MEMORY = 10.0
 #: Refused sends this recent are used for the estimate; two at most ``GAP`` apart
 #: (or ``GAP_SENDS`` sends at the current rate, for a slow service) bracket refills.
-ESTIMATE_MEMORY = 1.0
-GAP = 0.5
+ESTIMATE_MEMORY = 2.0
+GAP = 1.0
+#: The brackets of the last ``RECENT`` seconds alone are used where they are sure, or
+#: differ by ``CHANGE`` from all of them (the limit changed).
+RECENT = 0.25
+CHANGE = 0.2
 GAP_SENDS = 10
-#: An estimate needs brackets covering this long and this many answered sends.
+#: An estimate needs brackets covering this long and this many answered sends; with
+#: ``SURE`` answered sends it is sure (one more or less: a few percent) and the rate
+#: rests at it, else a probe comes soon: its 429s bracket more.
 MIN_SPAN = 0.02
 MIN_ANSWERED = 8
+SURE = 40
+AGREE = 0.05
 #: In flight: at least ``MIN_WINDOW``, else ``WINDOW_GAIN`` x rate x shortest answer time.
 MIN_WINDOW = 4
 WINDOW_GAIN = 2.0
@@ -98,9 +106,10 @@ PENDING, ANSWERED, REFUSED, FAILED = 0, 1, 2, 3
 class RateFinder:
     """The rate and the window of one pace, found from its answers (see the module)."""
 
-    __slots__ = ("_before", "_cut_at", "_first", "_peak", "_peak_at", "_probe_at",
-                 "_probing", "_refused", "_rtt", "_rtt_at", "_states", "_step", "_times",
-                 "estimate", "rate", "starting", "window")
+    __slots__ = ("_before", "_calm", "_ceiling", "_contended", "_cut_at", "_first", "_peak",
+                 "_peak_at", "_probe_at", "_probing", "_refused", "_rtt", "_rtt_at",
+                 "_states", "_step", "_sure", "_times", "estimate", "rate", "starting",
+                 "window")
 
     def __init__(self) -> None:
         #: Sends a second the pacer spaces paced attempts at (unpaced until a round
@@ -124,6 +133,10 @@ class RateFinder:
         self._probe_at = math.inf
         self._step = STEP
         self._probing = False
+        self._sure = False  # the last estimate counted SURE answered sends or more
+        self._ceiling = math.inf  # the most the current episode's rate may be
+        self._contended = False  # the current episode was not of this pace's making
+        self._calm = False  # probing began: the refused sends are not the start-up's
         self._before = 0.0  # the rate before the probes since the last cut
         self._rtt = math.inf
         self._rtt_at = -math.inf
@@ -154,9 +167,15 @@ class RateFinder:
             self._probe(now)
 
     def answered(self, send: int, at: float, now: float) -> None:
-        """Send number ``send``, made ``at``, was answered (not 429): the service took it."""
+        """Send number ``send``, made ``at``, was answered (not 429): the service took it.
+        One made before a refused one may complete what the estimate knows (a 429 is
+        answered at once, a check later): the episode's estimate is made again."""
         self._mark(send, ANSWERED)
         self._timed(now - at, now)
+        if self._refused and at < self._refused[-1] and not self._probing:
+            estimate = self._estimate_at(now)
+            if estimate:
+                self._refine(estimate)
         if self.starting:
             self.window *= 1.0 + min(1.0, GROWTH ** (self._rtt / ROUND) - 1.0) / self.window
             self.rate = START_GAIN * self.window / self._rtt
@@ -169,15 +188,12 @@ class RateFinder:
         """Send number ``send``, made ``at``, was answered 429: cut (a new episode) or
         refine (the same one)."""
         self._mark(send, REFUSED)
-        self._timed(now - at, now)
         insort(self._refused, at)
         estimate = self._estimate_at(now)
         if at >= self._cut_at:
             self._cut(now, estimate)
-        elif estimate:  # the same episode: what it shows of the service so far
-            self.estimate = estimate
-            self.rate = BACKOFF * estimate
-            self._resize()
+        elif estimate and not self._probing:  # the same episode: what it shows so far
+            self._refine(estimate)
 
     def starved(self, now: float, within: float) -> bool:
         """True when nothing sent within the last ``within`` seconds was answered: the
@@ -187,40 +203,59 @@ class RateFinder:
 
     # --- deciding -------------------------------------------------------------------
     def _cut(self, now: float, estimate: float) -> None:
-        """The first 429 of an episode: the rate falls to what the service takes. An
-        episode this pace did not cause (it was not probing: another client on the same
-        key, or a lower limit) yields at least ``YIELD`` and probes again soon."""
+        """The first 429 of an episode: the rate falls to what the service takes, never
+        above what held before (the rate before a failed probe; ``YIELD`` x the rate for
+        an episode this pace did not cause: another client on the same key, or a lower
+        limit, which also probes again soon)."""
         contended = not (self.starting or self._probing or now - self._cut_at < SETTLE)
         if self.starting:
             self.rate = self.window / self._rtt if self._rtt < math.inf else 1.0 / ROUND
-        base = self._base(now, estimate)
-        self.rate = min(base, YIELD * self.rate) if contended else base
+            self._ceiling = math.inf
+        elif self._probing:
+            self._ceiling = self._before
+        else:  # a new episode the rate caused and nothing to show what it should be:
+            # lower it all the same (else the same rate refused again keeps it)
+            self._ceiling = YIELD * self.rate if contended or not estimate else self.rate
+        self._contended = contended
         self.starting = self._probing = False
         self._cut_at = now
         self._step = STEP
-        far = contended or self.rate < FAR * self._peak
-        self._probe_at = now + (FAR_GAP if far else self._plateau())
-        self._resize()
+        self._settle(now, estimate)
 
-    def _base(self, now: float, estimate: float) -> float:
-        """The rate after a cut: ``BACKOFF`` x the estimate; else the rate before a
-        failed probe, or ``BLIND_BACKOFF`` x the start-up's, or ``YIELD`` x the rate."""
+    def _refine(self, estimate: float) -> None:
+        """The episode's estimate, more complete: the rate follows it."""
+        self._settle(self._cut_at, estimate)
+
+    def _settle(self, now: float, estimate: float) -> None:
+        """The episode's rate: ``BACKOFF`` x the estimate, at most its ceiling (without
+        an estimate: the ceiling; blind in the start-up: ``BLIND_BACKOFF`` x the rate);
+        and when to probe: soon unless the estimate is sure and near the peak."""
         if estimate:
             self.estimate = estimate
             if estimate >= self._peak or now - self._peak_at > PEAK_MEMORY:
                 self._peak = estimate
             if estimate >= FAR * self._peak:
                 self._peak_at = now
-            return BACKOFF * estimate
-        if self._probing:
-            return self._before
-        return (BLIND_BACKOFF if self.starting else YIELD) * self.rate
+            self.rate = min(BACKOFF * estimate, self._ceiling)
+        elif math.isinf(self._ceiling):
+            self.rate *= BLIND_BACKOFF
+        else:
+            self.rate = min(self.rate, self._ceiling)
+        soon = (self._contended or not (self._sure and self._calm)
+                or self.rate < FAR * self._peak)
+        self._probe_at = self._cut_at + (FAR_GAP if soon else self._plateau())
+        self._resize()
 
     def _probe(self, now: float) -> None:
         """A probe is due and no 429 answered the last: raise the rate by its step (at
         least ``PROBE_UNIT`` sends a round trip: the same for every client of the
         service, so a small one grows faster than a big one), doubling the step each
         time, until a 429 ends the probes."""
+        if not self._probing:
+            # Sent below the limit since the last refusal, the bucket may have filled
+            # and wasted refills: a bracket across this moment would be too low.
+            self._refused.clear()
+            self._calm = True
         self._before = self.rate  # it stood a probe gap without a 429
         self._probing = True
         self.rate += max(self._step * self.rate, PROBE_UNIT / self._rtt)
@@ -243,14 +278,20 @@ class RateFinder:
         if len(refused) < 2:
             return 0.0
         widest = max(GAP, GAP_SENDS / self.rate) if self.rate else GAP
-        span, answered = _bracketed(self._times, self._states, refused, widest)
-        if span < MIN_SPAN or answered < MIN_ANSWERED:
+        times, states = self._times, self._states
+        span, answered = _chosen(_bracketed(times, states, refused, widest, -math.inf),
+                                 _bracketed(times, states, refused, widest, now - RECENT))
+        if not span:
             return 0.0
-        return answered / span
+        estimate = answered / span
+        # Two episodes' estimates that agree are as sure as one long one.
+        self._sure = answered >= SURE or abs(estimate - self.estimate) <= AGREE * estimate
+        return estimate
 
     def _timed(self, elapsed: float, now: float) -> None:
         """An answer came ``elapsed`` after its send: the shortest answer time (kept
-        ``RTT_MEMORY`` seconds) sizes the window."""
+        ``RTT_MEMORY`` seconds) sizes the window. A 429 is not one: the service refuses
+        at once what it takes time to answer."""
         if elapsed <= self._rtt or now - self._rtt_at > RTT_MEMORY:
             self._rtt, self._rtt_at = max(elapsed, 1e-4), now
             self._resize()
@@ -261,14 +302,29 @@ class RateFinder:
         self.window = max(MIN_WINDOW, math.ceil(WINDOW_GAIN * self.rate * self._rtt))
 
 
+def _chosen(every: tuple[float, int], recent: tuple[float, int]) -> tuple[float, int]:
+    """The brackets to estimate from: every recent one (the longer, the surer), or only
+    the last ``RECENT`` seconds' where they are sure, or say the limit changed (differ
+    by ``CHANGE``); (0.0, 0) when neither is enough."""
+    if _enough(*recent) and (recent[1] >= SURE or not _enough(*every) or abs(
+            recent[1] / recent[0] - every[1] / every[0]) > CHANGE * every[1] / every[0]):
+        return recent
+    return every if _enough(*every) else (0.0, 0)
+
+
+def _enough(span: float, answered: int) -> bool:
+    return span >= MIN_SPAN and answered >= MIN_ANSWERED
+
+
 def _bracketed(times: list[float], states: bytearray, refused: list[float],
-               widest: float) -> tuple[float, int]:
-    """The time between consecutive refused sends at most ``widest`` apart, and the
-    answered sends between them; only up to the first send still unanswered (what is
-    not known yet would count as not taken)."""
+               widest: float, since: float) -> tuple[float, int]:
+    """The time between consecutive refused sends at most ``widest`` apart (both made
+    ``since`` then or later), and the answered sends between them; only up to the first
+    send still unanswered (what is not known yet would count as not taken)."""
     pending = states.find(PENDING)
     known = math.inf if pending < 0 else times[pending]
-    pairs = [(a, b) for a, b in itertools.pairwise(refused) if b - a <= widest and b <= known]
+    pairs = [(a, b) for a, b in itertools.pairwise(refused)
+             if b - a <= widest and b <= known and a >= since]
     span, answered = 0.0, 0
     for a, b in pairs:
         span += b - a
