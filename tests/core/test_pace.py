@@ -72,7 +72,8 @@ class Service:
 
 
 async def run_workers(pace: Pace, service: Service, inputs: int, workers: int = 64,
-                      wait: float | None = 1.0) -> dict[int, int]:
+                      wait: float | None = 1.0, answer_time: float = SERVICE
+                      ) -> dict[int, int]:
     """check_many's shape: ``workers`` tasks take the inputs; each sends its input when
     the pace lets it, and sends it again after the wait asked for while it gets 429s
     (the transport's bulk rule). Returns how many times each input was answered."""
@@ -87,9 +88,9 @@ async def run_workers(pace: Pace, service: Service, inputs: int, workers: int = 
             while True:
                 ticket = await pace.ready(True, math.inf)
                 assert ticket is not None
-                await asyncio.sleep(SERVICE / 2)
+                await asyncio.sleep(answer_time / 2)
                 taken = service.take(loop.time())
-                await asyncio.sleep(SERVICE / 2)
+                await asyncio.sleep(answer_time / 2)
                 pace.done(ticket, 200 if taken else 429, None if taken else wait)
                 if taken:
                     answered[item] = answered.get(item, 0) + 1
@@ -215,6 +216,48 @@ def test_the_rate_and_the_window_follow_a_limit_that_changes() -> None:
     assert seen["after"][0] >= 0.9 * R
     assert service.refused_share(3.0, 4.0) < 0.1  # a second after the drop
     assert service.answered_between(4.5, 5.5) >= 0.9 * R  # back within a second
+
+
+def test_the_window_follows_a_slow_service() -> None:
+    """100 ms to answer: in flight ~ rate x answer time (50), more than a fast service
+    needs, and the rate rests near R once found (no probe lands its 429s at the end)."""
+    service = Service()
+
+    async def main() -> tuple[dict[int, int], Pace, float]:
+        pace = new_pace()
+        loop = asyncio.get_running_loop()
+        answered = await run_workers(pace, service, 1200, answer_time=0.1)
+        return answered, pace, loop.time()
+
+    with virtual_loop() as loop:
+        answered, pace, took = loop.run_until_complete(main())
+    assert sorted(answered) == list(range(1200)) and set(answered.values()) == {1}
+    assert 1200 / took >= 0.9 * R
+    assert pace.finder.window >= 0.9 * R * 0.1
+    assert service.refused_share(0, took) < 0.03
+
+
+def test_a_restored_limit_is_found_whole() -> None:
+    """R/3, then R from t = 2: the estimate after the restore is R, not a mean with the
+    time the client sent below the limit (its bucket filled and wasted refills)."""
+    service = Service(limit=lambda t: R / 3 if t < 2.0 else R)
+    seen: list[float] = []
+
+    async def main() -> None:
+        pace = new_pace()
+
+        async def look() -> None:
+            await asyncio.sleep(4.5)  # a probe found the new limit (after a rest)
+            seen.append(pace.finder.estimate)
+
+        watcher = asyncio.ensure_future(look())
+        await run_workers(pace, service, 3000)
+        await watcher
+
+    with virtual_loop() as loop:
+        loop.run_until_complete(main())
+    assert 0.9 * R <= seen[0] <= 1.05 * R
+    assert service.answered_between(4.2, 5.2) >= 0.9 * R
 
 
 def test_two_paces_on_one_key_share_it() -> None:
