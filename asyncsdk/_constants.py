@@ -65,8 +65,10 @@ OFFLOAD_SHARE_SECONDS = 0.002
 #: ... by sleeping this long (which releases the GIL; the OS makes it about 50 us).
 OFFLOAD_SHARE_PAUSE = 1e-6
 
-#: ``check_many`` default number of checks in flight.
-DEFAULT_CHECK_CONCURRENCY = 16
+#: ``check_many`` default bound on the checks in flight (and on the inputs read ahead).
+#: An upper bound only: how many are on the wire is found from the service's answers
+#: (``_core.pace``); room above that holds the checks waiting out a 429's wait.
+DEFAULT_CHECK_CONCURRENCY = 64
 
 #: ``ValidationJob.wait`` defaults: first interval, cap, growth factor.
 DEFAULT_POLL_INTERVAL = 1.0

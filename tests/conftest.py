@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from aioresponses import aioresponses
-from hypothesis import settings
 from helpers import API_KEY, BASE, USERNAME, SleepRecorder
+from hypothesis import settings
 
 import asyncsdk
 import asyncsdk.testing

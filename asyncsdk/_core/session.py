@@ -214,15 +214,16 @@ class SessionOwner:
         finally:
             self._attempts.discard(own)
 
-    async def pause(self, seconds: float) -> None:
-        """Sleep ``seconds``; ``close()`` wakes it.
+    async def pause(self, seconds: float, waiter: asyncio.Future[None] | None = None) -> None:
+        """Sleep ``seconds``, or until ``waiter`` (if given) is done; ``close()`` wakes it.
 
         Raises:
             ClosedInFlight: the client is (or got) closed.
         """
         if not self.closed:
             loop = asyncio.get_running_loop()
-            waiter: asyncio.Future[None] = loop.create_future()
+            if waiter is None:
+                waiter = loop.create_future()
             timer = loop.call_later(seconds, _wake, waiter)
             self._pauses.add(waiter)
             try:

@@ -6,7 +6,10 @@
   interpreted, decoded: ``_finish``) or as an open stream (``_open``).
 * ``_send_handling_retries``: the call's budget and its attempts; after each, the retry
   policy (``_core.retry``: small predicates) decides between handing the answer out,
-  another attempt after a pause, and the call's error (``_next_pause``).
+  another attempt after a pause, and the call's error (``_next_pause``). A bulk call's
+  attempt is first let through by its area's pace (``_core.pace``: ``_paced``), which
+  hears what came of it; a 429 it gets is sent again after the wait the service asked
+  for without spending ``max_retries``, until the budget ends it (DESIGN §3).
 * ``_attempt``: one attempt — the request sent, and its answer either finished or, when
   it is to be retried, read and released. aiohttp's failures become a ``Failure``.
 * ``_send_single_request``: the request handed to aiohttp, marked as the library's own
@@ -54,9 +57,11 @@ from .failures import (
 from .log import log_attempt, log_give_up, log_retry, logger
 from .middleware import OUTGOING, Outgoing
 from .operation import Call, Extras, Operation
+from .pace import Pace
 from .retry import (
     backoff_delay,
     parse_retry_after,
+    resent_free,
     retries_answer,
     retries_at_once,
     retries_failure,
@@ -76,15 +81,20 @@ Answer = tuple[int, Mapping[str, str], bytes]
 class Exchange:
     """What every attempt of one call shares: the call, its credentials (``outgoing``),
     its JSON body, its time (budget and per-attempt bound), and how its final answer is
-    handed out: decoded as ``model`` (a list of them, ``many``), or as an open stream."""
+    handed out: decoded as ``model`` (a list of them, ``many``), or as an open stream. A
+    bulk call's attempts wait for ``pace`` (``paced``: its rate and window too, not only
+    its holds)."""
 
-    __slots__ = ("budget", "call", "many", "model", "outgoing", "per_attempt", "sent",
-                 "streaming")
+    __slots__ = ("budget", "call", "many", "model", "outgoing", "pace", "paced",
+                 "per_attempt", "sent", "streaming")
 
     def __init__(self, call: Call, outgoing: Outgoing | None, json_body: Any, budget: float,
                  per_attempt: float | None, *, model: type[Any] | None = None,
-                 many: bool = False, streaming: bool = False) -> None:
+                 many: bool = False, streaming: bool = False, pace: Pace | None = None,
+                 paced: bool = True) -> None:
         self.call = call
+        self.pace = pace
+        self.paced = paced
         self.outgoing = outgoing
         self.budget = budget
         self.per_attempt = per_attempt
@@ -117,6 +127,14 @@ class Attempted(Generic[T]):
         self.answer = answer
         self.failure = failure
 
+    @property
+    def status(self) -> int | None:
+        """The answer's status for the pace: an answer to retry's, 200 for the call's
+        result (the service took it), None for a failure (no answer)."""
+        if self.answer is not None:
+            return self.answer[0]
+        return None if self.failure is not None else 200
+
     def discard(self) -> None:
         """Release what the result holds (an open stream) when no one will take it."""
         if isinstance(self.value, StreamedResponse):
@@ -124,18 +142,33 @@ class Attempted(Generic[T]):
 
 
 class Attempts:
-    """The attempts of one call so far: the count, the clock, what the last gave, and
-    whether any may have reached the service."""
+    """The attempts of one call so far: the count (``retry``: attempts made less one;
+    ``free``: of those, the 429s of a ``bulk`` call, which spend no retry), the clock, what
+    the last gave, and whether any may have reached the service."""
 
-    __slots__ = ("begun", "deadline", "dropped", "last", "retry", "sent_maybe")
+    __slots__ = ("begun", "bulk", "deadline", "dropped", "free", "last", "retry",
+                 "sent_maybe")
 
-    def __init__(self, begun: float, budget: float) -> None:
+    def __init__(self, begun: float, budget: float, bulk: bool = False) -> None:
         self.begun = begun
         self.deadline = begun + budget
+        self.bulk = bulk
         self.retry = 0
+        self.free = 0
         self.sent_maybe = False
         self.dropped = False  # a connection already dropped before its answer
         self.last: Attempted[Any] | None = None
+
+    @property
+    def spent(self) -> int:
+        """The retries spent so far (``max_retries`` bounds them)."""
+        return self.retry - self.free
+
+    def count(self, attempted: Attempted[Any]) -> None:
+        """Another attempt follows ``attempted``."""
+        self.retry += 1
+        if attempted.answer is not None and resent_free(attempted.answer[0], self.bulk):
+            self.free += 1
 
     def failed(self, failure: Failure) -> Failure:
         """``failure``, counting every earlier attempt that may have been sent."""
@@ -169,17 +202,24 @@ class Transport(Interpreter):
         self._outgoing: dict[str, Outgoing] = {}
         #: What the caller adds to every request by default (``with_extras``).
         self.extras: Extras | None = None
+        #: Each area's pace of bulk work (by its argument), made at its first bulk call.
+        self._paces: dict[str, Pace] = {}
 
     # --- the call -------------------------------------------------------------------
     def request(self, op: Operation, *, path_id: str | int | None = None,
                 params: Mapping[str, Any] | None = None, json_body: Any = None,
                 form: Mapping[str, Any] | None = None, timeout: float | None = None,
                 attempt_timeout: float | None = None, model: type[Any] | None = None,
-                many: bool = False, extras: Extras | None = None) -> Awaitable[Any]:
+                many: bool = False, extras: Extras | None = None,
+                bulk: bool = False, paced: bool = True) -> Awaitable[Any]:
         """Send ``op``; the awaitable gives its parsed JSON answer (None for an empty
         2xx body), decoded as ``model`` (a list of them with ``many``) when one is given.
         ``extras``: what the caller adds to this call's requests (``extra_query=``,
         ``extra_headers=``; default: this transport's, ``with_extras``).
+
+        ``bulk``: one call of many (``check_many``): each attempt waits for the area's
+        pace (its holds; with ``paced`` its rate and window too), and a 429 is sent again
+        after the wait asked for without spending ``max_retries``, until the budget ends.
 
         Arguments and configuration are checked at once (``ConfigurationError``,
         ``InvalidInputError``). Awaiting raises the ``APIError`` subclass the answer maps
@@ -195,7 +235,8 @@ class Transport(Interpreter):
             budget, per_attempt = self.limits.for_call(timeout, attempt_timeout,
                                                        op.safe_to_repeat)
             exchange = Exchange(call, self._credentials_of(call), json_body, budget,
-                                per_attempt, model=model, many=many)
+                                per_attempt, model=model, many=many,
+                                pace=self.pace(op) if bulk else None, paced=paced)
         except SDKError as exc:
             self.credentials.clean(exc)
             raise
@@ -265,6 +306,23 @@ class Transport(Interpreter):
         if op.area.argument in self._logins:
             extras.refuse_login()
 
+    def pace(self, op: Operation) -> Pace:
+        """The pace of ``op``'s area on this client (made at first use)."""
+        key = op.area.argument
+        pace = self._paces.get(key)
+        if pace is None:
+            pace = self._paces[key] = Pace(lambda: self.clock(), self._park,
+                                           lambda: self.rand())
+        return pace
+
+    async def _park(self, waiter: asyncio.Future[None] | None, seconds: float) -> None:
+        """A pace's wait: ``seconds`` (``sleep``), or until ``waiter`` is done, at most
+        ``seconds``; ``close()`` ends both (``ClosedInFlight``)."""
+        if waiter is None:
+            await self.sleep(seconds)
+        else:
+            await self.sessions.pause(seconds, waiter)
+
     def _credentials_of(self, call: Call) -> Outgoing:
         """What the middleware adds to ``call``'s requests (``ConfigurationError``: a
         credential the area needs is not configured)."""
@@ -281,27 +339,17 @@ class Transport(Interpreter):
     @clean_errors
     async def _send_handling_retries(self, exchange: Exchange) -> Any:
         """Attempts until one gives the call's result, or the call's error."""
-        attempts = Attempts(self.clock(), exchange.budget)
+        attempts = Attempts(self.clock(), exchange.budget, exchange.pace is not None)
         sessions = self.sessions
         session = sessions.session()  # a closed client, another loop: UsageError now
         cancelled_before = sessions.cancellations()
         while True:
-            remaining = attempts.deadline - self.clock()
-            if remaining <= 0:
-                last = attempts.last
-                raise self._given_up(exchange.call, attempts,
-                                     None if last and last.answer else TIME_RAN_OUT)
-            timeout = self.limits.for_attempt(remaining, exchange.budget,
-                                              exchange.per_attempt, exchange.streaming)
-            attempt = self._attempt(session, exchange, timeout,
-                                    attempts.retry >= self.max_retries, attempts)
-            try:
-                attempted = await (attempt if sessions.owns_session
-                                   else sessions.in_own_task(attempt, Attempted.discard))
-            except asyncio.CancelledError:
-                if not sessions.closed_under(cancelled_before):
-                    raise
-                attempted = Attempted(failure=CLOSED_IN_FLIGHT)
+            if attempts.deadline <= self.clock():
+                raise self._ran_out(exchange.call, attempts)
+            if exchange.pace is None:
+                attempted = await self._run(session, exchange, attempts, cancelled_before)
+            else:
+                attempted = await self._paced(session, exchange, attempts, cancelled_before)
             if attempted.done:
                 return attempted.value
             attempts.last = attempted
@@ -312,7 +360,69 @@ class Transport(Interpreter):
                 except ClosedInFlight:
                     raise self.connection_error(
                         exchange.call, attempts.failed(CLOSED_IN_FLIGHT)) from None
-            attempts.retry += 1
+            attempts.count(attempted)
+
+    async def _run(self, session: aiohttp.ClientSession, exchange: Exchange,
+                   attempts: Attempts, cancelled_before: int) -> Attempted[Any]:
+        """One attempt within what is left of the budget (on a caller's session in a
+        task of the client's own); ended by ``close()``: a failure."""
+        sessions = self.sessions
+        timeout = self.limits.for_attempt(attempts.deadline - self.clock(), exchange.budget,
+                                          exchange.per_attempt, exchange.streaming)
+        attempt = self._attempt(session, exchange, timeout,
+                                attempts.spent >= self.max_retries, attempts)
+        try:
+            return await (attempt if sessions.owns_session
+                          else sessions.in_own_task(attempt, Attempted.discard))
+        except asyncio.CancelledError:
+            if not sessions.closed_under(cancelled_before):
+                raise
+            return Attempted(failure=CLOSED_IN_FLIGHT)
+
+    async def _paced(self, session: aiohttp.ClientSession, exchange: Exchange,
+                     attempts: Attempts, cancelled_before: int) -> Attempted[Any]:
+        """One attempt of a bulk call, sent once its area's pace lets it (the call's
+        error when no moment is left in its budget), its outcome told to the pace."""
+        pace = exchange.pace
+        assert pace is not None
+        try:
+            ticket = await pace.ready(exchange.paced, attempts.deadline)
+        except ClosedInFlight:
+            raise self.connection_error(exchange.call,
+                                        attempts.failed(CLOSED_IN_FLIGHT)) from None
+        if ticket is None:
+            held = pace.held_until - self.clock()
+            raise (self._held_back(exchange.call, held) if held > 0 and attempts.last is None
+                   else self._ran_out(exchange.call, attempts))
+        status: int | None = None
+        attempted: Attempted[Any] | None = None
+        try:
+            attempted = await self._run(session, exchange, attempts, cancelled_before)
+            status = attempted.status
+        except APIError as exc:  # a final answer refused: the service took it
+            status = exc.status_code or 200
+            raise
+        finally:
+            answer = attempted.answer if attempted is not None else None
+            pace.done(ticket, status, parse_retry_after(
+                answer[1].get("Retry-After")) if answer and status == 429 else None)
+        return attempted
+
+    def _held_back(self, call: Call, seconds: float) -> RateLimitError:
+        """The error of a bulk call the pace holds past its budget before its first
+        attempt: the service asked this client to wait (a 429 while it took nothing)."""
+        error = RateLimitError(
+            f"not sent: the service asked for a wait of {seconds:.1f} s (HTTP 429 to "
+            "this client), past this call's time", operation=call.op.name,
+            url=call.shown_url, retry_after=seconds)
+        if logger.isEnabledFor(logging.WARNING):
+            log_give_up(call.op.method, self._shown(call), str(error), 0)
+        return error
+
+    def _ran_out(self, call: Call, attempts: Attempts) -> SDKError:
+        """The error of a call whose budget ended before another attempt could be made."""
+        last = attempts.last
+        return self._given_up(call, attempts, None if last and last.answer else TIME_RAN_OUT)
 
     def _next_pause(self, call: Call, attempted: Attempted[Any], attempts: Attempts) -> float:
         """The pause before the next attempt; raises the call's error when there is none
@@ -320,14 +430,14 @@ class Transport(Interpreter):
         failure = attempted.failure
         if failure is not None:
             failure = attempts.failed(CLOSED_IN_FLIGHT if self.sessions.closed else failure)
-            if self.max_retries <= attempts.retry or not retries_failure(
+            if self.max_retries <= attempts.spent or not retries_failure(
                     failure, call.op.safe_to_repeat):
                 raise self._given_up(call, attempts, failure)
             if retries_at_once(failure, attempts.dropped):
                 attempts.dropped = True
                 self._log_retry(call, failure.message, 0.0, attempts)
                 return 0.0
-            reason, delay = failure.message, backoff_delay(attempts.retry, self.rand)
+            reason, delay = failure.message, backoff_delay(attempts.spent, self.rand)
         else:
             assert attempted.answer is not None
             reason, delay = self._answer_pause(call, attempted.answer, attempts)
@@ -350,7 +460,11 @@ class Transport(Interpreter):
             raise meant
         status, headers, _ = answer
         delay = parse_retry_after(headers.get("Retry-After"))
-        return f"HTTP {status}", delay or backoff_delay(attempts.retry, self.rand)
+        if delay:
+            return f"HTTP {status}", delay
+        free = resent_free(status, attempts.bulk)
+        return f"HTTP {status}", backoff_delay(attempts.free if free else attempts.spent,
+                                               self.rand)
 
     def _given_up(self, call: Call, attempts: Attempts, failure: Failure | None) -> SDKError:
         """The call's error: ``failure``'s, or (None) the refusal of the last answer."""
@@ -402,7 +516,9 @@ class Transport(Interpreter):
         if debug:
             log_attempt(call.op.method, self._shown(call), response.status,
                         self.clock() - started, attempts.retry + 1)
-        if not final and retries_answer(response.status, call.op.safe_to_repeat):
+        status = response.status
+        if retries_answer(status, call.op.safe_to_repeat) and (
+                not final or resent_free(status, attempts.bulk)):
             body = await self.read_for_retry(call, response)
             return Attempted(answer=(response.status, response.headers, body))
         try:

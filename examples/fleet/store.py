@@ -22,6 +22,8 @@ Keys (``run`` and ``name`` are the producer's labels):
   ``failed`` / ``done``, and why it failed (for the producer's ``--wait``).
 - ``fleet:pause``: exists while the service asked the fleet to slow down; its TTL is the
   ``Retry-After`` the service gave. Every worker reads it before sending a check.
+- ``fleet:pace`` hash and ``fleet:pace:refusals`` list: the fleet's shared pace (its
+  rate, its schedule, its recent 429s; ``pace.SharedPace``), forgotten when unused.
 """
 
 from __future__ import annotations
@@ -286,9 +288,9 @@ return 0
 class FleetPace:
     """A pause shared by every worker: one Redis key whose TTL is the service's wish.
 
-    Nothing more than one small script (the first worker to hear "slow down" starts the
-    pause; a longer wish extends it, a shorter one never shortens it) and ``PTTL``
-    before each send.
+    Set by one small script (a longer wish extends it, a shorter one never shortens it)
+    and read (``PTTL``) before each send; the shared pace (``pace.SharedPace``) holds
+    every check until it ends, and sets it itself when the service takes nothing.
     """
 
     def __init__(self, redis: Redis, key: str = PAUSE_KEY) -> None:

@@ -54,6 +54,7 @@ from arq.worker import func
 
 import asyncsdk
 
+from .pace import SharedPace, paced_client
 from .store import (
     BatchLease,
     FleetInputError,
@@ -218,11 +219,12 @@ async def startup(ctx: dict[str, Any]) -> None:
         raise SystemExit(f"fleet worker: {exc}") from None
     log.info("Redis %s", version)
     ctx["config"] = CONFIG
-    # Enough connections for every batch this worker runs at once.
-    ctx["client"] = asyncsdk.Client(
-        max_retries=CONFIG.client_retries,
-        max_connections=max(100, CONFIG.concurrency * CONFIG.max_jobs),
-    )
+    # The checks of every worker go at the fleet's pace, shared through Redis
+    # (``pace.SharedPace``: a middleware on this worker's session); enough connections
+    # for every batch this worker runs at once.
+    ctx["client"], ctx["session"] = paced_client(
+        SharedPace(ctx["redis"]), max_retries=CONFIG.client_retries,
+        max_connections=max(100, CONFIG.concurrency * CONFIG.max_jobs))
     ctx["pid"] = os.getpid()
     # On SIGTERM/SIGINT, batches send nothing new: arq (job_completion_wait) lets the
     # checks in flight end and be stored, and the rest is re-queued at once. arq's own
@@ -234,10 +236,14 @@ async def startup(ctx: dict[str, Any]) -> None:
 
 
 async def shutdown(ctx: dict[str, Any]) -> None:
-    """arq ``on_shutdown``: close the Client (not reached on SIGKILL, and that is fine)."""
+    """arq ``on_shutdown``: close the Client and its session (not reached on SIGKILL, and
+    that is fine)."""
     client: asyncsdk.Client | None = ctx.get("client")
     if client is not None:
         await client.close()
+    session = ctx.get("session")
+    if session is not None:
+        await session.close()
 
 
 async def _guarded(ctx: dict[str, Any], work: Awaitable[_T], what: str,
@@ -365,8 +371,12 @@ async def _check_batch(
             yield email
 
     transient: list[asyncsdk.SDKError] = []
+    # adaptive=False: the fleet's shared pace (the session's middleware), not the
+    # client's own, says when each check leaves; a 429 is still sent again after its
+    # wait, without spending a retry, within request_timeout.
     checks = client.validation.check_many(
-        feed(), concurrency=config.concurrency, request_timeout=config.request_timeout)
+        feed(), concurrency=config.concurrency, adaptive=False,
+        request_timeout=config.request_timeout)
     async with aclosing(checks) as outcomes:
         async for outcome in outcomes:
             index = sent[outcome.email].popleft()

@@ -7,10 +7,15 @@ allocated per input beyond the check itself and its outcome (no task, no queue i
 and reading the source never stands between a finished check and its delivery: a worker
 waiting on a slow source holds up nobody but itself.
 
-A worker takes an input only while fewer than ``limit`` inputs are taken and their
-outcomes not yet received by the caller, so at most ``limit`` checks are in flight and
-the outcomes waiting for a slow consumer are at most ``limit``: memory stays
-O(concurrency) whatever the input's length. A worker that finds no slot while the
+A worker takes an input only while fewer than ``limit`` (``concurrency``) inputs are
+taken and their outcomes not yet received by the caller, so at most ``limit`` checks are
+in flight and the outcomes waiting for a slow consumer are at most ``limit``: memory
+stays O(concurrency) whatever the input's length. How many of those are on the wire at
+once is the pace's to say, not this module's: each check is a bulk call
+(``Validation._bulk_check``), sent when the client's pace of the validation area lets it
+(``_core.pace``: the rate and the window the service takes, found from every attempt's
+answer), and a 429 it gets is sent again after the wait asked for, without spending a
+retry, until its budget ends. A worker that finds no slot while the
 consumer is already woken waits one loop turn (the consumer runs first and takes what
 is ready); otherwise it parks until the consumer frees a slot.
 """
@@ -32,12 +37,10 @@ from typing import Any, Protocol
 from ..._checks import check_bool, check_count, check_seconds
 from ..._errors import (
     APIError,
-    APITimeoutError,
     AuthenticationError,
     ConfigurationError,
     InsufficientCreditError,
     InvalidInputError,
-    RateLimitError,
     SDKError,
     UsageError,
 )
@@ -49,8 +52,6 @@ __all__ = ["CheckFunction", "check_many"]
 #: (refused credentials or credit, a client closed under the run or used wrongly, a
 #: credential or URL the client lacks).
 _STOPPING = (AuthenticationError, InsufficientCreditError, UsageError, ConfigurationError)
-#: Failures that mean "too fast" to ``check_many(adaptive=True)``.
-_THROTTLED = (RateLimitError, APITimeoutError)
 
 
 class CheckFunction(Protocol):
@@ -71,7 +72,8 @@ def check_many(
     request_timeout: float | None,
 ) -> AsyncGenerator[CheckOutcome, None]:
     """The generator of ``Validation.check_many`` (documented there), each input checked
-    with ``check``; the arguments are checked here, at the call."""
+    with ``check`` (for ``adaptive``, see ``Validation._bulk_check``); the arguments are
+    checked here, at the call."""
     check_count(concurrency, "concurrency")
     check_bool(adaptive, "adaptive")
     check_seconds(validity_timeout, "validity_timeout")
@@ -83,8 +85,7 @@ def check_many(
     if not isinstance(emails, (Iterable, AsyncIterable)):
         raise InvalidInputError(
             f"emails: expected an iterable, got {type(emails).__name__}", field="emails")
-    return _Run(check, concurrency, adaptive, validity_timeout,
-                request_timeout).outcomes(emails)
+    return _Run(check, concurrency, validity_timeout, request_timeout).outcomes(emails)
 
 
 # --- outcomes: built in one place each (the model may be split by kind) ---------------
@@ -127,21 +128,17 @@ class _Run:
     loop: asyncio.AbstractEventLoop
 
     __slots__ = (
-        "adaptive", "alive", "async_source", "check", "closing", "concurrency",
-        "done_reading", "failure", "generation", "leftover", "limit", "lock", "loop",
-        "outstanding", "parked", "ready", "request_timeout", "source", "spawned", "stopped",
-        "streak", "tasks", "validity_timeout", "waiter")
+        "alive", "async_source", "check", "closing", "done_reading", "failure",
+        "leftover", "limit", "lock", "loop", "outstanding", "parked", "ready",
+        "request_timeout", "source", "spawned", "stopped", "tasks", "validity_timeout",
+        "waiter")
 
-    def __init__(self, check: CheckFunction, concurrency: int, adaptive: bool,
-                 validity_timeout: float, request_timeout: float | None) -> None:
+    def __init__(self, check: CheckFunction, concurrency: int, validity_timeout: float,
+                 request_timeout: float | None) -> None:
         self.check = check
-        self.concurrency = concurrency
-        self.adaptive = adaptive
         self.validity_timeout = validity_timeout
         self.request_timeout = request_timeout
-        self.limit = concurrency  # lowered and raised by adaptive mode
-        self.generation = 0  # bumped on each decrease: throttles of older requests ignored
-        self.streak = 0
+        self.limit = concurrency
         self.source: Iterator[Any] | None = None
         self.async_source: AsyncIterator[Any] | None = None
         self.lock: asyncio.Lock | None = None  # one reader at a time of an async source
@@ -323,16 +320,13 @@ class _Run:
                 return
             if self.spawned < self.limit:
                 self._spawn()  # another input may be waiting: one more worker
-            generation = self.generation
             try:
                 result = await check(value, validity_timeout=validity_timeout,
                                      request_timeout=request_timeout)
             except SDKError as exc:  # ``InvalidInputError``: never sent (shown as given)
-                self._check_failed(value, exc, generation)
+                self._check_failed(value, exc)
                 continue
             self._deliver(_succeeded(value, result))
-            if self.adaptive:
-                self._adapt(False, generation)
 
     async def _slot(self) -> None:
         """Wait until fewer than ``limit`` inputs are outstanding, or reading has ended."""
@@ -363,31 +357,13 @@ class _Run:
             return False
         return True
 
-    def _check_failed(self, value: Any, exc: SDKError, generation: int) -> None:
+    def _check_failed(self, value: Any, exc: SDKError) -> None:
         """Deliver the failure of one check; one that every later check would share
-        stops the run; adaptive mode hears of it."""
+        stops the run."""
         self._deliver(_failed(_shown(value), exc))
         if isinstance(exc, _STOPPING) and self.stopped is None:
             self.stopped = exc
             self._end_reading()
-        if self.adaptive and not isinstance(exc, InvalidInputError):
-            self._adapt(isinstance(exc, _THROTTLED), generation)
-
-    def _adapt(self, throttled: bool, generation: int) -> None:
-        """Halve the limit on a throttle of the current window, grow it by one after as
-        many consecutive answers as the limit."""
-        if throttled:
-            self.streak = 0
-            if generation == self.generation and self.limit > 1:
-                self.limit = max(1, self.limit // 2)
-                self.generation += 1
-            return
-        self.streak += 1
-        if self.streak >= self.limit and self.limit < self.concurrency:
-            self.limit += 1
-            self.streak = 0
-            if self.parked and self.outstanding < self.limit:
-                _wake(self.parked.popleft())
 
 
 def _wake(future: asyncio.Future[None]) -> None:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
-import functools
 from collections.abc import AsyncGenerator, AsyncIterable, Iterable
+from functools import partial
 from typing import Any
 
 from ..._checks import MAX_ID, check_email, check_http_url, check_job_id, check_seconds
 from ..._constants import DEFAULT_CHECK_CONCURRENCY, DEFAULT_VALIDITY_TIMEOUT
-from ..._core.operation import Operation
+from ..._core.operation import Extras, Operation
 from ..._serde.converter import parse_int
 from ...models.validation import CheckOutcome, CheckResult
 from .._areas import Area
@@ -69,12 +69,25 @@ class Validation(Resource):
             CHECK, params=params, timeout=request_timeout, attempt_timeout=attempt_timeout,
             model=CheckResult, extras=extras)
 
+    async def _bulk_check(self, email: str, *, validity_timeout: float,
+                          request_timeout: float | None, paced: bool,
+                          extras: Extras | None) -> CheckResult:
+        """``check`` as one of many (``check_many``): a bulk call, so its attempts wait
+        for the validation area's pace (with ``paced``, its rate and window; else only
+        its holds) and a 429 is sent again after the wait asked for, without spending
+        ``max_retries``, until ``request_timeout`` (the client's timeout) ends it."""
+        check_email(email, "email")
+        params = {"email": email, "timeout": validity_timeout}
+        return await self._transport.request(  # type: ignore[no-any-return]
+            CHECK, params=params, timeout=request_timeout, model=CheckResult, extras=extras,
+            bulk=True, paced=paced)
+
     def check_many(
         self,
         emails: Iterable[str] | AsyncIterable[str],
         *,
         concurrency: int = DEFAULT_CHECK_CONCURRENCY,
-        adaptive: bool = False,
+        adaptive: bool = True,
         validity_timeout: float = DEFAULT_VALIDITY_TIMEOUT,
         request_timeout: float | None = None,
         extra_headers: ExtraHeaders | None = None,
@@ -90,6 +103,19 @@ class Validation(Resource):
         back no finished outcome). An input that is not an address gets an outcome with
         ``InvalidInputError`` and is not sent; any other failure of one check is that
         input's outcome and the run goes on.
+
+        **At the service's pace.** ``concurrency`` is an upper bound: how many checks
+        are sent at once, and how fast, is found from the service's answers (on by
+        default, ``adaptive``). The checks of the run go out paced at the rate the
+        service takes, found from every answer, 429s included, the number on the wire
+        following it (about that rate times the service's answer time) and any change of
+        the limit during the run. A 429 is "not processed, come back later": that check
+        is sent again after the wait the service asked for (``Retry-After``, else a
+        jittered backoff) without spending the client's ``max_retries``, until its
+        ``request_timeout`` (else the client's ``timeout``) ends it; only then is
+        ``RateLimitError`` its outcome. The pace is the client's, for the validation
+        area: a 429 holds back every check of every ``check_many`` run of this client
+        (released one by one, never in a wave), not only the one that got it.
 
         After an ``AuthenticationError`` or ``InsufficientCreditError`` (or a
         ``UsageError``: the client was closed under the run; or a ``ConfigurationError``:
@@ -109,10 +135,6 @@ class Validation(Resource):
         their outcomes are yielded, then the source's exception is raised. (An
         unexpected, non-SDK exception from a check is treated the same way.)
 
-        With ``adaptive=True`` the number in flight halves (down to 1) on a
-        ``RateLimitError`` or ``APITimeoutError`` and grows back by one after as many
-        consecutive answers as the current limit, never above ``concurrency``.
-
         Leaving the ``async for`` early and closing the generator (``aclose()``, or
         ``contextlib.aclosing``), or cancelling the consumer, cancels the checks in
         flight (and a read of an async source in progress); no task is left behind.
@@ -127,10 +149,18 @@ class Validation(Resource):
 
         Args:
             emails: the addresses.
-            concurrency: the most checks in flight (an int >= 1).
-            adaptive: adapt the number in flight to rate limiting (see above).
+            concurrency: the most checks in flight (an int >= 1; default 64): an upper
+                bound, the pace finds how many the service takes below it.
+            adaptive: True (the default): the pace finds the rate and the number in
+                flight. False: up to ``concurrency`` in flight whatever the service
+                takes, for a caller that paces on its own (as the fleet example does,
+                through Redis); 429s are still sent again after their wait without
+                spending a retry, and a 429 while the service takes nothing at all
+                still holds every check back. (The flag was off by default before, and
+                halved the number in flight on a ``RateLimitError``.)
             validity_timeout: the service's ``timeout`` per check, in seconds.
-            request_timeout: each check's timeout, overriding the client's.
+            request_timeout: each check's timeout, overriding the client's: the budget
+                within which a rate-limited check is sent again.
             extra_headers, extra_query: headers and query fields added to each check's
                 request (a credential field is refused).
 
@@ -144,11 +174,8 @@ class Validation(Resource):
             Whatever iterating ``emails`` raises, once the outcomes of every input
             already sent have been yielded.
         """
-        check = self.check
         extras = extras_of(extra_headers, extra_query)  # checked at once
-        if extras is not None:
-            check = functools.partial(self.check, extra_headers=extras.headers,
-                                      extra_query=extras.query)
+        check = partial(self._bulk_check, paced=adaptive is True, extras=extras)
         return check_many(check, emails, concurrency=concurrency, adaptive=adaptive,
                           validity_timeout=validity_timeout, request_timeout=request_timeout)
 

@@ -301,58 +301,6 @@ async def test_an_error_from_the_input_iterable_leaves_no_task_behind(
     assert other_tasks() - before == set()
 
 
-async def test_adaptive_halves_on_rate_limit_and_grows_back(local: LocalServer) -> None:
-    counter = Counter()
-    limited = 0
-    peaks: list[int] = []
-
-    async def handle(request: web.Request) -> web.Response:
-        nonlocal limited
-        counter.now += 1
-        peaks.append(counter.now)
-        try:
-            await asyncio.sleep(0.002)
-            if len(peaks) <= 16:  # the first burst is rate limited
-                limited += 1
-                return web.json_response({"detail": "slow down"}, status=429)
-            return web.json_response(ok(request.query["email"]))
-        finally:
-            counter.now -= 1
-
-    local.routes[CHECK_PATH] = handle
-    async with asyncsdk.Client(API_KEY, USERNAME, base_url=local.url, max_retries=0) as c:
-        outcomes = [o async for o in c.validation.check_many(
-            emails(200), concurrency=8, adaptive=True)]
-    assert len(outcomes) == 200
-    assert sum(isinstance(o.error, asyncsdk.RateLimitError) for o in outcomes) == limited
-    after_burst = peaks[16:]
-    # one halving per burst (requests of the old window don't halve again): 8 -> 4,
-    # so right after the burst no more than 4 are in flight
-    assert max(after_burst[:8]) <= 4
-    assert max(after_burst[-20:]) == 8  # grown back to the cap, never above it
-    assert max(peaks) <= 8
-
-
-async def test_adaptive_never_goes_below_one(local: LocalServer) -> None:
-    counter = Counter()
-
-    async def handle(request: web.Request) -> web.Response:
-        counter.now += 1
-        counter.peak = max(counter.peak, counter.now)
-        try:
-            await asyncio.sleep(0.001)
-            return web.json_response({}, status=429)
-        finally:
-            counter.now -= 1
-
-    local.routes[CHECK_PATH] = handle
-    async with asyncsdk.Client(API_KEY, USERNAME, base_url=local.url, max_retries=0) as c:
-        outcomes = [o async for o in c.validation.check_many(
-            emails(30), concurrency=4, adaptive=True)]
-    assert len(outcomes) == 30
-    assert all(isinstance(o.error, asyncsdk.RateLimitError) for o in outcomes)
-
-
 @pytest.mark.parametrize("bad", [0, -1, float("inf"), "5"])
 async def test_check_many_refuses_a_bad_request_timeout_at_the_call(
     client: asyncsdk.Client, mocked: aioresponses, bad: object

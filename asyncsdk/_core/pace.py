@@ -1,0 +1,206 @@
+"""The pace of one client's bulk work in one area: when its next attempt may be sent.
+
+DESIGN §3: in bulk (``check_many``, the fleet) a 429 is "not processed, come back
+later". The transport re-sends such an attempt after the wait the service asked for,
+without spending ``max_retries``, until the call's budget ends it; and every attempt of
+a bulk call first awaits its area's ``Pace`` (``ready``), which holds it back while the
+service cannot take it:
+
+* **the pacer**: paced attempts leave at the rate the service takes (``RateFinder``),
+  each spaced from the last by one interval, jittered (half to one and a half of it): a
+  429 re-spaces every waiting worker from that moment, so they are released one by
+  one, never in a wave;
+* **the window**: at most ``RateFinder.window`` paced attempts in flight (the rest park
+  until one ends);
+* **the hold**: a 429 while the service takes nothing at all (nothing sent recently was
+  answered) holds every bulk attempt of the area for the wait the service asked for;
+  after it they leave paced, or (unpaced calls) spread over a share of that wait (a
+  second at most).
+
+Every paced attempt's answer (``done``) feeds the ``RateFinder``. An unpaced bulk call
+(``check_many(adaptive=False)``: a caller that paces on its own, as the fleet does
+through Redis) honours only the hold. Nothing here knows an area or an operation; the
+transport holds one ``Pace`` per area. Time is the transport's (``clock``, ``sleep``,
+``rand``), so tests never wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from .rate import RateFinder
+
+__all__ = ["Pace", "Ticket"]
+
+#: An unpaced call held back leaves within this share of the hold (of ``MAX_SPREAD``
+#: seconds at most) after it ends.
+HOLD_SPREAD = 0.5
+MAX_SPREAD = 1.0
+#: "Nothing answered" means nothing within this long (or the hold asked, if longer).
+STARVED_WITHIN = 1.0
+
+
+class Ticket:
+    """One attempt let through by the pace, for ``done``: its send's number and time, and
+    whether it holds a place in the window."""
+
+    __slots__ = ("at", "paced", "send")
+
+    def __init__(self, send: int, at: float, paced: bool) -> None:
+        self.send = send
+        self.at = at
+        self.paced = paced
+
+
+class Pace:
+    """See the module docstring. ``park(waiter, seconds)`` waits for ``waiter`` or the
+    time, whichever comes first (the session owner's, which ``close()`` wakes)."""
+
+    __slots__ = ("_clock", "_held_until", "_in_flight", "_next", "_park", "_parked",
+                 "_rand", "_refusals", "finder")
+
+    def __init__(self, clock: Callable[[], float],
+                 park: Callable[[asyncio.Future[None] | None, float], Awaitable[Any]],
+                 rand: Callable[[], float]) -> None:
+        self._clock = clock
+        self._park = park
+        self._rand = rand
+        self.finder = RateFinder()
+        self._next = 0.0  # the pacer's next free moment
+        self._held_until = 0.0
+        self._in_flight = 0
+        self._refusals = 0  # 429s so far: a paced wait that saw one is spaced again
+        self._parked: deque[asyncio.Future[None]] = deque()
+
+    @property
+    def held_until(self) -> float:
+        """When the hold of a 429 from a service that took nothing ends (the clock's
+        time; past: no hold)."""
+        return self._held_until
+
+    @property
+    def in_flight(self) -> int:
+        """Paced attempts let through and not yet done."""
+        return self._in_flight
+
+    async def ready(self, paced: bool, deadline: float) -> Ticket | None:
+        """Wait until an attempt may be sent; None when it could not be before
+        ``deadline`` (then nothing was reserved)."""
+        if paced:
+            if not await self._slot(deadline):
+                return None
+            try:
+                if not await self._paced_wait(deadline):
+                    self._leave()
+                    return None
+            except BaseException:
+                self._leave()
+                raise
+            return self._ticket(True)
+        at = self._held_moment()
+        if at >= deadline:
+            return None
+        await self._wait_until(at)
+        return self._ticket(False)
+
+    def done(self, ticket: Ticket, status: int | None, wait: float | None) -> None:
+        """What came of ``ticket``'s attempt: an answer's ``status`` (None: no answer);
+        for a 429, ``wait`` is what the service asked for (None: it said nothing)."""
+        send = ticket.send
+        now = self._clock()
+        if status is None:
+            self.finder.failed(send)
+        elif status != 429:
+            self.finder.answered(send, ticket.at, now)
+        else:
+            self.finder.refused(send, ticket.at, now)
+            self._limited(now, wait)
+        if ticket.paced:
+            self._leave()
+
+    def _ticket(self, paced: bool) -> Ticket:
+        now = self._clock()
+        return Ticket(self.finder.sent(now), now, paced)
+
+    # --- the window ------------------------------------------------------------------
+    async def _slot(self, deadline: float) -> bool:
+        """Take a place in the window (park while it is full); False past ``deadline``."""
+        while self._in_flight >= self.finder.window:
+            left = deadline - self._clock()
+            if left <= 0:
+                return False
+            waiter = asyncio.get_running_loop().create_future()
+            self._parked.append(waiter)
+            try:
+                await self._park(waiter, left)
+            finally:
+                if not waiter.done():  # the time ran out first
+                    self._parked.remove(waiter)
+        self._in_flight += 1
+        return True
+
+    def _leave(self) -> None:
+        """A paced attempt ended (or gave up its place)."""
+        self._in_flight -= 1
+        self._wake()
+
+    def _wake(self) -> None:
+        """Wake as many parked attempts as the window has room for now."""
+        room = self.finder.window - self._in_flight
+        parked = self._parked
+        while parked and room >= 1:
+            waiter = parked.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                room -= 1
+
+    # --- the moments -----------------------------------------------------------------
+    async def _paced_wait(self, deadline: float) -> bool:
+        """Wait for a paced moment; a 429 meanwhile re-spaces the wait from then (the
+        moment is reserved again, at the new rate). False: not before ``deadline``."""
+        while True:
+            refusals = self._refusals
+            at = self._paced_moment(self._clock())
+            if at >= deadline:
+                return False
+            await self._wait_until(at)
+            if refusals == self._refusals:
+                return True
+
+    def _paced_moment(self, now: float) -> float:
+        """The moment reserved for the next paced send: one jittered interval after the
+        last one reserved, never before a hold ends."""
+        at = max(now, self._next, self._held_until)
+        if at > now:
+            self.finder.held_back(now)
+        self._next = at + self._interval()
+        return at
+
+    def _held_moment(self) -> float:
+        """An unpaced send's moment: now, or spread over the end of a hold."""
+        now = self._clock()
+        held = self._held_until
+        if held <= now:
+            return now
+        return held + self._rand() * min(HOLD_SPREAD * (held - now), MAX_SPREAD)
+
+    def _interval(self) -> float:
+        """One jittered interval of the pacer (half to one and a half of 1 / rate)."""
+        return (0.5 + self._rand()) / self.finder.rate
+
+    async def _wait_until(self, at: float) -> None:
+        delay = at - self._clock()
+        if delay > 0:
+            await self._park(None, delay)
+
+    def _limited(self, now: float, wait: float | None) -> None:
+        """A 429 came: every waiting paced send is re-spaced from now (the service has
+        no token left); if the service takes nothing at all, everyone is held for the
+        wait it asked."""
+        self._refusals += 1
+        self._next = now + self._interval()
+        if wait and self.finder.starved(now, max(STARVED_WITHIN, wait)):
+            self._held_until = max(self._held_until, now + wait)

@@ -1,0 +1,243 @@
+"""check_many at the service's pace, against real servers on 127.0.0.1 (DESIGN §3: in
+bulk a 429 is "not processed, come back later").
+
+- a rate-limited check is sent again after the wait asked for without spending
+  ``max_retries``, until the budget ends it; a single call keeps spending one;
+- against a token bucket no input fails for a 429 and none is answered twice;
+- ``adaptive=False`` keeps the bound in flight (no pace of the client's);
+- ``close()`` and cancellation end checks waiting for the pace: nothing left behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aioresponses import aioresponses
+from helpers import API_KEY, USERNAME
+from validation_tools import LocalServer, other_tasks, url_of
+
+import asyncsdk
+from asyncsdk.resources.validation.resource import CHECK as CHECK_OP
+
+CHECK = url_of("/api/v1/single/check")
+CHECK_PATH = "/api/v1/single/check"
+HANG = 10.0  # only a hang reaches it
+
+
+def ok(email: str) -> dict[str, Any]:
+    return {"email": email, "status": "success", "result": "Valid", "role": False}
+
+
+def emails(n: int, prefix: str = "u") -> list[str]:
+    return [f"{prefix}{i}@example.com" for i in range(n)]
+
+
+def skip_and_count(client: asyncsdk.Client) -> None:
+    """The client's sleeps made instant but counted on its clock, so a budget ends
+    after the waits it skipped (one worker at a time keeps this exact)."""
+    skipped = [0.0]
+    real = client._transport.clock
+
+    async def sleep(delay: float) -> None:
+        skipped[0] += delay
+        await asyncio.sleep(0)
+
+    client._transport.sleep = sleep
+    client._transport.clock = lambda: real() + skipped[0]
+
+
+async def test_a_429_in_bulk_spends_no_retry(client: asyncsdk.Client,
+                                              mocked: aioresponses) -> None:
+    """max_retries is 2: a single check gives up after its third 429, the same check in
+    check_many is sent again (after each Retry-After) until it is answered."""
+    for _ in range(3):
+        mocked.get(CHECK, status=429, headers={"Retry-After": "2"}, body="slow down")
+    with pytest.raises(asyncsdk.RateLimitError) as info:
+        await client.validation.check("a@b.com")
+    assert info.value.retry_after == 2
+    assert sum(len(c) for c in mocked.requests.values()) == 3
+
+    mocked.requests.clear()
+    for _ in range(6):
+        mocked.get(CHECK, status=429, headers={"Retry-After": "2"}, body="slow down")
+    mocked.get(CHECK, payload=ok("a@b.com"))
+    outcomes = [o async for o in client.validation.check_many(["a@b.com"])]
+    assert [o.ok for o in outcomes] == [True]
+    assert sum(len(c) for c in mocked.requests.values()) == 7
+
+
+async def test_other_failures_in_bulk_still_spend_retries(client: asyncsdk.Client,
+                                                          mocked: aioresponses) -> None:
+    for _ in range(5):
+        mocked.get(CHECK, status=503, body="down")
+    outcomes = [o async for o in client.validation.check_many(["a@b.com"])]
+    assert isinstance(outcomes[0].error, asyncsdk.ServerError)
+    assert sum(len(c) for c in mocked.requests.values()) == 3  # 1 + max_retries
+
+
+async def test_only_the_budget_ends_a_rate_limited_check(local: LocalServer) -> None:
+    """A service that answers 429 (Retry-After: 1) to everything: each check is sent
+    once a second until its 4.5 s budget has no room for another wait, then
+    RateLimitError is its outcome. max_retries is 0."""
+    async def handle(request: web.Request) -> web.Response:
+        return web.json_response({"detail": "slow down"}, status=429,
+                                 headers={"Retry-After": "1"})
+
+    local.routes[CHECK_PATH] = handle
+    async with asyncsdk.Client(API_KEY, USERNAME, base_url=local.url, max_retries=0) as c:
+        skip_and_count(c)
+        outcomes = [o async for o in c.validation.check_many(
+            emails(2), concurrency=1, request_timeout=4.5)]
+    assert all(isinstance(o.error, asyncsdk.RateLimitError) for o in outcomes)
+    assert all(o.error.retry_after == 1 for o in outcomes)  # type: ignore[union-attr]
+    sends = Counter(r.query["email"] for r in local.requests)
+    assert sends[emails(2)[0]] == 5  # at 0, 1, 2, 3, 4 s; 5 s is past the budget
+    assert 2 <= sends[emails(2)[1]] <= 5
+
+
+class TokenBucket:
+    """A service that takes ``rate`` checks a second (a burst of ``burst``) and answers
+    429 with a short Retry-After when it has no token: a real limit, in real time."""
+
+    def __init__(self, rate: float, burst: int, retry_after: str) -> None:
+        self.rate, self.burst, self.retry_after = rate, burst, retry_after
+        self.tokens = float(burst)
+        self.at = time.monotonic()
+        self.answered: Counter[str] = Counter()
+        self.limited = 0
+
+    async def handle(self, request: web.Request) -> web.Response:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens < 1:
+            self.limited += 1
+            return web.json_response({"detail": "slow down"}, status=429,
+                                     headers={"Retry-After": self.retry_after})
+        self.tokens -= 1
+        email = request.query["email"]
+        self.answered[email] += 1
+        return web.json_response(ok(email))
+
+
+async def test_no_input_fails_for_a_429_and_none_is_answered_twice(
+        local: LocalServer) -> None:
+    bucket = TokenBucket(rate=2000, burst=10, retry_after="0.05")
+    local.routes[CHECK_PATH] = bucket.handle
+    inputs = emails(400)
+    async with asyncsdk.Client(API_KEY, USERNAME, base_url=local.url, max_retries=0) as c:
+        outcomes = [o async for o in c.validation.check_many(inputs)]
+        pace = c._transport.pace(CHECK_OP)
+        assert pace.in_flight == 0  # every place in the window given back
+    assert sorted(o.email for o in outcomes) == sorted(inputs)
+    assert all(o.ok for o in outcomes), [o.error for o in outcomes if not o.ok][:3]
+    assert bucket.limited > 0  # the limit was met: the path under test ran
+    assert set(bucket.answered.values()) == {1} and len(bucket.answered) == 400
+
+
+@pytest.mark.parametrize("adaptive", [True, False])
+async def test_the_bound_is_never_passed_and_reached_without_the_pace(
+        local: LocalServer, adaptive: bool) -> None:
+    now = peak = 0
+
+    async def handle(request: web.Request) -> web.Response:
+        nonlocal now, peak
+        now += 1
+        peak = max(peak, now)
+        try:
+            await asyncio.sleep(0.01)
+            return web.json_response(ok(request.query["email"]))
+        finally:
+            now -= 1
+
+    local.routes[CHECK_PATH] = handle
+    async with asyncsdk.Client(API_KEY, USERNAME, base_url=local.url) as c:
+        outcomes = [o async for o in c.validation.check_many(
+            emails(96), concurrency=24, adaptive=adaptive)]
+    assert all(o.ok for o in outcomes) and len(outcomes) == 96
+    assert peak <= 24
+    if not adaptive:
+        assert peak == 24
+
+
+async def test_close_ends_the_checks_waiting_for_the_pace(local: LocalServer) -> None:
+    """A service that takes nothing: the first 429 holds every check for a minute;
+    close() ends them all at once, each input with one outcome, no task left."""
+    async def handle(request: web.Request) -> web.Response:
+        return web.json_response({"detail": "slow down"}, status=429,
+                                 headers={"Retry-After": "60"})
+
+    local.routes[CHECK_PATH] = handle
+    before = other_tasks()
+    client = asyncsdk.Client(API_KEY, USERNAME, base_url=local.url, timeout=300)
+    seen: list[asyncsdk.CheckOutcome] = []
+
+    async def consume() -> None:
+        async for outcome in client.validation.check_many(emails(40), concurrency=8):
+            seen.append(outcome)
+
+    task = asyncio.ensure_future(consume())
+    while local.count(CHECK_PATH) < 1:
+        await asyncio.sleep(0.005)
+    await client.close()
+    await asyncio.wait_for(task, HANG)
+    assert sorted(o.email for o in seen) == sorted(emails(40))
+    assert not any(o.ok for o in seen)
+    assert other_tasks() - before == set()
+
+
+async def test_cancelling_the_consumer_gives_the_window_back(local: LocalServer) -> None:
+    release = asyncio.Event()
+
+    async def handle(request: web.Request) -> web.Response:
+        await release.wait()
+        return web.json_response(ok(request.query["email"]))
+
+    local.routes[CHECK_PATH] = handle
+    before = other_tasks()
+    async with asyncsdk.Client(API_KEY, USERNAME, base_url=local.url) as c:
+        async def consume() -> None:
+            async for _ in c.validation.check_many(emails(200)):
+                pass
+
+        task = asyncio.ensure_future(consume())
+        while local.count(CHECK_PATH) < 16:  # the first window is out
+            await asyncio.sleep(0.005)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        release.set()
+        pace = c._transport.pace(CHECK_OP)
+        assert pace.in_flight == 0
+        # and the client goes on
+        outcomes = [o async for o in c.validation.check_many(emails(5, "v"))]
+        assert all(o.ok for o in outcomes)
+    assert other_tasks() - before == set()
+
+
+
+
+async def test_a_check_held_past_its_budget_is_rate_limited_without_being_sent(
+        local: LocalServer) -> None:
+    """A service that takes nothing asks for 30 s: the checks the first 429s hold back
+    cannot be sent within their 5 s budget; each is a RateLimitError at once (its
+    retry_after the wait left, no status: nothing was sent), not a timeout."""
+    async def handle(request: web.Request) -> web.Response:
+        return web.json_response({"detail": "slow down"}, status=429,
+                                 headers={"Retry-After": "30"})
+
+    local.routes[CHECK_PATH] = handle
+    async with asyncsdk.Client(API_KEY, USERNAME, base_url=local.url) as c:
+        outcomes = [o async for o in c.validation.check_many(
+            emails(12), concurrency=4, request_timeout=5)]
+    assert all(isinstance(o.error, asyncsdk.RateLimitError) for o in outcomes)
+    assert all(o.error.retry_after > 25 for o in outcomes)  # type: ignore[union-attr]
+    sent = local.count(CHECK_PATH)
+    assert sent <= 4
+    held = [o for o in outcomes if o.error.status_code is None]  # type: ignore[union-attr]
+    assert len(held) == 12 - sent
