@@ -326,7 +326,15 @@ def _med(values: list[float], fmt: str) -> str:
     return f"{mid} ({fmt.format(min(values))}-{fmt.format(max(values))})"
 
 
-def row(s: Scenario, contender: str, runs: list[Run]) -> list[str]:
+def paired(by: dict[str, list[Run]]) -> str:
+    """asyncsdk's goodput over the floor's in the same round: the machine's own limits
+    (both share its cores with the service) cancel out of this ratio."""
+    return _med([a.goodput / f.goodput for a, f in zip(by["asyncsdk"], by["floor"],
+                                                       strict=True) if f.goodput],
+                "{:.2f}x")
+
+
+def row(s: Scenario, contender: str, runs: list[Run], ratio: str = "") -> list[str]:
     extra = ""
     if s.drop is not None:
         extra = (f"429 from drop+1 s to restore: "
@@ -337,7 +345,7 @@ def row(s: Scenario, contender: str, runs: list[Run]) -> list[str]:
             "floor": f"floor: fixed semaphore, {s.floor_in_flight} in flight"
                      + (" x 2 processes" if s.processes == 2 else "")}[contender]
     once = all(r.once_each for r in runs) and not any(r.paid_twice for r in runs)
-    return [s.title, name, _med([r.goodput for r in runs], "{:.2f}"),
+    return [s.title, name, _med([r.goodput for r in runs], "{:.2f}"), ratio,
             _med([r.share_429 for r in runs], "{:.1%}"),
             str(max(r.failed_429 for r in runs)),
             "yes" if once else f"**no** (paid twice: {max(r.paid_twice for r in runs)})",
@@ -382,7 +390,8 @@ def targets(found: dict[str, dict[str, list[Run]]]) -> list[Target]:
     return out
 
 
-HEADERS = ["scenario", "contender", "goodput (x R offered)", "429 share",
+HEADERS = ["scenario", "contender", "goodput (x R offered)",
+           "goodput / the floor's, same round", "429 share",
            "failed for a 429 (worst)", "one outcome each, none paid twice", "notes"]
 
 
@@ -394,8 +403,8 @@ def section(found: dict[str, dict[str, list[Run]]], rounds: int, quick: bool) ->
         f"unless said), {rounds} rounds, asyncsdk and the floor alternated in each; "
         "medians (min-max). `python -m benchmarks.scen_pace`.", HEADERS)
     for name, by in found.items():
-        for contender in ("asyncsdk", "floor"):
-            sec.rows.append(row(table[name], contender, by[contender]))
+        sec.rows.append(row(table[name], "asyncsdk", by["asyncsdk"], paired(by)))
+        sec.rows.append(row(table[name], "floor", by["floor"]))
     sec.targets.extend(targets(found))
     return sec
 
