@@ -1,5 +1,6 @@
 """Issue 31: bulk work at the service's pace. ``python -m benchmarks.scen_pace [--quick]
-[--rounds N] [--only NAME ...] [--no-write]``, or ``python -m benchmarks --only pace``.
+[--rounds N] [--only NAME ...] [--no-write]`` (its own table: not part of
+``python -m benchmarks``, whose scenarios measure the client's CPU).
 
 A local service (``benchmarks.pace_server``, its own process) enforces a token bucket
 per API key: R = 500 checks a second, a burst of 50, 20 ms to answer a check, ``429``

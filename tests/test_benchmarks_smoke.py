@@ -50,3 +50,23 @@ def test_instruction_count_contenders_run() -> None:
                  server.url, "20", "2"],
                 cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
             assert proc.returncode == 0, (name, (proc.stdout + proc.stderr)[-4000:])
+
+
+@pytest.mark.skipif(not (ROOT / "benchmarks" / "scen_pace.py").exists(),
+                    reason="benchmarks/ is not part of this checkout")
+def test_the_pace_benchmark_runs_and_reports_every_target() -> None:
+    """``python -m benchmarks.scen_pace`` end to end on its smallest scenario: the
+    token-bucket service, both contenders, the table and the targets (no timing)."""
+    results = ROOT / "benchmarks" / "RESULTS.md"
+    before = results.read_bytes()
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.scen_pace", "--quick", "--only", "one",
+         "--no-write"], cwd=ROOT, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"}, check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output[-4000:]
+    assert "one process" in proc.stdout and "floor: fixed semaphore" in proc.stdout, output
+    assert "target: every scenario: each input exactly one outcome" in proc.stdout, output
+    once = proc.stdout.split("each input exactly one outcome")[1].split("\n")[0]
+    assert once.endswith(": met"), once  # every input one outcome, none paid twice
+    assert results.read_bytes() == before, "--no-write must leave RESULTS.md alone"
