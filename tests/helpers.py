@@ -14,6 +14,8 @@ import pytest
 import trustme
 from aiohttp import web
 
+import asyncsdk
+
 API_KEY = "sk_live_SECRET_key_0123456789"
 USERNAME = "secret-user-name"
 BASE = "https://api.test"
@@ -93,3 +95,19 @@ def trusting(ca: trustme.CA) -> ssl.SSLContext:
     context = ssl.create_default_context()
     ca.configure_trust(context)
     return context
+
+
+def skipped_but_counted(client: asyncsdk.Client) -> asyncsdk.Client:
+    """``client`` with its sleeps made instant but counted: its clock runs that much
+    ahead of the real one, so a call's budget ends after the waits it skipped (a bulk
+    call's 429s are sent again until the budget ends, not ``max_retries``)."""
+    skipped = [0.0]
+    real = client._transport.clock
+
+    async def sleep(delay: float) -> None:
+        skipped[0] += delay
+        await asyncio.sleep(0)
+
+    client._transport.sleep = sleep
+    client._transport.clock = lambda: real() + skipped[0]
+    return client

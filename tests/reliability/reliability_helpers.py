@@ -65,20 +65,6 @@ def instant(client: asyncsdk.Client) -> asyncsdk.Client:
     return client
 
 
-def skipped_but_counted(client: asyncsdk.Client) -> asyncsdk.Client:
-    """``client`` with its sleeps made instant but counted: its clock runs that much
-    ahead of the real one, so a call's budget ends after the waits it skipped (a bulk
-    call's 429s are sent again until the budget ends, not ``max_retries``)."""
-    skipped = [0.0]
-    real = client._transport.clock
-
-    async def sleep(delay: float) -> None:
-        skipped[0] += delay
-        await asyncio.sleep(0)
-
-    client._transport.sleep = sleep
-    client._transport.clock = lambda: real() + skipped[0]
-    return client
 
 
 # --- the world an operation runs in -----------------------------------------------------

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import skipped_but_counted
 from reliability_helpers import (
     CHECK_MANY_EMAILS,
     FIGURES,
@@ -36,7 +37,6 @@ from reliability_helpers import (
     log_text,
     prepare,
     sandbox,
-    skipped_but_counted,
 )
 
 import asyncsdk

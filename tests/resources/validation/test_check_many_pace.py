@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 from aioresponses import aioresponses
-from helpers import API_KEY, USERNAME
+from helpers import API_KEY, USERNAME, skipped_but_counted
 from validation_tools import LocalServer, other_tasks, url_of
 
 import asyncsdk
@@ -37,18 +37,6 @@ def emails(n: int, prefix: str = "u") -> list[str]:
     return [f"{prefix}{i}@example.com" for i in range(n)]
 
 
-def skip_and_count(client: asyncsdk.Client) -> None:
-    """The client's sleeps made instant but counted on its clock, so a budget ends
-    after the waits it skipped (one worker at a time keeps this exact)."""
-    skipped = [0.0]
-    real = client._transport.clock
-
-    async def sleep(delay: float) -> None:
-        skipped[0] += delay
-        await asyncio.sleep(0)
-
-    client._transport.sleep = sleep
-    client._transport.clock = lambda: real() + skipped[0]
 
 
 async def test_a_429_in_bulk_spends_no_retry(client: asyncsdk.Client,
@@ -90,7 +78,7 @@ async def test_only_the_budget_ends_a_rate_limited_check(local: LocalServer) -> 
 
     local.routes[CHECK_PATH] = handle
     async with asyncsdk.Client(API_KEY, USERNAME, base_url=local.url, max_retries=0) as c:
-        skip_and_count(c)
+        skipped_but_counted(c)
         outcomes = [o async for o in c.validation.check_many(
             emails(2), concurrency=1, request_timeout=4.5)]
     assert all(isinstance(o.error, asyncsdk.RateLimitError) for o in outcomes)
