@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
+import time
+from collections import Counter
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -111,3 +113,32 @@ def skipped_but_counted(client: asyncsdk.Client) -> asyncsdk.Client:
     client._transport.sleep = sleep
     client._transport.clock = lambda: real() + skipped[0]
     return client
+
+
+class TokenBucket:
+    """A validation service that takes ``rate`` checks a second (a burst of ``burst``)
+    and answers 429 with ``retry_after`` when it has no token: a real limit, in real
+    time. ``first`` and ``last``: when the first check came and the last was taken."""
+
+    def __init__(self, rate: float, burst: int, retry_after: str) -> None:
+        self.rate, self.burst, self.retry_after = rate, burst, retry_after
+        self.tokens, self.at = float(burst), time.monotonic()
+        self.answered: Counter[str] = Counter()
+        self.limited = 0
+        self.first = self.last = 0.0
+
+    async def handle(self, request: web.Request) -> web.Response:
+        now = time.monotonic()
+        self.first = self.first or now
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens < 1:
+            self.limited += 1
+            return web.json_response({"detail": "slow down"}, status=429,
+                                     headers={"Retry-After": self.retry_after})
+        self.tokens -= 1
+        self.last = now
+        email = request.query["email"]
+        self.answered[email] += 1
+        return web.json_response({"email": email, "status": "success", "result": "Valid",
+                                  "role": False})

@@ -12,12 +12,12 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections import Counter
 from collections.abc import AsyncIterator
 
 import pytest
 from aiohttp import web
 from arq.connections import ArqRedis
+from helpers import TokenBucket
 
 import asyncsdk
 from examples.fleet.pace import CHECK_PATH, SharedPace, paced_client, retry_after_ms
@@ -62,32 +62,6 @@ def test_retry_after_is_read_in_milliseconds() -> None:
     assert [retry_after_ms(v) for v in ("1", "0.25", None, "", "soon", "nan")] == [
         1000, 250, 0, 0, 0, 0]
 
-
-class TokenBucket:
-    """``rate`` checks a second, a burst of ``burst``, 429 with Retry-After when empty."""
-
-    def __init__(self, rate: float, burst: int, retry_after: str) -> None:
-        self.rate, self.burst, self.retry_after = rate, burst, retry_after
-        self.tokens, self.at = float(burst), time.monotonic()
-        self.answered: Counter[str] = Counter()
-        self.limited = 0
-        self.first = self.last = 0.0
-
-    async def handle(self, request: web.Request) -> web.Response:
-        now = time.monotonic()
-        self.first = self.first or now
-        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
-        self.at = now
-        if self.tokens < 1:
-            self.limited += 1
-            return web.json_response({"detail": "slow down"}, status=429,
-                                     headers={"Retry-After": self.retry_after})
-        self.tokens -= 1
-        self.last = now
-        email = request.query["email"]
-        self.answered[email] += 1
-        return web.json_response({"email": email, "status": "success", "result": "Valid",
-                                  "role": False})
 
 
 @pytest.fixture

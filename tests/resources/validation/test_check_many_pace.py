@@ -11,14 +11,13 @@ bulk a 429 is "not processed, come back later").
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import Counter
 from typing import Any
 
 import pytest
 from aiohttp import web
 from aioresponses import aioresponses
-from helpers import API_KEY, USERNAME, skipped_but_counted
+from helpers import API_KEY, USERNAME, TokenBucket, skipped_but_counted
 from validation_tools import LocalServer, other_tasks, url_of
 
 import asyncsdk
@@ -87,30 +86,6 @@ async def test_only_the_budget_ends_a_rate_limited_check(local: LocalServer) -> 
     assert sends[emails(2)[0]] == 5  # at 0, 1, 2, 3, 4 s; 5 s is past the budget
     assert 2 <= sends[emails(2)[1]] <= 5
 
-
-class TokenBucket:
-    """A service that takes ``rate`` checks a second (a burst of ``burst``) and answers
-    429 with a short Retry-After when it has no token: a real limit, in real time."""
-
-    def __init__(self, rate: float, burst: int, retry_after: str) -> None:
-        self.rate, self.burst, self.retry_after = rate, burst, retry_after
-        self.tokens = float(burst)
-        self.at = time.monotonic()
-        self.answered: Counter[str] = Counter()
-        self.limited = 0
-
-    async def handle(self, request: web.Request) -> web.Response:
-        now = time.monotonic()
-        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
-        self.at = now
-        if self.tokens < 1:
-            self.limited += 1
-            return web.json_response({"detail": "slow down"}, status=429,
-                                     headers={"Retry-After": self.retry_after})
-        self.tokens -= 1
-        email = request.query["email"]
-        self.answered[email] += 1
-        return web.json_response(ok(email))
 
 
 async def test_no_input_fails_for_a_429_and_none_is_answered_twice(
