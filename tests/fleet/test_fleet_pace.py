@@ -104,6 +104,6 @@ async def test_two_workers_on_one_key_behave_like_one_client(
             await session.close()
     assert all(o.ok for each in outcomes for o in each)
     assert len(service.answered) == 600 and set(service.answered.values()) == {1}
-    rate = 600 / (service.last - service.first)
-    assert rate >= 0.7 * service.rate  # the start-up included, on a busy machine
-    assert service.limited < 0.1 * 600  # few 429s: two workers at one pace
+    # Few 429s: two workers at one pace. How near the limit they go is a figure of the
+    # benchmark (benchmarks/scen_pace.py, the fleet row), not a wall-clock assert here.
+    assert service.limited < 0.1 * 600
