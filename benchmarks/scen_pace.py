@@ -228,7 +228,8 @@ class Fleet:
         emails = [f"{label}-{i}@example.com" for i in range(s.count)]
         pool = await create_pool(RedisSettings.from_dsn(self.redis_url))
         try:
-            await pool.delete("fleet:pace", "fleet:pace:refusals", "fleet:pause")
+            await pool.delete("fleet:pace", "fleet:pace:refused", "fleet:pace:answered",
+                              "fleet:pause")
             await enqueue_batches(pool, emails, label, 100)
             store = OutcomeStore(pool, label)
             deadline = time.monotonic() + 300

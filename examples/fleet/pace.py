@@ -13,19 +13,34 @@ service's answer time): the rest wait for their moment, not at the service.
 
 The rate is found as the library's pace finds it (``asyncsdk._core.rate``, in short):
 
-* start-up: ``START`` sends a second, x``GROWTH`` every ``ROUND`` until the first 429;
-* a 429 of a check sent after the last cut cuts the rate to ``BACKOFF`` x the rate the
-  service takes from the fleet: the checks it answered between two of its 429s (counted
-  by every worker, reported with its next call) over the time between them;
-* it rests ``PLATEAU``, then probes: the rate raised by ``STEP``, then twice that, ...
-  every ``PROBE_GAP``, until a 429 (a failed probe goes back to the rate before it);
+* start-up: ``START`` sends a second, x``GROWTH`` every ``ROUND``, but never past
+  ``START_GAIN`` x the rate the fleet was answered at in the rounds before last (time
+  alone grew it into a flood while the batches were starting), and never back, until
+  the first 429;
+* a 429 of a check sent after the last cut (a new episode) cuts the rate to ``BACKOFF``
+  x the rate the service takes from the fleet, found by send moments: the checks
+  answered whose moment lies between the moments of two refused checks (at most
+  ``GAP`` apart, none before the last probe began), over the time between those
+  moments; but never below ``FLOOR`` x the rate the fleet was answered at over the last
+  ``DELIVERY`` (what the service was seen to take), nor below half the rate refused
+  (``BLIND``): a CPU stall then a burst makes brackets far too low. Later 429s of the
+  episode's checks, and its answers told late, refine it;
+* it rests ``PLATEAU`` (as the library's pace rests with ten checks in flight; only
+  ``SOON`` unless the estimate counted ``SURE`` answers and is at least ``FAR`` x the
+  rate answered), then probes while checks wait for the schedule: the rate raised by
+  ``STEP``, then twice that, ... up to ``MAX_STEP``, every ``PROBE_GAP``, never past
+  ``GAIN`` x the rate answered, until a 429 (a failed probe goes back to the rate
+  before it). Every probe that finds the limit costs a few checks the service's
+  ``Retry-After``: small steps make it few, and a long rest makes it rare;
 * a 429 when no check of the fleet was answered for a second holds every worker for the
   wait the service asked for (the pause).
 
-The time is Redis's own (``TIME``), one clock for every worker. Commands of Redis 6.2 and
-older only (``TIME``, ``HMGET``, ``HSET``, ``PTTL``, ``SET PX``, ``PEXPIRE``, ``RPUSH``,
-``LTRIM``, ``LRANGE``); the keys expire after ``IDLE_SECONDS`` unused, so an idle fleet
-starts afresh.
+A check's moment is the one ``ready`` reserved for it, plus how late the worker's event
+loop sent it; a worker tells the moments of its answered checks with its next call, a
+refused check's at once. The time is Redis's own (``TIME``), one clock for every worker.
+Commands of Redis 6.2 and older only (``TIME``, ``HMGET``, ``HSET``, ``PTTL``,
+``SET PX``, ``PEXPIRE``, ``ZADD``, ``ZCOUNT``, ``ZRANGEBYSCORE``, ``ZREMRANGEBYSCORE``);
+the keys expire after ``IDLE_SECONDS`` unused, so an idle fleet starts afresh.
 """
 
 from __future__ import annotations
@@ -42,9 +57,11 @@ import asyncsdk
 
 from .store import PAUSE_KEY
 
-#: The pace's hash and its recent 429s (``moment:answered`` pairs).
+#: The pace's hash, and the send moments of its recent 429s and answered checks (sorted
+#: sets, scored by moment).
 PACE_KEY = "fleet:pace"
-REFUSALS_KEY = "fleet:pace:refusals"
+REFUSED_KEY = "fleet:pace:refused"
+ANSWERED_KEY = "fleet:pace:answered"
 #: Only the checks are paced (jobs and their polls go as they come).
 CHECK_PATH = "/api/v1/single/check"
 #: An unused pace is forgotten after this long.
@@ -54,76 +71,131 @@ IDLE_SECONDS = 600
 MAX_BATCH = 32
 HORIZON = 0.05
 
+# ARGV: mode, idle (ms), the refused moment, its wait (ms), n, n answered moments, the
+# jitters of the moments to reserve.
 _SCRIPT = """
-local START, GROWTH, ROUND = 100, 1.5, 50000
+local START, GROWTH, ROUND, GAIN, START_GAIN = 100, 1.5, 50000, 1.25, 2
 local BACKOFF, BLIND, YIELD = 0.97, 0.5, 0.9
-local PLATEAU, SOON, PROBE_GAP, STEP, MAX_STEP = 3000000, 250000, 100000, 0.03, 0.5
-local MEMORY, GAP, MIN_SPAN, MIN_ANSWERED = 1000000, 500000, 20000, 8
+local PLATEAU, SOON, PROBE_GAP, STEP, MAX_STEP = 4000000, 250000, 100000, 0.03, 0.12
+local MEMORY, GAP, MIN_SPAN, MIN_ANSWERED, SURE = 1000000, 500000, 20000, 8, 40
 local STARVED, MAX_RATE, HORIZON = 1000000, 1000000, 50000
-local mode, idle = ARGV[1], tonumber(ARGV[3])
+local DELIVERY, FLOOR, FAR = 500000, 0.8, 0.9
+local mode, idle = ARGV[1], tonumber(ARGV[2])
+local sent, wait, told = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
 local f = redis.call('HMGET', KEYS[1], 'rate', 'tat', 'cut', 'probe', 'step', 'start',
-                     'answered', 'answered_at', 'before', 'probing')
+                     'answered_at', 'before', 'probing', 'since', 'floor')
 local rate, tat, cut = tonumber(f[1]) or 0, tonumber(f[2]) or 0, tonumber(f[3]) or 0
 local probe, step = tonumber(f[4]) or 0, tonumber(f[5]) or STEP
 local start = tonumber(f[6]) or now
-local answered = (tonumber(f[7]) or 0) + tonumber(ARGV[2])
-local answered_at = tonumber(f[8]) or 0
-local before, probing = tonumber(f[9]) or 0, tonumber(f[10]) or 0
-if tonumber(ARGV[2]) > 0 then answered_at = now end
+local answered_at = tonumber(f[7]) or 0
+local before, probing, since = tonumber(f[8]) or 0, tonumber(f[9]) or 0, tonumber(f[10]) or 0
+-- An episode cuts at most to BLIND x the rate it refused (as TCP halves): a CPU stall
+-- then a burst makes a few brackets far below the service's rate.
+local floor = tonumber(f[11]) or 0
 local function fmt(x) return string.format('%.17g', x) end
-local function starting(at) return math.min(MAX_RATE, START * GROWTH ^ ((at - start) / ROUND)) end
+
+local earliest = math.huge
+if told > 0 then
+  local entries = {}
+  for i = 6, 5 + told do
+    entries[#entries + 1] = ARGV[i]
+    entries[#entries + 1] = ARGV[i]
+    earliest = math.min(earliest, tonumber(ARGV[i]))
+  end
+  redis.call('ZADD', KEYS[4], unpack(entries))
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', '(' .. fmt(now - MEMORY - GAP))
+  redis.call('PEXPIRE', KEYS[4], idle)
+  answered_at = now
+end
+
+-- The rate answered over ``span`` up to the last round (whose answers may be untold).
+local function taken_over(span)
+  local got = redis.call('ZCOUNT', KEYS[4], fmt(now - ROUND - span), '(' .. fmt(now - ROUND))
+  return got * 1000000 / span
+end
+local function taken() return taken_over(3 * ROUND) end
+-- Start-up: x GROWTH a ROUND, but never past GAIN x the rate answered (time alone grew
+-- it into a flood of 429s), and never back (a lull in the answers is not the service).
+local function starting(at)
+  return math.min(MAX_RATE, START * GROWTH ^ ((at - start) / ROUND),
+                  math.max(START, rate, START_GAIN * taken()))
+end
 if cut == 0 then rate = starting(now) end
 
-local function estimate()
-  local entries = redis.call('LRANGE', KEYS[2], 0, -1)
-  local span, got, last_t, last_a = 0, 0, nil, nil
-  for _, entry in ipairs(entries) do
-    local sep = string.find(entry, ':')
-    local t, a = tonumber(string.sub(entry, 1, sep - 1)), tonumber(string.sub(entry, sep + 1))
-    if now - t <= MEMORY then
-      if last_t and t - last_t <= GAP then
-        span, got = span + (t - last_t), got + (a - last_a)
-      end
-      last_t, last_a = t, a
+-- Between two refused sends the service took what it refilled: the answered sends
+-- between them. Not across a probe's start (``since``): below the limit the bucket
+-- may have filled and wasted refills.
+local function refusals()
+  return redis.call('ZRANGEBYSCORE', KEYS[2], fmt(math.max(since, now - MEMORY)), '+inf')
+end
+local function estimate(refused)
+  local span, got = 0, 0
+  for i = 2, #refused do
+    local d = tonumber(refused[i]) - tonumber(refused[i - 1])
+    if d <= GAP then
+      span = span + d
+      got = got + redis.call('ZCOUNT', KEYS[4], '(' .. refused[i - 1], '(' .. refused[i])
     end
   end
-  if span < MIN_SPAN or got < MIN_ANSWERED then return 0 end
-  return got / span * 1000000
+  if span < MIN_SPAN or got < MIN_ANSWERED then return 0, SOON end
+  -- Rest long only at a sure estimate: a stalled CPU may make one episode's low.
+  return got / span * 1000000, got >= SURE and PLATEAU or SOON
+end
+
+-- Answers told late, of checks sent before the episode's last 429, complete its brackets.
+if mode == 'ready' and told > 0 and cut > 0 and probing == 0 then
+  local refused = refusals()
+  if #refused >= 2 and earliest < tonumber(refused[#refused]) then
+    local found, rest = estimate(refused)
+    if found > 0 then
+      rate, probe = math.max(floor, BACKOFF * found), math.max(probe, now + rest)
+    end
+  end
 end
 
 local result = {fmt(now)}
 if mode == 'ready' then
-  if cut > 0 and now >= probe then
+  -- Probe only while checks wait for the schedule, and not past GAIN x the rate
+  -- answered: raised while the fleet sent less, a rate meets the next batch untried.
+  local top = cut > 0 and now >= probe and tat > now and math.min(MAX_RATE, GAIN * taken())
+  if top and rate < top then
+    if probing == 0 then since = math.max(now, tat) end
     before, probing = rate, 1
-    rate = rate * (1 + step)
+    rate = math.min(top, rate * (1 + step))
     step, probe = math.min(2 * step, MAX_STEP), now + PROBE_GAP
   end
   local slot = math.max(now, tat)
   local held = redis.call('PTTL', KEYS[3])
   if held > 0 then slot = math.max(slot, now + held * 1000) end
-  for i = 6, #ARGV do
-    if i > 6 and slot > now + HORIZON then break end
+  for i = 6 + told, #ARGV do
+    if i > 6 + told and slot > now + HORIZON then break end
     result[#result + 1] = fmt(slot)
     slot = slot + 1000000 / rate * tonumber(ARGV[i])
   end
   tat = slot
 else
-  local sent, wait = tonumber(ARGV[4]), tonumber(ARGV[5])
-  redis.call('RPUSH', KEYS[2], fmt(now) .. ':' .. fmt(answered))
-  redis.call('LTRIM', KEYS[2], -64, -1)
+  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[3])
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. fmt(now - MEMORY))
   redis.call('PEXPIRE', KEYS[2], idle)
-  local found = estimate()
+  local found, rest = estimate(refusals())
   if sent >= cut then
-    if found > 0 then rate = BACKOFF * found
+    -- Never below what the service was seen to take lately (a CPU stall then a burst
+    -- makes brackets far too low), nor below half the rate refused.
+    local delivered = taken_over(DELIVERY)
+    floor = math.max(BLIND * rate, FLOOR * delivered)
+    if found < FAR * delivered then rest = SOON end
+    if found > 0 then rate = math.max(floor, BACKOFF * found)
     elseif probing == 1 then rate = before
     elseif cut == 0 then rate = BLIND * starting(sent)
     else rate = YIELD * rate end
-    cut, step, probing = now, STEP, 0
-    probe = now + (found > 0 and PLATEAU or SOON)
-  elseif found > 0 then
-    rate, probe = BACKOFF * found, now + PLATEAU
+    -- The checks given moments until now went at the rate refused: their 429s to come
+    -- are this episode's.
+    cut, step, probing = math.max(now, tat), STEP, 0
+    probe = now + rest
+  elseif found > 0 and probing == 0 then
+    rate, probe = math.max(floor, BACKOFF * found), now + rest
   end
   if wait > 0 and now - answered_at > math.max(STARVED, wait * 1000) then
     if redis.call('PTTL', KEYS[3]) < wait then
@@ -133,8 +205,8 @@ else
 end
 redis.call('HSET', KEYS[1], 'rate', fmt(rate), 'tat', fmt(tat), 'cut', fmt(cut),
            'probe', fmt(probe), 'step', fmt(step), 'start', fmt(start),
-           'answered', fmt(answered), 'answered_at', fmt(answered_at),
-           'before', fmt(before), 'probing', probing)
+           'answered_at', fmt(answered_at), 'before', fmt(before), 'probing', probing,
+           'since', fmt(since), 'floor', fmt(floor))
 redis.call('PEXPIRE', KEYS[1], idle)
 return result
 """
@@ -153,15 +225,15 @@ def retry_after_ms(value: str | None) -> int:
 class SharedPace:
     """The fleet's pace in Redis (see the module docstring); one per worker process."""
 
-    def __init__(self, redis: Redis, *, key: str = PACE_KEY, refusals_key: str = REFUSALS_KEY,
-                 pause_key: str = PAUSE_KEY, rand: Callable[[], float] = random.random,
-                 ) -> None:
+    def __init__(self, redis: Redis, *, key: str = PACE_KEY, refused_key: str = REFUSED_KEY,
+                 pause_key: str = PAUSE_KEY, answered_key: str = ANSWERED_KEY,
+                 rand: Callable[[], float] = random.random) -> None:
         self.redis = redis
-        self.keys = (key, refusals_key, pause_key)
+        self.keys = (key, refused_key, pause_key, answered_key)
         self.rand = rand
         self._script = redis.register_script(_SCRIPT)
-        #: Checks of this worker answered (not 429) since its last call to the script.
-        self._answered = 0
+        #: The moments of this worker's checks answered (not 429) since its last call.
+        self._answered: list[str] = []
         #: Checks of this worker waiting for a moment; one call to Redis at a time.
         self._waiting: list[asyncio.Future[tuple[float, float]]] = []
         self._lock = asyncio.Lock()
@@ -170,20 +242,22 @@ class SharedPace:
                     moments: int = 0) -> list[float]:
         """One run of the script: Redis's time then, and (``ready``) the ``moments``
         reserved (microseconds of Redis's clock)."""
-        answered, self._answered = self._answered, 0
+        answered, self._answered = self._answered, []
         jitters = [0.5 + self.rand() for _ in range(moments)]
         try:
             reply = await self._script(keys=self.keys, args=[
-                mode, answered, IDLE_SECONDS * 1000, sent, wait_ms, *jitters])
+                mode, IDLE_SECONDS * 1000, sent, wait_ms, len(answered), *answered,
+                *jitters])
         except BaseException:
-            self._answered += answered  # reported with the next call
+            self._answered[:0] = answered  # told with the next call
             raise
         return [float(value) for value in reply]
 
     async def ready(self) -> float:
-        """Wait for this check's moment on the fleet's schedule; its moment (Redis's
-        clock, microseconds) for ``refused``. The checks of this worker waiting at once
-        are given their moments by one call (``MAX_BATCH`` at most)."""
+        """Wait for this check's moment on the fleet's schedule; the moment it leaves
+        (Redis's clock, microseconds: the one reserved, plus how late this event loop
+        woke for it), for ``answered`` and ``refused``. The checks of this worker waiting
+        at once are given their moments by one call (``MAX_BATCH`` at most)."""
         waiter = asyncio.get_running_loop().create_future()
         self._waiting.append(waiter)
         try:
@@ -195,10 +269,13 @@ class SharedPace:
             if not waiter.done():
                 self._waiting.remove(waiter)
         moment, local = waiter.result()
-        delay = local - asyncio.get_running_loop().time()
+        loop = asyncio.get_running_loop()
+        delay = local - loop.time()
         if delay > 0:
             await asyncio.sleep(delay)
-        return float(moment)
+        # A busy loop sends late, checks due over a stall at once: the bucket sees
+        # those, and brackets by reserved moments found a fraction of its rate.
+        return float(moment + max(0.0, loop.time() - local) * 1e6)
 
     async def _reserve(self) -> None:
         """Reserve the moments of the checks waiting (in order), one call: those within
@@ -219,13 +296,13 @@ class SharedPace:
         if self._waiting:  # the lock is held: the next call waits until then
             await asyncio.sleep(max(0.0, (moments[-1] - now) / 1e6 - HORIZON / 2))
 
-    def answered(self) -> None:
-        """A check of this worker was answered (not 429)."""
-        self._answered += 1
+    def answered(self, moment: float) -> None:
+        """The check sent at ``moment`` was answered (not 429): told with the next call."""
+        self._answered.append(repr(moment))
 
     async def refused(self, moment: float, wait_ms: int) -> None:
         """The check sent at ``moment`` got 429, asking to wait ``wait_ms`` (0: nothing)."""
-        await self._call("refused", f"{moment:.0f}", wait_ms)
+        await self._call("refused", repr(moment), wait_ms)
 
     async def rate(self) -> float:
         """The fleet's rate now (checks a second; 0.0 before its first check)."""
@@ -246,7 +323,7 @@ class SharedPace:
         if response.status == 429:
             await self.refused(moment, retry_after_ms(response.headers.get("Retry-After")))
         else:
-            self.answered()
+            self.answered(moment)
         return response
 
 

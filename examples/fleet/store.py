@@ -22,8 +22,9 @@ Keys (``run`` and ``name`` are the producer's labels):
   ``failed`` / ``done``, and why it failed (for the producer's ``--wait``).
 - ``fleet:pause``: exists while the service asked the fleet to slow down; its TTL is the
   ``Retry-After`` the service gave. Every worker reads it before sending a check.
-- ``fleet:pace`` hash and ``fleet:pace:refusals`` list: the fleet's shared pace (its
-  rate, its schedule, its recent 429s; ``pace.SharedPace``), forgotten when unused.
+- ``fleet:pace`` hash, ``fleet:pace:refused`` and ``fleet:pace:answered`` sorted sets:
+  the fleet's shared pace (its rate, its schedule, the send moments of its recent 429s
+  and answers; ``pace.SharedPace``), forgotten when unused.
 """
 
 from __future__ import annotations

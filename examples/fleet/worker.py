@@ -98,8 +98,12 @@ class FleetConfig:
     Attributes:
         redis_url: ``FLEET_REDIS_URL`` [redis://127.0.0.1:6379/0].
         queue: ``FLEET_QUEUE``, the arq queue name [arq:queue].
-        concurrency: ``FLEET_CONCURRENCY``, checks in flight per batch [50], >= 1.
-        max_jobs: ``FLEET_MAX_JOBS``, batches a worker runs at once [4], >= 1.
+        concurrency: ``FLEET_CONCURRENCY``, checks in flight per batch [16], >= 1.
+        max_jobs: ``FLEET_MAX_JOBS``, batches a worker runs at once [16], >= 1. Many
+            small batches rather than a few big ones: the shared pace, not these, bounds
+            what is in flight, and a batch waits for its last check, one the service
+            refused waiting out its ``Retry-After``: with few batches running, a 429
+            episode idled the whole worker for that long.
         slice_seconds: ``FLEET_SLICE_SECONDS`` [60], > 0: a batch run takes no new
             address after this long; it lets those in flight end and re-queues the rest
             at once.
@@ -121,8 +125,8 @@ class FleetConfig:
 
     redis_url: str = "redis://127.0.0.1:6379/0"
     queue: str = "arq:queue"
-    concurrency: int = 50
-    max_jobs: int = 4
+    concurrency: int = 16
+    max_jobs: int = 16
     slice_seconds: float = 60.0
     request_timeout: float = 30.0
     client_retries: int = 2

@@ -48,6 +48,57 @@ async def test_two_workers_share_one_schedule(pool: ArqRedis) -> None:
     assert all(4_900 <= g <= 5_100 for g in gaps), gaps  # 1 / 200 s, in microseconds
 
 
+async def test_the_rate_is_found_from_send_moments(pool: ArqRedis) -> None:
+    """The answered checks sent between two refused ones, over the time between their
+    sends, are the rate the service took (500/s here), whenever the answers are told:
+    before the 429s or after them (a worker tells its answers with its next call)."""
+    pace = SharedPace(pool)
+    await pool.hset("fleet:pace", mapping={"rate": "800", "cut": "1", "probe": "1e18"})
+    (now,) = await pace._call("ready")
+    start = now - 500_000
+    answered = [start + 2_000 * i for i in range(1, 200)]  # one every 2 ms
+    refused = [start + 1_000 + 100_000 * i for i in range(4)]  # 300 ms bracketed
+    pace._answered = [repr(m) for m in answered[:100]]
+    await pace._call("ready")
+    for moment in refused:
+        await pace.refused(moment, 0)
+    pace._answered = [repr(m) for m in answered[100:]]
+    await pace._call("ready")  # the rest of the answers, told late, complete it
+    assert await pace.rate() == pytest.approx(0.97 * 500, rel=0.02)
+
+
+async def test_the_start_up_grows_with_the_answers_not_with_time(pool: ArqRedis) -> None:
+    """A second into its start-up, time alone would allow the fleet a million checks a
+    second (it flooded the service while the batches were starting); answered at 100/s,
+    it goes at most twice that."""
+    pace = SharedPace(pool)
+    (now,) = await pace._call("ready")
+    await pool.hset("fleet:pace", mapping={"rate": "100", "start": repr(now - 1e6)})
+    pace._answered = [repr(now - 200_000 + 10_000 * i) for i in range(20)]  # 100/s
+    await pace._call("ready")
+    assert 100 <= await pace.rate() <= 210
+
+
+async def test_a_cut_never_falls_below_what_the_service_was_seen_to_take(
+        pool: ArqRedis) -> None:
+    """Brackets of an episode after a stall say 100/s; the fleet was answered at about
+    340/s over the last half second: the rate is cut to 0.8 x that at least (half the
+    rate refused, 200/s, was the only floor), and probes soon."""
+    pace = SharedPace(pool)
+    (now,) = await pace._call("ready")
+    await pool.hset("fleet:pace", mapping={"rate": "400", "cut": "1", "probe": "1e18"})
+    dense = [now - 600_000 + 2_000 * i for i in range(175)]  # 500/s until now - 250 ms
+    sparse = [now - 250_000 + 10_000 * i for i in range(20)]  # then 100/s
+    pace._answered = [repr(m) for m in dense + sparse]
+    await pace._call("ready")
+    await pace.refused(now - 240_000 + 5_000, 0)
+    await pace.refused(now - 60_000 + 5_000, 0)
+    rate = await pace.rate()
+    assert 0.8 * 300 <= rate <= 0.8 * 380, rate
+    probe = float(await pool.hget("fleet:pace", "probe"))  # type: ignore[misc]
+    assert probe - now <= 250_000 + 200_000  # SOON after the cut (not PLATEAU, 4 s)
+
+
 async def test_a_service_that_takes_nothing_pauses_the_fleet(pool: ArqRedis) -> None:
     a, b = SharedPace(pool), SharedPace(pool)
     moment = await a.ready()
