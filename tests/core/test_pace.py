@@ -313,6 +313,52 @@ def test_the_estimate_is_the_answered_sends_between_refused_ones() -> None:
     assert not finder.starting
 
 
+@pytest.mark.parametrize("answered_before", [0.0, 0.4])
+def test_an_estimate_far_below_what_was_answered_lately_probes_again_soon(
+        answered_before: float) -> None:
+    """The 400/s episode above, after ``answered_before`` seconds of sends answered at
+    1000/s (what the service took lately: more than it says now, as after the
+    start-up's flood, whose brackets came out low). Alone the estimate is sure and the
+    rate rests; after them it is not, and a probe comes soon."""
+    finder = RateFinder()
+    start = answered_before
+    for i in range(int(answered_before * 1000)):
+        at = i / 1000
+        finder.answered(finder.sent(at), at, at + 0.02)
+    sends = [(finder.sent(start + i / 1000), start + i / 1000) for i in range(200)]
+    for i, (number, at) in enumerate(sends):
+        if i % 5 in (0, 2):
+            finder.answered(number, at, at + 0.02)
+        else:
+            finder.refused(number, at, at + 0.02)
+    assert finder.estimate == pytest.approx(400, rel=0.02)
+    rested = finder.rate
+    finder.held_back(start + 0.2 + 2 * finder_module.FAR_GAP)
+    assert (finder.rate > rested) is (answered_before > 0)
+
+
+def test_probes_near_the_rate_found_go_in_small_steps() -> None:
+    """After the sure 400/s episode above the rate rests, then probes: near the rate
+    found each step is at most 12 % (``NEAR_STEP``; a doubling step overshot to 1.5-2.5 R
+    before the bucket's hidden burst was spent, measured), until a 429."""
+    finder = RateFinder()
+    sends = [(finder.sent(i / 1000), i / 1000) for i in range(200)]
+    for i, (number, at) in enumerate(sends):
+        if i % 5 in (0, 2):
+            finder.answered(number, at, at + 0.02)
+        else:
+            finder.refused(number, at, at + 0.02)
+    rates = [finder.rate]
+    now = 0.2 + finder_module.PLATEAU
+    for _ in range(12):
+        now += finder_module.PROBE_GAP
+        finder.held_back(now)
+        rates.append(finder.rate)
+    steps = [b / a for a, b in itertools.pairwise(rates) if b != a]
+    assert len(steps) >= 8
+    assert max(steps) <= 1.12 + 1e-9  # NEAR_STEP
+
+
 def test_one_episode_cuts_once() -> None:
     """Refusals of sends made before the cut refine; only a later send's refusal cuts."""
     finder = RateFinder()
