@@ -294,20 +294,22 @@ def test_without_retry_after_the_backoff_still_loses_nothing() -> None:
 
 
 # --- the estimate, without a loop ---------------------------------------------------
-def test_the_estimate_is_the_answered_sends_between_refused_ones() -> None:
-    """Sends every 1 ms (1000/s) to a service taking 400/s: refused sends bracket its
-    refills; the estimate is exact, the rate cut to BACKOFF x it."""
-    finder = RateFinder()
-    sends = []
-    for i in range(200):
-        at = i / 1000
-        sends.append((finder.sent(at), at))
-    # the service took 2 of every 5 (400/s), refused the rest; all answered 20 ms later
+def episode_at_400(finder: RateFinder, start: float = 0.0) -> None:
+    """Sends every 1 ms (1000/s) for 0.2 s from ``start`` to a service taking 400/s: it
+    takes 2 of every 5 and refuses the rest; each is answered 20 ms after its send."""
+    sends = [(finder.sent(start + i / 1000), start + i / 1000) for i in range(200)]
     for i, (number, at) in enumerate(sends):
         if i % 5 in (0, 2):
             finder.answered(number, at, at + 0.02)
         else:
             finder.refused(number, at, at + 0.02)
+
+
+def test_the_estimate_is_the_answered_sends_between_refused_ones() -> None:
+    """Refused sends bracket the service's refills: the estimate is exact, the rate cut
+    to BACKOFF x it."""
+    finder = RateFinder()
+    episode_at_400(finder)
     assert finder.estimate == pytest.approx(400, rel=0.02)
     assert finder.rate == pytest.approx(finder_module.BACKOFF * 400, rel=0.02)
     assert not finder.starting
@@ -325,12 +327,7 @@ def test_an_estimate_far_below_what_was_answered_lately_probes_again_soon(
     for i in range(int(answered_before * 1000)):
         at = i / 1000
         finder.answered(finder.sent(at), at, at + 0.02)
-    sends = [(finder.sent(start + i / 1000), start + i / 1000) for i in range(200)]
-    for i, (number, at) in enumerate(sends):
-        if i % 5 in (0, 2):
-            finder.answered(number, at, at + 0.02)
-        else:
-            finder.refused(number, at, at + 0.02)
+    episode_at_400(finder, start)
     assert finder.estimate == pytest.approx(400, rel=0.02)
     rested = finder.rate
     finder.held_back(start + 0.2 + 2 * finder_module.FAR_GAP)
@@ -342,12 +339,7 @@ def test_probes_near_the_rate_found_go_in_small_steps() -> None:
     found each step is at most 12 % (``NEAR_STEP``; a doubling step overshot to 1.5-2.5 R
     before the bucket's hidden burst was spent, measured), until a 429."""
     finder = RateFinder()
-    sends = [(finder.sent(i / 1000), i / 1000) for i in range(200)]
-    for i, (number, at) in enumerate(sends):
-        if i % 5 in (0, 2):
-            finder.answered(number, at, at + 0.02)
-        else:
-            finder.refused(number, at, at + 0.02)
+    episode_at_400(finder)
     rates = [finder.rate]
     now = 0.2 + finder_module.PLATEAU
     for _ in range(12):
