@@ -91,8 +91,8 @@ local probe, step = tonumber(f[4]) or 0, tonumber(f[5]) or STEP
 local start = tonumber(f[6]) or now
 local answered_at = tonumber(f[7]) or 0
 local before, probing, since = tonumber(f[8]) or 0, tonumber(f[9]) or 0, tonumber(f[10]) or 0
--- An episode cuts at most to BLIND x the rate it refused (as TCP halves): a CPU stall
--- then a burst makes a few brackets far below the service's rate.
+-- The current episode's floor (set at its cut, below): its rate is never estimated
+-- lower, since a CPU stall then a burst makes a few brackets far below the service's.
 local floor = tonumber(f[11]) or 0
 local function fmt(x) return string.format('%.17g', x) end
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from collections.abc import AsyncIterator, Iterator
 from contextlib import aclosing
@@ -89,16 +90,25 @@ class Counter:
 
 
 def checking_server(local: LocalServer, answers: dict[str, dict[str, Any]] | None = None,
-                    seed: int = 0) -> Counter:
+                    seed: int = 0, hold_until: int = 0) -> Counter:
+    """Answers checks on ``local``, counting them; ``hold_until``: no answer at all until
+    that many are in flight at once (whether the client reaches its cap, whatever the
+    machine's load)."""
     counter = Counter()
     rng = random.Random(seed)
+    reached = asyncio.Event()
 
     async def handle(request: web.Request) -> web.Response:
         email = request.query["email"]
         counter.seen.append(email)
         counter.now += 1
         counter.peak = max(counter.peak, counter.now)
+        if counter.now >= hold_until:
+            reached.set()
         try:
+            # bounded: a client that never reaches the number fails the test, not hangs
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(reached.wait(), 10)
             answer = (answers or {}).get(email)
             if answer is None:  # failures answer at once, the others take a moment
                 await asyncio.sleep(0.0005 + rng.random() * 0.003)
@@ -123,7 +133,7 @@ async def test_check_many_one_outcome_per_input_and_cap_with_failures_mixed_in(
     inputs[50] = "also bad@x.com"
     answers = {e: {"email": e, "status": "fail", "error": "Email Format is not correct."}
                for e in inputs[10::7]}
-    counter = checking_server(local, answers)
+    counter = checking_server(local, answers, hold_until=7)
     outcomes = [o async for o in local_client.validation.check_many(inputs, concurrency=7)]
     assert sorted(o.email for o in outcomes) == sorted(inputs)  # exactly one each
     assert counter.peak == 7  # reached, never exceeded
