@@ -171,7 +171,7 @@ def test_try_it_is_two_commands_one_for_the_job_one_for_the_tests() -> None:
     assert "\n" not in job and "\n" not in tests
     assert "pip install -e . &&" in job  # the default install: progress needs no extra
     assert asyncsdk_arguments(job)[:2] == ["--sandbox", "validate"]
-    assert "pip install -e '.[test]'" in tests and tests.endswith("python -m pytest")
+    assert "pip install -e '.[test]'" in tests and tests.endswith("python -m pytest -n auto")
 
 
 def test_every_asyncsdk_command_of_the_readme_parses() -> None:
