@@ -180,11 +180,8 @@ class RateFinder:
         answered at once, a check later): the episode's estimate is made again."""
         self._mark(send, ANSWERED)
         self._timed(now - at, now)
-        answers = self._answers
-        answers.append(now)
-        if answers[0] < now - 2 * DELIVERY:
-            while answers[0] < now - DELIVERY:
-                answers.popleft()
+        self._answers.append(now)
+        self._forget_answers(now)
         if self._refused and at < self._refused[-1] and not self._probing:
             estimate = self._estimate_at(now)
             if estimate:
@@ -310,12 +307,16 @@ class RateFinder:
 
     def _delivered(self, now: float) -> float:
         """Answers a second over the last ``DELIVERY`` seconds (or since the first)."""
+        self._forget_answers(now)
         answers = self._answers
-        while answers and answers[0] < now - DELIVERY:
-            answers.popleft()
         if len(answers) < MIN_ANSWERED:
             return 0.0
         return len(answers) / max(now - answers[0], MIN_SPAN)
+
+    def _forget_answers(self, now: float) -> None:
+        answers = self._answers
+        while answers and answers[0] < now - DELIVERY:
+            answers.popleft()
 
     def _timed(self, elapsed: float, now: float) -> None:
         """An answer came ``elapsed`` after its send: the shortest answer time (kept

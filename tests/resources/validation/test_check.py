@@ -107,7 +107,8 @@ def checking_server(local: LocalServer, answers: dict[str, dict[str, Any]] | Non
             reached.set()
         try:
             # bounded: a client that never reaches the number fails the test, not hangs
-            with contextlib.suppress(TimeoutError):
+            # (asyncio.TimeoutError: wait_for's on Python 3.10, TimeoutError's alias later)
+            with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(reached.wait(), 10)
             answer = (answers or {}).get(email)
             if answer is None:  # failures answer at once, the others take a moment
