@@ -9,7 +9,10 @@ service cannot take it:
 * **the pacer**: paced attempts leave at the rate the service takes (``RateFinder``),
   each spaced from the last by one interval, jittered (half to one and a half of it): a
   429 re-spaces every waiting worker from that moment, so they are released one by
-  one, never in a wave;
+  one, never in a wave. A moment is reserved only by an attempt that can be sent at it
+  within its budget, and one that leaves before it (cancelled) gives it back, so the
+  schedule never runs ahead of the attempts that will be sent (issue 38: checks that
+  gave up during a hold pushed it out by an interval each, and nothing sent reset it);
 * **the window**: at most ``RateFinder.window`` paced attempts in flight (the rest park
   until one ends);
 * **the hold**: a 429 while the service takes nothing at all (nothing sent recently was
@@ -27,6 +30,7 @@ transport holds one ``Pace`` per area. Time is the transport's (``clock``, ``sle
 from __future__ import annotations
 
 import asyncio
+from bisect import insort
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -60,7 +64,7 @@ class Pace:
     time, whichever comes first (the session owner's, which ``close()`` wakes)."""
 
     __slots__ = ("_clock", "_held_until", "_in_flight", "_next", "_park", "_parked",
-                 "_rand", "_refusals", "finder")
+                 "_rand", "_refusals", "_returned", "finder")
 
     def __init__(self, clock: Callable[[], float],
                  park: Callable[[asyncio.Future[None] | None, float], Awaitable[Any]],
@@ -74,6 +78,9 @@ class Pace:
         self._in_flight = 0
         self._refusals = 0  # 429s so far: a paced wait that saw one is spaced again
         self._parked: deque[asyncio.Future[None]] = deque()
+        # Moments given back by waiters that left, (at, end), in order: the next paced
+        # sends take them before new ones (since the last 429, which voids them).
+        self._returned: list[tuple[float, float]] = []
 
     @property
     def held_until(self) -> float:
@@ -163,21 +170,53 @@ class Pace:
         moment is reserved again, at the new rate). False: not before ``deadline``."""
         while True:
             refusals = self._refusals
-            at = self._paced_moment(self._clock())
-            if at >= deadline:
+            moment = self._paced_moment(self._clock(), deadline)
+            if moment is None:
                 return False
-            await self._wait_until(at)
+            try:
+                await self._wait_until(moment[0])
+            except BaseException:
+                self._give_back(moment, refusals)
+                raise
             if refusals == self._refusals:
                 return True
 
-    def _paced_moment(self, now: float) -> float:
-        """The moment reserved for the next paced send: one jittered interval after the
-        last one reserved, never before a hold ends."""
-        at = max(now, self._next, self._held_until)
-        if at > now:
+    def _paced_moment(self, now: float, deadline: float) -> tuple[float, float] | None:
+        """The moment reserved for the next paced send and the end of its interval: one
+        given back if any is left, else one jittered interval after the last one
+        reserved; never before a hold ends. None (nothing reserved): not before
+        ``deadline``."""
+        returned = self._returned
+        while returned and returned[0][0] < now:
+            del returned[0]  # passed: the schedule is behind it already
+        if returned:
+            moment = returned[0]
+            if moment[0] >= deadline:
+                return None
+            del returned[0]
+        else:
+            at = max(now, self._next, self._held_until)
+            if at >= deadline:
+                return None
+            moment = (at, at + self._interval())
+            self._next = moment[1]
+        if moment[0] > now:
             self.finder.held_back(now)
-        self._next = at + self._interval()
-        return at
+        return moment
+
+    def _give_back(self, moment: tuple[float, float], refusals: int) -> None:
+        """A waiter left before its moment: the last one reserved is undone (and any
+        given back just before it), any other is left for the next paced send. A 429
+        since (``refusals``) re-spaced the schedule: the moment is void."""
+        if refusals != self._refusals:
+            return
+        returned = self._returned
+        if moment[1] != self._next:
+            insort(returned, moment)
+            return
+        self._next = moment[0]
+        while returned and returned[-1][1] == self._next:
+            self._next = returned.pop()[0]
 
     def _held_moment(self) -> float:
         """An unpaced send's moment: now, or spread over the end of a hold."""
@@ -201,6 +240,7 @@ class Pace:
         no token left); if the service takes nothing at all, everyone is held for the
         wait it asked."""
         self._refusals += 1
+        self._returned.clear()
         self._next = now + self._interval()
         if wait and self.finder.starved(now, max(STARVED_WITHIN, wait)):
             self._held_until = max(self._held_until, now + wait)

@@ -373,3 +373,91 @@ def test_starved_means_nothing_answered_lately() -> None:
     finder.answered(number, 0.0, 0.02)
     assert not finder.starved(0.5, 1.0)
     assert finder.starved(2.0, 1.0)
+
+
+# --- a check that gives up takes nothing (issue 38: a lockout of hours) --------------
+HOLD = 3.0  # the service took nothing and asked for this wait (the pace's hold)
+
+
+async def held_pace() -> Pace:
+    """A pace whose first send was refused with a 429 while nothing was answered: it
+    holds every send until ``HOLD``."""
+    pace = new_pace()
+    first = await pace.ready(True, math.inf)
+    assert first is not None
+    pace.done(first, 429, HOLD)
+    assert pace.held_until == HOLD
+    return pace
+
+
+@pytest.mark.parametrize("callers", [10, 1000, 100_000])
+def test_checks_that_give_up_during_a_hold_take_no_moment(callers: int) -> None:
+    """``callers`` checks whose budget ends before the hold does give up (paced and
+    unpaced, at several times during the hold): none takes a place in the window or a
+    moment of the schedule, so a check made afterwards is sent at the hold's end, as if
+    none had come (it was one interval later for each: 100,000 of them locked the
+    client out for hours)."""
+    async def main() -> float:
+        pace = await held_pace()
+        loop = asyncio.get_running_loop()
+        for start in (0.0, 1.0, 2.0):
+            await asyncio.sleep(start - loop.time())
+            for i in range(callers // 3 + 1):
+                assert await pace.ready(i % 10 != 0, loop.time() + 0.5) is None
+        assert pace.in_flight == 0
+        ticket = await pace.ready(True, math.inf)
+        assert ticket is not None
+        return loop.time()
+
+    with virtual_loop() as loop:
+        sent = loop.run_until_complete(main())
+    assert sent == HOLD  # within HOLD + 1 s, whatever the number that gave up
+
+
+@pytest.mark.parametrize("order", ["first to last", "last to first", "shuffled",
+                                   "all but the last", "all but the first"])
+def test_checks_cancelled_before_their_moment_give_it_back(order: str) -> None:
+    """500 checks wait for their moments after a hold (20 a second: 25 s of moments);
+    at 1 s their caller cancels them (in ``order``). The moments of the cancelled ones
+    are free again: new checks are sent from the hold's end, not after 25 s of moments
+    nobody uses; a check left waiting is sent at its own moment."""
+    waiting = 500
+    kept = {"all but the last": [waiting - 1], "all but the first": [0]}.get(order, [])
+
+    async def main() -> tuple[list[float], list[float]]:
+        pace = await held_pace()
+        pace.finder.window = 2 * waiting  # every check reserves a moment
+        loop = asyncio.get_running_loop()
+        sent: dict[int, float] = {}
+
+        async def check(i: int) -> None:
+            ticket = await pace.ready(True, math.inf)
+            assert ticket is not None
+            sent[i] = loop.time()
+            pace.done(ticket, None, None)  # no answer: the rate stays as it is
+
+        tasks = [loop.create_task(check(i)) for i in range(waiting)]
+        await asyncio.sleep(1.0)
+        leaving = [i for i in range(waiting) if i not in kept]
+        if order == "last to first":
+            leaving.reverse()
+        elif order == "shuffled":
+            random.Random(3).shuffle(leaving)
+        for i in leaving:
+            tasks[i].cancel()
+        await asyncio.gather(*(tasks[i] for i in leaving), return_exceptions=True)
+        new: list[float] = []
+        for _ in range(5):
+            ticket = await pace.ready(True, math.inf)
+            assert ticket is not None
+            new.append(loop.time())
+            pace.done(ticket, None, None)
+        await asyncio.gather(*(tasks[i] for i in kept))
+        assert pace.in_flight == 0 and sorted(sent) == kept
+        return new, [sent[i] for i in kept]
+
+    with virtual_loop() as loop:
+        new, kept_sent = loop.run_until_complete(main())
+    assert HOLD <= new[0] <= new[-1] <= HOLD + 1.0
+    assert all(a < b for a, b in itertools.pairwise(new))  # one by one
+    assert all(t >= HOLD for t in kept_sent)

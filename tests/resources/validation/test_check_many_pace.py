@@ -214,3 +214,38 @@ async def test_a_check_held_past_its_budget_is_rate_limited_without_being_sent(
     assert sent <= 4
     held = [o for o in outcomes if o.error.status_code is None]  # type: ignore[union-attr]
     assert len(held) == 12 - sent
+
+
+async def test_checks_that_gave_up_in_a_hold_leave_the_pace_free(
+        local: LocalServer) -> None:
+    """Issue 38: a service that refuses everything (429, Retry-After: 1) while a
+    check_many of 1,000 inputs with a 0.5 s budget runs: the first 429 holds the area
+    for 1 s, so almost every check gives up without being sent. None of them takes a
+    moment of the pace: its next free one is within a second of the hold's end (each
+    pushed it out by an interval: about 50 s here, 2 hours for 100,000 inputs, every
+    later check failing at once, nothing sent), and once the service takes checks again
+    a later check_many on the same client is answered."""
+    refusing = True
+
+    async def handle(request: web.Request) -> web.Response:
+        if refusing:
+            return web.json_response({"detail": "slow down"}, status=429,
+                                     headers={"Retry-After": "1"})
+        return web.json_response(ok(request.query["email"]))
+
+    local.routes[CHECK_PATH] = handle
+    async with asyncsdk.Client(API_KEY, USERNAME, base_url=local.url, max_retries=0) as c:
+        first = [o async for o in c.validation.check_many(emails(1000),
+                                                          request_timeout=0.5)]
+        assert len(first) == 1000 and not any(o.ok for o in first)
+        assert local.count(CHECK_PATH) < 100  # held back, not sent
+        pace = c._transport.pace(CHECK_OP)
+        assert pace.held_until > 0  # the hold the issue is about came
+        assert pace.in_flight == 0
+        # The schedule is not ahead of the hold (its next moment: ``_next``).
+        assert pace._next <= max(c._transport.clock(), pace.held_until) + 1.0
+        refusing = False
+        later = [o async for o in c.validation.check_many(emails(5, "v"),
+                                                          request_timeout=10)]
+    assert [o.error for o in later if not o.ok] == []
+    assert sorted(o.email for o in later) == emails(5, "v")
