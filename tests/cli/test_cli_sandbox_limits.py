@@ -7,13 +7,11 @@ from __future__ import annotations
 import io
 import json
 import signal
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 
 import pytest
-from cli_support import run
+from cli_support import environment, run, start
 
 from asyncsdk.cli.app import build_parser, make_environment
 from asyncsdk.cli.sandbox import rate_limit_of
@@ -36,12 +34,8 @@ def status_of(url: str) -> tuple[int, str | None]:
 
 
 def test_the_sandbox_command_serves_with_the_limit() -> None:
-    with subprocess.Popen(
-        [sys.executable, "-m", "asyncsdk", "sandbox", "--port", "0", "--rate", "0.001",
-         "--burst", "2", "--no-retry-after"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # see cli_support
-    ) as server:
+    with start("sandbox", "--port", "0", "--rate", "0.001", "--burst", "2",
+               "--no-retry-after", env=environment()) as server:
         try:
             assert server.stdout is not None
             banner = [server.stdout.readline() for _ in range(7)]
@@ -51,7 +45,7 @@ def test_the_sandbox_command_serves_with_the_limit() -> None:
             url = f"{base}/api/v1/contact/?api_key={key}"
             assert [status_of(url) for _ in range(3)] == [(200, None), (200, None),
                                                           (429, None)]
-            server.send_signal(signal.SIGINT)
+            server.send_signal(signal.SIGINT)  # Ctrl-C
             assert server.wait(timeout=10) == 0
         finally:
             if server.poll() is None:
