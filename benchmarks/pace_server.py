@@ -2,16 +2,20 @@
 ``python -m benchmarks.pace_server [--cpu N]`` prints ``PORT <n>`` and serves on
 127.0.0.1 until terminated.
 
-``GET /api/v1/single/check?email=...&api=KEY`` takes a token from KEY's bucket (``rate``
-tokens a second, ``burst`` at most; a key starts full): with one, it answers the check
-after ``service`` seconds; without, at once ``429`` (``Retry-After: <retry_after>``, or
-no header when ``retry_after`` is null). The limit may drop: ``drop = [at, length,
-factor]`` multiplies the rate by ``factor`` from ``at`` seconds after the run's first
-request, for ``length`` seconds.
+``GET /api/v1/single/check?email=...&api=KEY`` asks KEY's token bucket: the sandbox's own
+(``asyncsdk.testing.RateLimits``: ``rate`` tokens a second, ``burst`` at most, a key
+starts full; at most ``max_in_flight`` checks of a key at once when set). Let through,
+the check is answered after ``service`` seconds; refused, at once ``429`` (``Retry-After:
+<retry_after>``, or no header when ``retry_after`` is null or the cap in flight refused
+it). The limit may drop: ``drop = [at, length, factor]`` multiplies the rate by
+``factor`` from ``at`` seconds after the run's first request, for ``length`` seconds.
+A lean server of its own, not the sandbox: it answers nothing else, records only its
+log, and keeps the machine's CPU for the clients.
 
-``POST /control/setup`` (JSON ``{rate, burst, service, retry_after, drop}``) starts a run
-afresh (buckets full, log empty); ``GET /control/log`` gives the run's log: one
-``[seconds since its first request, key, email, taken]`` per request, in order.
+``POST /control/setup`` (JSON ``{rate, burst, service, retry_after, drop,
+max_in_flight}``) starts a run afresh (buckets full, log empty); ``GET /control/log``
+gives the run's log: one ``[seconds since its first request, key, email, taken]`` per
+request, in order.
 """
 
 from __future__ import annotations
@@ -21,10 +25,11 @@ import asyncio
 import json
 import os
 import sys
-import time
 from typing import Any
 
 from aiohttp import web
+
+from asyncsdk.testing import RateLimit, RateLimits, Refusal
 
 from ._common import pin
 
@@ -32,37 +37,42 @@ JSON = "application/json"
 
 
 class Limiter:
-    """The buckets of one run, by key, and its log."""
+    """One run: the sandbox's buckets by key (their limit changed as ``drop`` says), and
+    the run's log."""
 
     def __init__(self, rate: float = 500.0, burst: int = 50, service: float = 0.02,
-                 retry_after: str | None = "1", drop: list[float] | None = None) -> None:
-        self.rate, self.burst, self.service = rate, burst, service
-        self.retry_after = retry_after
+                 retry_after: str | float | None = "1", drop: list[float] | None = None,
+                 max_in_flight: int | None = None) -> None:
+        self.base = RateLimit(float(rate), int(burst),
+                              None if retry_after is None else float(retry_after),
+                              max_in_flight)
+        self.service = service
         self.drop = drop
-        self.buckets: dict[str, list[float]] = {}  # key -> [tokens, last refill]
+        self.limits = RateLimits(self.base)
         self.log: list[list[Any]] = []
         self.start: float | None = None
 
-    def limit(self, since: float) -> float:
+    def limit(self, since: float) -> RateLimit:
+        """The limit ``since`` seconds into the run."""
         if self.drop is not None:
             at, length, factor = self.drop
             if at <= since < at + length:
-                return self.rate * factor
-        return self.rate
+                return RateLimit(self.base.rate * factor, self.base.burst,
+                                 self.base.retry_after, self.base.max_in_flight)
+        return self.base
 
-    def take(self, key: str, email: str) -> bool:
-        now = time.monotonic()
+    def take(self, key: str, email: str) -> Refusal | None:
+        """Ask ``key``'s bucket; None: let through (``release(key)`` once answered)."""
+        now = self.limits.clock()
         if self.start is None:
             self.start = now
         since = now - self.start
-        bucket = self.buckets.setdefault(key, [float(self.burst), now])
-        bucket[0] = min(self.burst, bucket[0] + (now - bucket[1]) * self.limit(since))
-        bucket[1] = now
-        taken = bucket[0] >= 1
-        if taken:
-            bucket[0] -= 1
-        self.log.append([round(since, 6), key, email, taken])
-        return taken
+        wanted = self.limit(since)
+        if wanted != self.limits.get():
+            self.limits.set(wanted)  # tokens until now refilled at the rate before
+        refusal = self.limits.admit(key)
+        self.log.append([round(since, 6), key, email, refusal is None])
+        return refusal
 
 
 def build_app() -> web.Application:
@@ -71,11 +81,17 @@ def build_app() -> web.Application:
     async def check(request: web.Request) -> web.Response:
         limiter = state["limiter"]
         email = request.query.get("email", "")
-        if not limiter.take(request.query.get("api", ""), email):
-            headers = {"Retry-After": limiter.retry_after} if limiter.retry_after else {}
+        key = request.query.get("api", "")
+        refusal = limiter.take(key, email)
+        if refusal is not None:
+            wait = refusal.retry_after
+            headers = {} if wait is None else {"Retry-After": f"{wait:g}"}
             return web.Response(body=b'{"detail": "rate limited"}', status=429,
                                 content_type=JSON, headers=headers)
-        await asyncio.sleep(limiter.service)
+        try:
+            await asyncio.sleep(limiter.service)
+        finally:
+            limiter.limits.release(key)
         body = json.dumps({"email": email, "status": "success", "result": "Valid",
                            "role": False})
         return web.Response(text=body, content_type=JSON)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
-import time
 from collections import Counter
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
@@ -17,6 +16,7 @@ import trustme
 from aiohttp import web
 
 import asyncsdk
+from asyncsdk.testing import RateLimit, RateLimits
 
 API_KEY = "sk_live_SECRET_key_0123456789"
 USERNAME = "secret-user-name"
@@ -116,29 +116,32 @@ def skipped_but_counted(client: asyncsdk.Client) -> asyncsdk.Client:
 
 
 class TokenBucket:
-    """A validation service that takes ``rate`` checks a second (a burst of ``burst``)
-    and answers 429 with ``retry_after`` when it has no token: a real limit, in real
-    time. ``first`` and ``last``: when the first check came and the last was taken."""
+    """A validation service that takes ``rate`` checks a second per key (a burst of
+    ``burst``) and answers 429 with ``retry_after`` (seconds; None: no header) when the
+    key has no token: the sandbox's limit (``asyncsdk.testing.RateLimits``, the one
+    bucket of the tests, the benchmark and users' tests) behind a bare check handler, in
+    real time. ``answered``: the checks answered, by address; ``limited``: the 429s."""
 
-    def __init__(self, rate: float, burst: int, retry_after: str) -> None:
-        self.rate, self.burst, self.retry_after = rate, burst, retry_after
-        self.tokens, self.at = float(burst), time.monotonic()
+    def __init__(self, rate: float, burst: int, retry_after: float | str | None) -> None:
+        wait = None if retry_after is None else float(retry_after)
+        self.limits = RateLimits(RateLimit(rate, burst, retry_after=wait))
         self.answered: Counter[str] = Counter()
-        self.limited = 0
-        self.first = self.last = 0.0
+
+    @property
+    def limited(self) -> int:
+        return self.limits.stats().refused
 
     async def handle(self, request: web.Request) -> web.Response:
-        now = time.monotonic()
-        self.first = self.first or now
-        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
-        self.at = now
-        if self.tokens < 1:
-            self.limited += 1
-            return web.json_response({"detail": "slow down"}, status=429,
-                                     headers={"Retry-After": self.retry_after})
-        self.tokens -= 1
-        self.last = now
-        email = request.query["email"]
-        self.answered[email] += 1
-        return web.json_response({"email": email, "status": "success", "result": "Valid",
-                                  "role": False})
+        key = request.query.get("api", "")
+        refusal = self.limits.admit(key)
+        if refusal is not None:
+            wait = refusal.retry_after
+            headers = {} if wait is None else {"Retry-After": f"{wait:g}"}
+            return web.json_response({"detail": "slow down"}, status=429, headers=headers)
+        try:
+            email = request.query["email"]
+            self.answered[email] += 1
+            return web.json_response({"email": email, "status": "success",
+                                      "result": "Valid", "role": False})
+        finally:
+            self.limits.release(key)

@@ -6,7 +6,7 @@
     asyncsdk check-many emails.csv -o results.csv [--resume]
     asyncsdk mail send --from me@example.com --to you@example.org --subject Hi --html '<p>Hi'
     asyncsdk contacts list          (also leads, customers, products, invoices; get ID)
-    asyncsdk sandbox --port 8080
+    asyncsdk sandbox --port 8080 [--rate 500 --burst 50]   (also with --sandbox)
 
 Credentials come from ``--api-key``/``--username``/``--base-url`` or the ``ASYNCSDK_*``
 variables; ``--sandbox`` runs the command against an in-process sandbox with demo data.
@@ -22,7 +22,8 @@ The modules behind it: ``parser`` (flags); one module per command family: ``jobs
 areas); ``inputs`` (the input files, also read by the fleet's producer), ``outputs``
 (the result CSV and the summary), ``previous`` (an earlier run's result file, for
 ``--resume``), ``lock`` (one run at a time per output), ``dedupe`` (``--dedupe``),
-``progress``, ``common`` (exit codes, signals, JSON output: ``to_jsonable``).
+``progress``, ``sandbox`` (the sandbox's rate limit flags), ``common`` (exit codes,
+signals, JSON output: ``to_jsonable``).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ from .mail import cmd_mail
 from .parser import RESOURCES
 from .parser import build_parser as _build_parser
 from .resources import cmd_resource
+from .sandbox import limit_flags, rate_limit_of
 
 __all__ = ["build_parser", "main", "print_json", "run", "to_jsonable"]
 
@@ -108,10 +110,11 @@ async def run(args: argparse.Namespace, env: Environment) -> int:
 async def run_command(args: argparse.Namespace, env: Environment) -> int:
     """``run``, without the signal handler."""
     command = COMMANDS[args.command]
+    limit = rate_limit_of(args)  # refused here without --sandbox
     if args.sandbox:
         from ..testing import Sandbox
 
-        async with Sandbox(demo_data=True) as sandbox:
+        async with Sandbox(demo_data=True, rate_limit=limit) as sandbox:
             env.sandbox = sandbox
             async with sandbox.client(timeout=args.timeout,
                                       max_retries=args.max_retries) as client:
@@ -185,7 +188,7 @@ def make_environment(args: argparse.Namespace, out: TextIO, err: TextIO) -> Envi
         else:
             flags = ["--base-url", args.base_url]
     if getattr(args, "sandbox", False):  # a command to run next runs against one too
-        flags = ["--sandbox", *flags]
+        flags = ["--sandbox", *limit_flags(args), *flags]
     return Environment(stdout=out, stderr=err, follow_up_flags=flags,
                        credentials_on_command_line=hidden)
 
@@ -205,7 +208,11 @@ def serve_sandbox(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..testing import run_standalone
 
     try:
-        run_standalone(args.port, args.host, out=out)
+        limit = rate_limit_of(args)
+    except UsageProblem as exc:
+        return report(exc, err, args.debug, EXIT_USAGE)
+    try:
+        run_standalone(args.port, args.host, out=out, rate_limit=limit)
     except OSError as exc:
         if args.debug:
             traceback.print_exception(exc, file=err)

@@ -91,6 +91,7 @@ def add_global_flags(parser: argparse.ArgumentParser, version: str) -> None:
     parser.add_argument("--max-retries", type=count(0), default=C.DEFAULT_MAX_RETRIES,
                         help="retries of a failed call after the first attempt "
                              "(default %(default)s)")
+    add_limit_flags(parser, default=None)
 
 
 def add_validate_flags(validate: argparse.ArgumentParser) -> None:
@@ -179,11 +180,46 @@ def add_resource_actions(area: argparse.ArgumentParser, name: str) -> None:
 
 
 def add_sandbox_flags(serve: argparse.ArgumentParser) -> None:
-    """``sandbox --port --host``."""
+    """``sandbox --port --host`` and the rate limit's flags."""
     serve.add_argument("--port", type=port, default=8080,
                        help="port to listen on; 0 picks a free one (default %(default)s)")
     serve.add_argument("--host", default="127.0.0.1",
                        help="interface to listen on (default %(default)s)")
+    # Suppressed defaults: given before the command (as with --sandbox), they stay.
+    add_limit_flags(serve, default=argparse.SUPPRESS)
+
+
+def rate(text: str) -> float:
+    """An argparse type: requests a second, a finite number >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a rate >= 0 a second, got {text!r}")
+    return value
+
+
+def add_limit_flags(parser: argparse.ArgumentParser, *, default: object) -> None:
+    """``--rate --burst --retry-after|--no-retry-after --max-in-flight``: the sandbox's
+    limit per API key (``asyncsdk.testing.RateLimit``), for ``sandbox`` and
+    ``--sandbox``."""
+    limit = parser.add_argument_group(
+        "the sandbox's rate limit per API key (with --sandbox or the sandbox command)")
+    limit.add_argument("--rate", type=rate, default=default, metavar="PER_SECOND",
+                       help="answer each key at most this many requests a second (a "
+                            "token bucket); more are answered 429")
+    limit.add_argument("--burst", type=count(0), default=default, metavar="N",
+                       help="requests a key may send at once (the bucket's size; default "
+                            "a tenth of --rate, at least 1)")
+    retry = limit.add_mutually_exclusive_group()
+    retry.add_argument("--retry-after", type=seconds(zero=True), default=default,
+                       metavar="SECONDS", help="the 429's Retry-After (default 1)")
+    retry.add_argument("--no-retry-after", action="store_true", default=default,
+                       help="answer 429 without Retry-After")
+    limit.add_argument("--max-in-flight", type=count(1), default=default, metavar="N",
+                       help="answer at most N requests of a key at once; one more is "
+                            "answered 429 without Retry-After")
 
 
 def add_overwrite_flag(parser: argparse.ArgumentParser) -> None:

@@ -79,6 +79,19 @@ Faults
     ``*``): resets, 5xx, 429 with Retry-After, delays, invalid JSON, HTML error pages,
     truncated bodies, wrong content types; see ``FaultKind`` and ``Faults``.
 
+Rate limits
+    ``Sandbox(rate_limit=RateLimit(rate, burst, retry_after=1.0, max_in_flight=None))``
+    limits each API key as the service does: a token bucket (``rate`` tokens a second,
+    ``burst`` at most, a key starts full) that every request carrying the key draws on
+    (validation, mail, the resource areas; not the hosted files). An empty bucket
+    answers HTTP 429 ``{"detail": "Request was throttled."}`` with ``Retry-After:
+    retry_after`` (no header when None); beyond ``max_in_flight`` requests of the key
+    at once, 429 without ``Retry-After``. A refused request runs nothing and spends no
+    credit. ``sb.limits.set(...)`` changes the limit while the server runs (every key's,
+    or one key's with ``key=``); ``sb.limits.stats(key)`` counts answered and refused
+    requests. A service time is a delay fault: ``sb.faults.delay(path, 0.02,
+    times=None)`` (refused requests are answered at once).
+
 Tools in your tests
     ``vcr_config()``: vcrpy / pytest-recording options that keep the credential fields
     out of cassettes. ``aioresponses``: aioresponses' mock, working on aiohttp 3.14
@@ -99,6 +112,7 @@ from .._lazy import lazy_attributes
 if TYPE_CHECKING:  # at run time these load on first use: the pytest plugin, loaded in
     # every pytest run, must not pull in aiohttp unless a fixture is used
     from ._faults import Fault, FaultKind, Faults
+    from ._limits import LimitStats, RateLimit, RateLimits, Refusal, TokenBucket
     from ._mocks import aioresponses
     from ._recorders import vcr_config
     from ._records import RecordedRequest, SentMail
@@ -110,6 +124,11 @@ _LAZY = {
     "Fault": "._faults",
     "FaultKind": "._faults",
     "Faults": "._faults",
+    "LimitStats": "._limits",
+    "RateLimit": "._limits",
+    "RateLimits": "._limits",
+    "Refusal": "._limits",
+    "TokenBucket": "._limits",
     "aioresponses": "._mocks",
     "RecordedRequest": "._records",
     "SentMail": "._records",
@@ -136,10 +155,15 @@ __all__ = [
     "Fault",
     "FaultKind",
     "Faults",
+    "LimitStats",
+    "RateLimit",
+    "RateLimits",
     "RecordedRequest",
+    "Refusal",
     "Sandbox",
     "SentMail",
     "Settings",
+    "TokenBucket",
     "ValidationRules",
     "aioresponses",
     "run_standalone",

@@ -17,6 +17,8 @@ from typing import Any
 
 from aiohttp import web
 
+from . import _texts
+
 __all__ = ["Fault", "FaultKind", "Faults"]
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -276,12 +278,12 @@ async def apply_fault(fault: Fault, request: web.Request, handler: Handler) -> w
         return _abort(request)
     if kind is FaultKind.STATUS:
         status = int(opts.get("status", 503))
-        headers = _retry_after(opts.get("retry_after"))
+        headers = retry_after_header(opts.get("retry_after"))
         body = opts.get("body", {"detail": f"Sandbox fault: HTTP {status}."})
         return web.json_response(body, status=status, headers=headers)
     if kind is FaultKind.RATE_LIMIT:
-        headers = _retry_after(opts.get("retry_after", 1))
-        return web.json_response({"detail": "Request was throttled."}, status=429, headers=headers)
+        headers = retry_after_header(opts.get("retry_after", 1))
+        return web.json_response({"detail": _texts.THROTTLED}, status=429, headers=headers)
     if kind is FaultKind.HTML_ERROR:
         status = int(opts.get("status", 502))
         page = HTML_ERROR_PAGE.replace(b"{status}", str(status).encode())
@@ -319,7 +321,9 @@ def _abort(request: web.Request, response: web.StreamResponse | None = None) -> 
     return response if response is not None else web.Response(status=499)
 
 
-def _retry_after(value: float | str | None) -> dict[str, str]:
+def retry_after_header(value: float | str | None) -> dict[str, str]:
+    """The ``Retry-After`` header for ``value`` (seconds, or an HTTP date's text; None:
+    no header); whole seconds are written without a fraction."""
     if value is None:
         return {}
     if isinstance(value, (int, float)):

@@ -20,7 +20,7 @@ from ._records import SentMail, multipart_fields
 from ._resources import Reject
 from ._state import STATE_KEY
 
-__all__ = ["ROUTES"]
+__all__ = ["ROUTES", "form_fields"]
 
 FIELDS = ("api", "username", "from", "to", "subject", "message")
 
@@ -33,7 +33,7 @@ async def mail_send(request: web.Request) -> web.Response:
     state = request.app[STATE_KEY]
     if request.method != "POST":
         raise _fail(_texts.METHOD_NOT_CORRECT)
-    form = await _form(request)
+    form = await form_fields(request)
     values: dict[str, str] = {}
     for name in FIELDS:
         value = form.get(name)
@@ -67,7 +67,7 @@ async def mail_send(request: web.Request) -> web.Response:
     return web.json_response({"status": "success", "message": mail_state, "id": mail_id})
 
 
-async def _form(request: web.Request) -> Mapping[str, object]:
+async def form_fields(request: web.Request) -> Mapping[str, object]:
     """The request's form fields (empty unless the body is a form). A multipart body is
     read from its bytes: the recording middleware has read them, and ``request.post()``
     would find the stream consumed."""

@@ -1,5 +1,6 @@
-"""The sandbox's middlewares: request tracking, fault injection, and JSON answers to
-handler refusals and router misses (outermost first, in that order)."""
+"""The sandbox's middlewares: request tracking, the service's rate limits, fault
+injection, and JSON answers to handler refusals and router misses (outermost first, in
+that order)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
 from . import _texts
-from ._faults import Faults, apply_fault, request_key
+from ._faults import Faults, apply_fault, request_key, retry_after_header
+from ._limits import RateLimits
+from ._mail import form_fields
 from ._records import RecordedRequest
 from ._resources import Reject
 from ._state import SandboxState
 
-__all__ = ["answer_errors", "inject_faults", "track"]
+__all__ = ["answer_errors", "inject_faults", "limit_rates", "track"]
 
 RECORD_KEY: Any = request_key("asyncsdk_sandbox_record", RecordedRequest)
 
@@ -53,6 +56,39 @@ def track(state: SandboxState) -> Middleware:
                 state.handlers.discard(task)
 
     return middleware
+
+
+FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+def limit_rates(limits: RateLimits) -> Middleware:
+    """Answer 429 to a request its key's limit refuses (``Retry-After`` as the limit
+    says; none for the cap in flight), before anything runs: it spends nothing. The key
+    is the query's ``api`` or ``api_key``, or mail's form ``api``; a request without one
+    (a hosted file) is not limited."""
+
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        key = await _api_key(request)
+        if key is None:
+            return await handler(request)
+        refusal = limits.admit(key)
+        if refusal is not None:
+            return web.json_response({"detail": _texts.THROTTLED}, status=429,
+                                     headers=retry_after_header(refusal.retry_after))
+        try:
+            return await handler(request)
+        finally:
+            limits.release(key)
+
+    return middleware
+
+
+async def _api_key(request: web.Request) -> str | None:
+    key = request.query.get("api") or request.query.get("api_key")
+    if not key and request.method == "POST" and request.content_type in FORMS:
+        key = str((await form_fields(request)).get("api") or "")
+    return key or None
 
 
 def inject_faults(faults: Faults) -> Middleware:

@@ -15,7 +15,8 @@ from aiohttp import web
 
 from . import _mail, _resources, _validation
 from ._faults import Faults
-from ._middleware import answer_errors, inject_faults, track
+from ._limits import RateLimit, RateLimits
+from ._middleware import answer_errors, inject_faults, limit_rates, track
 from ._records import RecordedRequest, SentMail
 from ._rules import ValidationRules
 from ._seeding import SandboxData
@@ -67,6 +68,9 @@ class Sandbox(SandboxData):
         demo_data: seed demo lists, leads, customers, products, invoices and verify the
             sender domain ``example.com``.
         chunk_size: size of the streamed pieces of result files, in characters.
+        rate_limit: the service's limit of each API key (``RateLimit``: a token bucket
+            of ``rate`` and ``burst``, the 429's ``Retry-After``, a cap in flight); None
+            (default) limits nothing. ``sb.limits`` changes it while the server runs.
 
     All switches live on ``sb.settings`` and may be changed while the server runs.
     A method a route does not take answers 405 ``{"detail": ...}``; an unknown path 404
@@ -94,12 +98,17 @@ class Sandbox(SandboxData):
         record: bool = True,
         demo_data: bool = False,
         chunk_size: int = 64 * 1024,
+        rate_limit: RateLimit | None = None,
     ) -> None:
         self.host = host
         self.port = port
         self.api_key = api_key
         self.username = username
         self.faults = Faults()
+        self.limits = RateLimits(rate_limit)
+        """The rate limits per API key: ``sb.limits.set(RateLimit(...))`` (every key's,
+        or ``key=``'s own) from now on, ``sb.limits.stats(key)`` what they did. Every
+        request carrying a key counts (validation, mail, the resource areas)."""
         settings = Settings(
             download_shape=download_shape,
             role_format=role_format,
@@ -133,7 +142,10 @@ class Sandbox(SandboxData):
         if self._runner is not None:
             raise RuntimeError("the sandbox is already started")
         app = web.Application(
-            middlewares=[track(self.state), inject_faults(self.faults), answer_errors],
+            middlewares=[
+                track(self.state), limit_rates(self.limits), inject_faults(self.faults),
+                answer_errors,
+            ],
             client_max_size=64 * 1024 * 1024,
         )
         app[STATE_KEY] = self.state
@@ -214,6 +226,9 @@ class Sandbox(SandboxData):
             f"  export ASYNCSDK_API_KEY={self.api_key}",
             f"  export ASYNCSDK_USERNAME={self.username}",
         ]
+        limit = self.limits.get()
+        if limit is not None:
+            lines.append(f"  rate limit per API key: {describe(limit)}")
         if self.state.verified_domains:
             domains = ", ".join(sorted(self.state.verified_domains))
             lines.append(f"  verified sender domains: {domains}")
@@ -235,6 +250,16 @@ class Sandbox(SandboxData):
         """Forget recorded requests and restart ``max_in_flight`` from now."""
         self.state.requests.clear()
         self.state.max_in_flight = self.state.in_flight
+
+
+def describe(limit: RateLimit) -> str:
+    """``limit`` in a line: ``500/s, burst 50, 429 with Retry-After: 1 s, 8 in flight``."""
+    retry = ("429 without Retry-After" if limit.retry_after is None
+             else f"429 with Retry-After: {limit.retry_after:g} s")
+    text = f"{limit.rate:g}/s, burst {limit.burst}, {retry}"
+    if limit.max_in_flight is not None:
+        text += f", at most {limit.max_in_flight} in flight"
+    return text
 
 
 def _url_host(host: str) -> str:

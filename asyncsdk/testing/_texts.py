@@ -21,6 +21,7 @@ UNVERIFIED_SENDER = "Domain authentication failed. Unverified Sender found."
 
 # Not from the document (it shows no text for these cases); chosen by the sandbox.
 JOB_FAILED_DOWNLOAD = "This job failed; there is no result to download."
+THROTTLED = "Request was throttled."
 
 # Resource areas (contacts, leads, customers, products, invoices): Django REST style.
 UNAUTHORIZED_DETAIL = "Authentication credentials were not provided or are invalid."
