@@ -18,6 +18,7 @@ from .common import (
     EXIT_OK,
     Environment,
     UsageProblem,
+    not_safe_to_repeat,
     plain,
     print_json,
 )
@@ -25,12 +26,22 @@ from .inputs import InputRow
 from .outputs import STDOUT, ResultWriter, Tally, check_output, output_columns
 from .progress import Progress
 
+#: What an unanswered job submission means, and how to find out before submitting again
+#: (the service finds a job only by the id that never came back).
+MAY_HAVE_STARTED = (
+    "a validation job may have been started, and charged: the request may have reached "
+    "the service, but the answer with the job's id never came. The service has no way to "
+    "find a job without its id: check the account's credit (or ask the service) before "
+    "submitting again, as running this command again may pay twice")
+
 
 async def cmd_validate(client: Client, args: argparse.Namespace, env: Environment) -> int:
     """Submit a list as a job, wait for it, write its result and a summary.
 
     Interrupted or past ``--deadline``, it prints the job id and the ``asyncsdk jobs
-    wait`` command that finishes the work without submitting (and paying) again.
+    wait`` command that finishes the work without submitting (and paying) again. No
+    answer to the submission itself: ``OutcomeUnknown`` (exit 3), saying that a job may
+    have been started.
     """
     source: str = args.source
     if not source.startswith(("http://", "https://")):
@@ -51,7 +62,8 @@ async def cmd_validate(client: Client, args: argparse.Namespace, env: Environmen
         source = env.sandbox.host_file(data, name=path.name)
     else:  # before the job is paid for
         await asyncio.to_thread(check_writable, args.output, args.overwrite)
-    job = await client.validation.create_job(source)
+    with not_safe_to_repeat(env, MAY_HAVE_STARTED):
+        job = await client.validation.create_job(source)
     print(f"job {job.job_id} submitted", file=env.stderr, flush=True)
     return await finish_job(job, args, env)
 

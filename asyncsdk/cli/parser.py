@@ -95,6 +95,10 @@ def add_global_flags(parser: argparse.ArgumentParser, version: str) -> None:
 
 def add_validate_flags(validate: argparse.ArgumentParser) -> None:
     """``validate SOURCE -o FILE``."""
+    validate.epilog = (
+        "Exit status 3: the submission got no answer (a timeout, a broken connection, a "
+        "5xx): a job may have been started and charged. The service cannot find a job "
+        "without its id: check before submitting again.")
     validate.add_argument("source", help="a file URL (or, with --sandbox, a local file)")
     validate.add_argument("-o", "--output", required=True,
                           help="where to write the result CSV (- for standard output)")
@@ -159,7 +163,11 @@ def add_check_many_flags(many: argparse.ArgumentParser) -> None:
 def add_mail_actions(mail: argparse.ArgumentParser) -> None:
     """``mail send --from --to --subject --html|--html-file``."""
     mail_commands = mail.add_subparsers(dest="mail_command", required=True, metavar="ACTION")
-    send = mail_commands.add_parser("send", help="send one HTML mail")
+    send = mail_commands.add_parser(
+        "send", help="send one HTML mail",
+        epilog="Exit status 3: the send got no answer (a timeout, a broken connection, a "
+               "5xx): the mail may have been sent. The service cannot look a mail up: "
+               "check with the recipient before sending again.")
     send.add_argument("--from", dest="sender", required=True,
                       help="the sender's address (its domain must be verified)")
     send.add_argument("--to", required=True, help="the recipient's address")
