@@ -204,10 +204,55 @@ def test_dedupe_checks_each_address_once_and_writes_its_outcome_on_every_repeat(
     assert [r["email"] for r in rows] == emails  # every row, its own spelling
     assert [r["verdict"] for r in rows] == ["Valid", "Disposable", "Valid", "Valid", "Valid",
                                             "Disposable", ""]
-    assert "(3 duplicate rows took the outcome of the same address" in out
+    assert ("7 addresses -> out.csv: 3 checked, 0 not attempted, 1 refused before sending, "
+            "3 duplicates not sent") in out
     # without --dedupe every row is sent, as before
     code, _, _ = run("check-many", "in.txt", "-o", "again.csv")
     assert len(checked(server)) == 3 + 6
+
+
+def test_dedupe_marks_attempted_exactly_the_addresses_it_sent(
+    server: Sandbox, tmp_path: Path,
+) -> None:
+    # issue 38: the repeats it did not send were marked attempted and counted as checked
+    emails = ["ann@example.com", "ann@Example.com", "bob@example.com", "ann@example.com",
+              "bob@example.com"]
+    (tmp_path / "in.txt").write_text("\n".join(emails) + "\n")
+    code, out, err = run("check-many", "in.txt", "-o", "out.csv", "--dedupe")
+    assert code == 0, err
+    rows = sorted(read_rows(tmp_path / "out.csv"), key=lambda r: int(r["row"]))
+    assert [r["attempted"] for r in rows] == ["True", "False", "True", "False", "False"]
+    assert [r["verdict"] for r in rows] == ["Valid"] * 5  # each with its address's outcome
+    assert Counter(checked(server)) == Counter(e for e, r in zip(emails, rows, strict=True)
+                                               if r["attempted"] == "True")
+    assert ("5 addresses -> out.csv: 2 checked, 0 not attempted, 0 refused before sending, "
+            "3 duplicates not sent") in out
+    # a resume keeps them all (final rows) and counts them the same way from the file
+    code, out, err = run("check-many", "in.txt", "-o", "out.csv", "--dedupe", "--resume")
+    assert code == 0, err
+    assert len(checked(server)) == 2  # nothing sent again
+    assert "2 checked, 0 not attempted, 0 refused before sending, 3 duplicates not sent" in out
+
+
+def test_dedupe_repeats_of_a_failed_check_are_not_sent_and_a_resume_sends_the_address_once(
+    server: Sandbox, tmp_path: Path,
+) -> None:
+    (tmp_path / "in.txt").write_text("ann@example.com\nann@example.com\nbob@example.com\n")
+    server.faults.status(CHECK, 503, times=1)  # ann's check fails; bob's passes
+    code, out, err = run("--max-retries", "0", "check-many", "in.txt", "-o", "out.csv",
+                         "--dedupe", "--concurrency", "1")
+    assert code == 1, err
+    rows = sorted(read_rows(tmp_path / "out.csv"), key=lambda r: int(r["row"]))
+    assert [(r["attempted"], r["error_type"]) for r in rows] == [
+        ("True", "ServerError"), ("False", "ServerError"), ("True", "")]
+    assert "2 checked, 1 not attempted" in out  # the repeat: not sent, and no outcome
+    code, out, err = run("check-many", "in.txt", "-o", "out.csv", "--dedupe", "--resume")
+    assert code == 0, err
+    assert checked(server) == ["ann@example.com", "bob@example.com", "ann@example.com"]
+    rows = sorted(read_rows(tmp_path / "out.csv"), key=lambda r: int(r["row"]))
+    assert [(r["verdict"], r["attempted"]) for r in rows] == [
+        ("Valid", "True"), ("Valid", "False"), ("Valid", "True")]
+    assert "2 checked, 0 not attempted, 0 refused before sending, 1 duplicates not sent" in out
 
 
 def test_dedupe_on_resume_takes_the_outcome_kept_in_the_file(
@@ -220,9 +265,9 @@ def test_dedupe_on_resume_takes_the_outcome_kept_in_the_file(
     assert code == 0, err
     assert checked(server) == ["bob@example.com"]
     rows = sorted(read_rows(tmp_path / "out.csv"), key=lambda r: int(r["row"]))
-    assert [(r["email"], r["verdict"]) for r in rows] == [
-        ("ann@example.com", "Valid"), ("bob@example.com", "Valid"),
-        ("ann@Example.com", "Valid")]
+    assert [(r["email"], r["verdict"], r["attempted"]) for r in rows] == [
+        ("ann@example.com", "Valid", "True"), ("bob@example.com", "Valid", "True"),
+        ("ann@Example.com", "Valid", "False")]
 
 
 @pytest.mark.parametrize("command", [["validate", "people.csv"], ["jobs", "download", "1"]])
