@@ -24,6 +24,7 @@ The modules behind it: ``parser`` (flags); one module per command family: ``jobs
 areas); ``inputs`` (the input files, also read by the fleet's producer), ``outputs``
 (the result CSV and the summary), ``previous`` (an earlier run's result file, for
 ``--resume``), ``lock`` (one run at a time per output), ``dedupe`` (``--dedupe``),
+``join`` (``validate``'s input columns joined to the job's result),
 ``progress``, ``common`` (exit codes, signals, JSON output: ``to_jsonable``).
 """
 

@@ -2,7 +2,9 @@
 a torn last row (a quoted line end included) is checked again; a malformed result file
 is refused in one line and left untouched; an output in use by another run is refused;
 ``-o -`` is standard output; the summary and the ``attempted`` column tell what was
-sent; ``--dedupe`` checks each address once."""
+sent; ``--dedupe`` checks each address once. And those of issue 38: ``--dedupe``
+marks ``attempted`` exactly the addresses it sent; ``validate`` keeps the input's other
+columns."""
 
 from __future__ import annotations
 
@@ -16,6 +18,9 @@ from pathlib import Path
 import pytest
 from cli_support import checked, environment, read_rows, run, start, wait_until
 
+from asyncsdk import EmailRow, Verdict
+from asyncsdk.cli.inputs import InputFile, InputRow
+from asyncsdk.cli.join import InputJoin
 from asyncsdk.cli.lock import lock_path
 from asyncsdk.testing import Sandbox
 
@@ -288,3 +293,67 @@ def test_dash_is_standard_output_for_the_job_commands_too(
     assert sorted((r["email"], r["name"]) for r in rows) == PEOPLE
     assert "3 addresses validated -> standard output" in err
     assert not (tmp_path / "-").exists()
+
+
+# validate keeps the input's other columns (issue 38) -----------------------------------
+
+
+def test_validate_of_a_local_file_keeps_the_inputs_other_columns(tmp_path: Path) -> None:
+    (tmp_path / "in.csv").write_text(
+        "company,Email,name,notes\n"
+        "Acme,ann@example.com,Ann,first\n"
+        "Beta,,Nobody,no address: not a row\n"
+        "Gamma,bob@mailinator.com,Bob,\"a, b\"\n"
+        "Delta,ann@example.com,Ann again,second\n", encoding="utf-8")
+    code, out, err = run("--sandbox", "validate", str(tmp_path / "in.csv"), "-o",
+                         str(tmp_path / "out.csv"), "--poll-interval", "0.01")
+    assert code == 0, err
+    with (tmp_path / "out.csv").open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        assert reader.fieldnames == [*COLUMNS, "company", "notes"]
+        rows = list(reader)
+    assert [(r["row"], r["email"], r["name"], r["company"], r["notes"], r["verdict"])
+            for r in rows] == [
+        ("1", "ann@example.com", "Ann", "Acme", "first", "Valid"),
+        ("2", "bob@mailinator.com", "Bob", "Gamma", "a, b", "Disposable"),
+        ("3", "ann@example.com", "Ann again", "Delta", "second", "Valid")]
+    assert "3 addresses validated" in out
+
+
+def test_validate_of_a_url_has_the_services_columns_only(
+    server: Sandbox, tmp_path: Path,
+) -> None:
+    url = server.host_file("company,email,name\nAcme,ann@example.com,Ann\n")
+    code, _, err = run("validate", url, "-o", "out.csv", "--poll-interval", "0.01")
+    assert code == 0, err
+    with (tmp_path / "out.csv").open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        assert reader.fieldnames == COLUMNS  # the command never reads a URL's list
+        assert [(r["row"], r["email"], r["name"]) for r in reader] == [
+            ("1", "ann@example.com", "Ann")]
+
+
+def test_a_result_address_the_input_lacks_is_numbered_after_the_inputs(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "in.csv").write_text("email,company\nann@example.com,Acme\n")
+    join = InputJoin(InputFile.open(tmp_path / "in.csv"))
+
+    def result(email: str) -> EmailRow:
+        return EmailRow(email=email, name="N", status=Verdict.VALID, role_based=False)
+
+    assert join.row_of(result("ann@example.com")) == InputRow(1, "ann@example.com",
+                                                              ("N", "Acme"))
+    # the service rewrote it, or listed it twice: no input row left to join
+    assert join.row_of(result("ann@example.com")) == InputRow(2, "ann@example.com", ("N", ""))
+    assert join.row_of(result("Bob@x.example")) == InputRow(3, "Bob@x.example", ("N", ""))
+
+
+def test_validate_of_a_file_the_check_many_reader_refuses_still_runs(tmp_path: Path) -> None:
+    # columns without a header: the service takes the first as the address
+    (tmp_path / "in.csv").write_text("ann@example.com,Ann\nbob@example.com,Bob\n")
+    code, _, err = run("--sandbox", "validate", str(tmp_path / "in.csv"), "-o",
+                       str(tmp_path / "out.csv"), "--poll-interval", "0.01")
+    assert code == 0, err
+    assert [(r["row"], r["email"], r["name"]) for r in read_rows(tmp_path / "out.csv")] == [
+        ("1", "ann@example.com", "Ann"), ("2", "bob@example.com", "Bob")]
