@@ -10,18 +10,23 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import signal
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 from cli_support import checked, environment, read_rows, run, start, wait_until
 
 from asyncsdk import EmailRow, Verdict
+from asyncsdk.cli.check import InOrder
 from asyncsdk.cli.inputs import InputFile, InputRow
 from asyncsdk.cli.join import InputJoin
 from asyncsdk.cli.lock import lock_path
+from asyncsdk.models.validation import CheckOutcome
 from asyncsdk.testing import Sandbox
 
 CHECK = "/api/v1/single/check"
@@ -357,3 +362,33 @@ def test_validate_of_a_file_the_check_many_reader_refuses_still_runs(tmp_path: P
     assert code == 0, err
     assert [(r["row"], r["email"], r["name"]) for r in read_rows(tmp_path / "out.csv")] == [
         ("1", "ann@example.com", "Ann"), ("2", "bob@example.com", "Bob")]
+
+
+# check prints in argument order (issue 38) ----------------------------------------------
+
+
+def test_check_prints_in_the_order_of_the_arguments(server: Sandbox) -> None:
+    # issue 38: printed as they completed; "nope" is refused at once, before any answer
+    server.faults.delay(CHECK, 0.2, times=None)
+    emails = ["ann@example.com", "x@mailinator.com", "nope", "ann@example.com",
+              "sales@example.com"]
+    code, out, err = run("check", *emails)
+    assert code == 1, err  # "nope" failed
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [line["email"] for line in lines] == emails
+    assert [line.get("result") for line in lines] == ["Valid", "Disposable", None, "Valid",
+                                                      "Valid"]
+    assert "error" in lines[2]
+
+
+def test_in_order_holds_an_answer_until_those_before_it_came_and_gives_back_the_rest() -> None:
+    def outcome(email: str) -> CheckOutcome:
+        return cast(CheckOutcome, SimpleNamespace(email=email))
+
+    order = InOrder(["a@x.example", "b@x.example", "a@x.example", "c@x.example"])
+    third, second = outcome("a@x.example"), outcome("b@x.example")
+    assert order.ready(second) == []  # the first has not come
+    assert order.ready(first := outcome("a@x.example")) == [first, second]
+    assert order.ready(last := outcome("c@x.example")) == []
+    assert order.rest() == [last]  # stopped before the third came: the rest, in order
+    assert order.ready(third) == [third]
