@@ -102,7 +102,7 @@ def add_validate_flags(validate: argparse.ArgumentParser) -> None:
     validate.add_argument("source", help="a file URL (or, with --sandbox, a local file)")
     validate.add_argument("-o", "--output", required=True,
                           help="where to write the result CSV (- for standard output)")
-    add_overwrite_flag(validate)
+    add_overwrite_flag(validate, before="submitting anything")
     add_wait_flags(validate)
 
 
@@ -119,12 +119,12 @@ def add_jobs_actions(jobs: argparse.ArgumentParser) -> None:
         if name == "wait":
             action.add_argument("-o", "--output",
                                 help="where to write the result CSV (- for standard output)")
-            add_overwrite_flag(action)
+            add_overwrite_flag(action, before="waiting for the job")
             add_wait_flags(action)
         elif name == "download":
             action.add_argument("-o", "--output", required=True,
                                 help="where to write the result CSV (- for standard output)")
-            add_overwrite_flag(action)
+            add_overwrite_flag(action, before="downloading anything")
 
 
 def add_check_flags(check: argparse.ArgumentParser) -> None:
@@ -194,12 +194,12 @@ def add_sandbox_flags(serve: argparse.ArgumentParser) -> None:
                        help="interface to listen on (default %(default)s)")
 
 
-def add_overwrite_flag(parser: argparse.ArgumentParser) -> None:
-    """``--overwrite``: without it an existing ``-o`` file is refused, before anything is
-    submitted (as ``check-many`` does)."""
+def add_overwrite_flag(parser: argparse.ArgumentParser, *, before: str) -> None:
+    """``--overwrite``: without it an existing ``-o`` file is refused, ``before`` the
+    command does anything (as ``check-many`` does)."""
     parser.add_argument("--overwrite", action="store_true",
                         help="replace an existing output file (without it, the command "
-                             "refuses one before submitting anything)")
+                             f"refuses one before {before})")
 
 
 def add_wait_flags(parser: argparse.ArgumentParser) -> None:
