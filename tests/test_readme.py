@@ -1,5 +1,7 @@
 """Every snippet of the README works as written: the Python blocks run against a sandbox
-(their printed lines checked against the ``# -> ...`` comments), the pytest examples run
+(their printed lines checked against the ``# -> ...`` comments; a block that is a script
+as it stands runs as one, in a process of its own with no event loop around it, and the
+text names every placeholder the test fills in for it), the pytest examples run
 in a user's project, the shell commands parse, and the first command prints what the
 README shows."""
 
@@ -51,10 +53,40 @@ def expected_output(code: str) -> list[str]:
     return [m.group(1).rstrip() for m in re.finditer(r"print\(.*# -> (.*)$", code, re.M)]
 
 
+#: What the snippets hold in place of the sandbox's values: (in the code, as the README's
+#: text names it, the sandbox's attribute). The text must name each, or a reader runs the
+#: Quickstart against a placeholder (issue 38: it named the ``...`` only).
+PLACEHOLDERS = (
+    ('api_key="..."', "`...`", "api_key"),
+    ('username="..."', "`...`", "username"),
+    ('"https://api.example.com"', "`https://api.example.com`", "base_url"),
+)
+
+
 def fill_placeholders(code: str, sb: Sandbox) -> str:
-    return (code.replace('api_key="..."', f'api_key="{sb.api_key}"')
-                .replace('username="..."', f'username="{sb.username}"')
-                .replace('"https://api.example.com"', f'"{sb.base_url}"'))
+    for placeholder, _, attribute in PLACEHOLDERS:
+        name = placeholder.split("=")[0] + "=" if "=" in placeholder else ""
+        code = code.replace(placeholder, f'{name}"{getattr(sb, attribute)}"')
+    return code
+
+
+def test_the_readme_says_to_replace_every_placeholder_its_snippets_hold() -> None:
+    said = re.search(r"`asyncsdk sandbox` serves it and prints (.*?)\. [A-Z]",
+                     " ".join(README.split()))
+    assert said is not None, "the README says what `asyncsdk sandbox` prints, to use"
+    for placeholder, shown, _ in PLACEHOLDERS:
+        if placeholder in section("Quickstart"):
+            assert shown in said.group(1), f"the text never says to replace {shown}"
+
+
+def whole_program(code: str) -> bool:
+    """Whether ``code`` is a script as it stands (no ``await`` outside a coroutine): a
+    reader runs it with ``python``, outside any event loop, and so must the test."""
+    try:
+        compile(code, "README.md", "exec")
+    except SyntaxError:
+        return False
+    return True
 
 
 async def close_leftovers(namespace: dict[str, Any], keep: object) -> None:
@@ -125,10 +157,14 @@ def test_python_snippet_runs_and_prints_what_it_says(
                 await result
             await close_leftovers(namespace, client)
 
-    with contextlib.redirect_stdout(printed):
-        if "asyncio.run(" in source:  # a whole program: it runs its own loop
-            exec(compiled, namespace)  # noqa: S102 - the README's own code
-        else:
+    if whole_program(source):  # as a reader runs it: a script of its own, no loop around
+        done = subprocess.run([sys.executable, "-W", "default::ResourceWarning", "-c", source],
+                              capture_output=True, text=True, cwd=tmp_path, check=False,
+                              timeout=120)
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+        printed.write(done.stdout)
+    else:
+        with contextlib.redirect_stdout(printed):
             asyncio.run(in_a_loop())
     commented = [line for line in code.splitlines() if re.match(r"\s*print\(.*#", line)]
     assert all("# -> " in line for line in commented), "a print's comment shows its output"

@@ -13,7 +13,9 @@ variables; ``--sandbox`` runs the command against an in-process sandbox with dem
 Results go to stdout (JSON) or the ``-o`` file; progress and errors go to stderr, the
 progress only when stderr is a terminal. Exit codes: 0 success, 1 the service or the
 network failed (or some inputs did), 2 bad usage or configuration (a missing or
-unreadable input, an output that cannot be written), 130 interrupted (Ctrl-C), 143
+unreadable input, an output that cannot be written), 3 the outcome is unknown (``mail
+send`` or ``validate`` got no answer: the mail may have been sent, the job started;
+check before running it again), 130 interrupted (Ctrl-C), 143
 terminated (SIGTERM, handled as Ctrl-C is), 141 the reader of stdout went away
 (``| head``).
 
@@ -22,6 +24,7 @@ The modules behind it: ``parser`` (flags); one module per command family: ``jobs
 areas); ``inputs`` (the input files, also read by the fleet's producer), ``outputs``
 (the result CSV and the summary), ``previous`` (an earlier run's result file, for
 ``--resume``), ``lock`` (one run at a time per output), ``dedupe`` (``--dedupe``),
+``join`` (``validate``'s input columns joined to the job's result),
 ``progress``, ``sandbox`` (the sandbox's rate limit flags), ``common`` (exit codes,
 signals, JSON output: ``to_jsonable``).
 """
@@ -50,8 +53,10 @@ from .common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    EXIT_OUTCOME_UNKNOWN,
     EXIT_USAGE,
     Environment,
+    OutcomeUnknown,
     UsageProblem,
     handle_signals,
     print_json,
@@ -170,6 +175,10 @@ def dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise
     except (UsageProblem, ConfigurationError, InvalidInputError) as exc:
         return report(exc, err, args.debug, EXIT_USAGE)
+    except OutcomeUnknown as exc:  # a mail or a paid job may have gone through
+        report(exc.failure, err, args.debug, EXIT_OUTCOME_UNKNOWN)
+        print(f"asyncsdk: {exc.advice}", file=err)
+        return EXIT_OUTCOME_UNKNOWN
     except SDKError as exc:
         return report(exc, err, args.debug, EXIT_FAILED)
     except OSError as exc:  # writing the output file failed

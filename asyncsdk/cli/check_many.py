@@ -34,7 +34,7 @@ from .common import (
     plain,
     signal_name,
 )
-from .dedupe import Dedupe
+from .dedupe import Dedupe, copy_of
 from .inputs import InputFile, InputProblem, InputRow
 from .lock import output_lock
 from .outputs import STDOUT, Answer, ResultWriter, check_output, output_columns
@@ -149,9 +149,9 @@ def report_end(run: Run, stopped: Exception | None, args: argparse.Namespace,
     headline = (f"{tally.total} addresses -> {shown(args)}: {tally.checked} checked, "
                 f"{tally.not_attempted} not attempted, {tally.refused} refused before "
                 "sending")
-    if run.dedupe is not None:
-        headline += (f" ({run.dedupe.copies} duplicate rows took the outcome of the same "
-                     "address, not sent again)")
+    if run.dedupe is not None or tally.duplicates:
+        headline += (f", {tally.duplicates} duplicates not sent (they took the outcome of "
+                     "the same address)")
     tally.print(headline, env.stderr if args.output == STDOUT else env.stdout)
     return EXIT_FAILED if tally.failed else EXIT_OK
 
@@ -300,7 +300,7 @@ class Run:
         self.write(row, answer)
         if self.dedupe is not None:
             for repeat in self.dedupe.answered(row, answer):
-                self.write(repeat, answer)
+                self.write(repeat, copy_of(answer))
 
     def write(self, row: InputRow, answer: Answer) -> None:
         """Write one row and count it done."""

@@ -16,7 +16,13 @@ from typing import Any, TextIO
 
 import attrs
 
+from .._errors import APIConnectionError, SDKError, ServerError
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+# A mail or a paid job whose answer never came: it may have gone through. Not 75
+# (EX_TEMPFAIL, "try again later"): running the command again is what must not happen
+# blindly.
+EXIT_OUTCOME_UNKNOWN = 3
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a reader that went away
 # Stopped by a signal: 128 + its number, as a shell reports it (130 Ctrl-C, 143 SIGTERM).
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -24,6 +30,26 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 class UsageProblem(Exception):
     """A command line that cannot work (exit code 2)."""
+
+
+class OutcomeUnknown(Exception):
+    """A request that is not safe to repeat (a mail, a paid job) got no answer and may
+    have taken effect (exit code 3): ``failure`` is the library's error, ``advice``
+    says what may have happened and what to check before running the command again."""
+
+    def __init__(self, failure: SDKError, advice: str) -> None:
+        super().__init__(str(failure))
+        self.failure = failure
+        self.advice = advice
+
+
+def outcome_unknown(exc: BaseException) -> bool:
+    """Whether ``exc``, raised by a request that is not safe to repeat, leaves its outcome
+    unknown: no answer after the request may have left, or a 5xx (the library's rule,
+    README "Retries")."""
+    if isinstance(exc, APIConnectionError):
+        return exc.may_have_been_sent
+    return isinstance(exc, ServerError)
 
 
 @attrs.define
@@ -48,6 +74,22 @@ class Environment:
     def say(self, text: str) -> None:
         """One line to stderr, where messages for the person go."""
         print(f"asyncsdk: {text}", file=self.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def not_safe_to_repeat(env: Environment, advice: str) -> Iterator[None]:
+    """Around one request that is not safe to repeat: a failure that leaves its outcome
+    unknown becomes ``OutcomeUnknown`` with ``advice``; Ctrl-C or SIGTERM while it is in
+    flight says ``advice`` too (and stops as a signal does)."""
+    try:
+        yield
+    except (APIConnectionError, ServerError) as exc:
+        if outcome_unknown(exc):
+            raise OutcomeUnknown(exc, advice) from exc
+        raise
+    except asyncio.CancelledError:
+        env.say(advice)
+        raise
 
 
 def signal_name(signum: int) -> str:

@@ -18,21 +18,34 @@ from .common import (
     EXIT_OK,
     Environment,
     UsageProblem,
+    not_safe_to_repeat,
     plain,
     print_json,
 )
 from .inputs import InputRow
+from .join import InputJoin
 from .outputs import STDOUT, ResultWriter, Tally, check_output, output_columns
 from .progress import Progress
+
+#: What an unanswered job submission means, and how to find out before submitting again
+#: (the service finds a job only by the id that never came back).
+MAY_HAVE_STARTED = (
+    "a validation job may have been started, and charged: the request may have reached "
+    "the service, but the answer with the job's id never came. The service has no way to "
+    "find a job without its id: check the account's credit (or ask the service) before "
+    "submitting again, as running this command again may pay twice")
 
 
 async def cmd_validate(client: Client, args: argparse.Namespace, env: Environment) -> int:
     """Submit a list as a job, wait for it, write its result and a summary.
 
     Interrupted or past ``--deadline``, it prints the job id and the ``asyncsdk jobs
-    wait`` command that finishes the work without submitting (and paying) again.
+    wait`` command that finishes the work without submitting (and paying) again. No
+    answer to the submission itself: ``OutcomeUnknown`` (exit 3), saying that a job may
+    have been started.
     """
     source: str = args.source
+    join = None  # a URL's list is the service's to read: no other columns to keep
     if not source.startswith(("http://", "https://")):
         path = Path(source)
         if env.sandbox is None:
@@ -48,16 +61,20 @@ async def cmd_validate(client: Client, args: argparse.Namespace, env: Environmen
             data = await asyncio.to_thread(path.read_bytes)
         except OSError as exc:
             raise UsageProblem(f"{source}: cannot read it: {exc.strerror or exc}") from None
+        join = await asyncio.to_thread(InputJoin.read, path)
         source = env.sandbox.host_file(data, name=path.name)
     else:  # before the job is paid for
         await asyncio.to_thread(check_writable, args.output, args.overwrite)
-    job = await client.validation.create_job(source)
+    with not_safe_to_repeat(env, MAY_HAVE_STARTED):
+        job = await client.validation.create_job(source)
     print(f"job {job.job_id} submitted", file=env.stderr, flush=True)
-    return await finish_job(job, args, env)
+    return await finish_job(job, args, env, join)
 
 
-async def finish_job(job: ValidationJob, args: argparse.Namespace, env: Environment) -> int:
-    """Wait for ``job`` and, given ``-o``, write its result and print a summary.
+async def finish_job(job: ValidationJob, args: argparse.Namespace, env: Environment,
+                     join: InputJoin | None = None) -> int:
+    """Wait for ``job`` and, given ``-o``, write its result (with ``join``, the input's
+    other columns) and print a summary.
 
     Whatever stops it (Ctrl-C, SIGTERM, a deadline, a network failure, an output that
     cannot be written), the command that finishes the job without paying again is
@@ -70,7 +87,7 @@ async def finish_job(job: ValidationJob, args: argparse.Namespace, env: Environm
         if args.output is None:
             print("success", file=env.stdout)
             return EXIT_OK
-        rows = await write_result(job, args.output, env)
+        rows = await write_result(job, args.output, env, join)
     except JobTimeoutError as exc:
         env.say(f"{exc}")
         resume_hint(job, args, env, finished=False)
@@ -130,17 +147,18 @@ async def wait_for(job: ValidationJob, args: argparse.Namespace, env: Environmen
         progress.close()
 
 
-async def write_result(job: ValidationJob, output: str, env: Environment) -> Tally:
+async def write_result(job: ValidationJob, output: str, env: Environment,
+                       join: InputJoin | None = None) -> Tally:
     """Stream the job's rows into ``output`` in the result schema: a file, written
     atomically (a temporary file renamed when complete), or ``-``, standard output.
     Returns the counts of the rows."""
     if output == STDOUT:
-        return await write_rows(job, env.stdout, env)
+        return await write_rows(job, env.stdout, env, join)
     path = Path(output)
     temp = path.with_name(f".{path.name}.{os.getpid()}.part")
     try:
         with temp.open("w", newline="", encoding="utf-8") as handle:
-            tally = await write_rows(job, handle, env)
+            tally = await write_rows(job, handle, env, join)
         os.replace(temp, path)
     except OSError as exc:
         if exc.strerror:  # named by the file the person asked for, not the temporary one
@@ -152,17 +170,21 @@ async def write_result(job: ValidationJob, output: str, env: Environment) -> Tal
     return tally
 
 
-async def write_rows(job: ValidationJob, handle: IO[str], env: Environment) -> Tally:
-    """Write the job's rows to ``handle`` (a progress line on a terminal)."""
+async def write_rows(job: ValidationJob, handle: IO[str], env: Environment,
+                     join: InputJoin | None = None) -> Tally:
+    """Write the job's rows to ``handle`` (a progress line on a terminal): numbered as
+    they come, or with ``join`` by the input's rows, whose other columns they carry."""
     progress = Progress(None, "rows", env.stderr)
     try:
-        writer = ResultWriter(handle, output_columns(["name"]))
+        writer = ResultWriter(handle, output_columns(
+            ["name"] if join is None else join.extra_columns))
         writer.header()
         position = 0
         async for row in job.rows():
             position += 1
-            writer.write(InputRow(position, row.email, (row.name,)),
-                         verdict=plain(row.status), role=plain(row.role_based))
+            at = (InputRow(position, row.email, (row.name,)) if join is None
+                  else join.row_of(row))
+            writer.write(at, verdict=plain(row.status), role=plain(row.role_based))
             progress.advance()
     finally:
         progress.close()

@@ -9,8 +9,10 @@ Result columns, in order::
 ``row`` is the position of the address among the input's addresses (1 = the first), as
 rows are written in completion order; ``verdict`` is the service's (Valid, CatchAll,
 Unknown, Disposable, Bounce) or empty when there is none; ``role`` True/False/empty;
-``error_type`` and ``error`` the class and message of a failure; ``attempted`` False
-for an address that was never sent because the run stopped first; ``name`` the input's
+``error_type`` and ``error`` the class and message of a failure; ``attempted`` True
+exactly for the addresses sent (False for one never sent because the run stopped first,
+for an input that is not an address, and for a ``--dedupe`` repeat that took the
+outcome of its address); ``name`` the input's
 (empty when it has none). The input's other columns follow, renamed ``input_<name>``
 where a name is already taken.
 """
@@ -114,21 +116,26 @@ class Tally:
     retryable: int = 0  # rows that --resume sends again
     checked: int = 0  # sent to the service (attempted True)
     refused: int = 0  # refused before sending: not an address (InvalidInputError)
-    not_attempted: int = 0  # never sent: the run stopped first
+    duplicates: int = 0  # --dedupe: never sent, the outcome of the same address taken
+    not_attempted: int = 0  # never sent, and no outcome: the run stopped first
 
     def add(self, record: Mapping[str, str]) -> None:
-        """Count one result row."""
+        """Count one result row. A row not sent (``attempted`` False) with an outcome
+        (a verdict, a final error) took it from a row of the same address: a duplicate."""
         self.total += 1
         error_type = record.get("error_type") or ""
+        final = bool(record.get("verdict")) or error_type in FINAL_ERRORS
         if error_type == REFUSED:
             self.refused += 1
         elif record.get("attempted") == "True":
             self.checked += 1
+        elif final:
+            self.duplicates += 1
         else:
             self.not_attempted += 1
         if record.get("verdict"):
             self.verdicts[record["verdict"]] += 1
-        elif error_type != REFUSED and record.get("attempted") == "False":
+        elif not final and record.get("attempted") == "False":
             self.verdicts["(not attempted)"] += 1
         else:
             self.verdicts[f"({error_type or 'failed'})"] += 1

@@ -96,10 +96,14 @@ def add_global_flags(parser: argparse.ArgumentParser, version: str) -> None:
 
 def add_validate_flags(validate: argparse.ArgumentParser) -> None:
     """``validate SOURCE -o FILE``."""
+    validate.epilog = (
+        "Exit status 3: the submission got no answer (a timeout, a broken connection, a "
+        "5xx): a job may have been started and charged. The service cannot find a job "
+        "without its id: check before submitting again.")
     validate.add_argument("source", help="a file URL (or, with --sandbox, a local file)")
     validate.add_argument("-o", "--output", required=True,
                           help="where to write the result CSV (- for standard output)")
-    add_overwrite_flag(validate)
+    add_overwrite_flag(validate, before="submitting anything")
     add_wait_flags(validate)
 
 
@@ -116,12 +120,12 @@ def add_jobs_actions(jobs: argparse.ArgumentParser) -> None:
         if name == "wait":
             action.add_argument("-o", "--output",
                                 help="where to write the result CSV (- for standard output)")
-            add_overwrite_flag(action)
+            add_overwrite_flag(action, before="waiting for the job")
             add_wait_flags(action)
         elif name == "download":
             action.add_argument("-o", "--output", required=True,
                                 help="where to write the result CSV (- for standard output)")
-            add_overwrite_flag(action)
+            add_overwrite_flag(action, before="downloading anything")
 
 
 def add_check_flags(check: argparse.ArgumentParser) -> None:
@@ -160,7 +164,11 @@ def add_check_many_flags(many: argparse.ArgumentParser) -> None:
 def add_mail_actions(mail: argparse.ArgumentParser) -> None:
     """``mail send --from --to --subject --html|--html-file``."""
     mail_commands = mail.add_subparsers(dest="mail_command", required=True, metavar="ACTION")
-    send = mail_commands.add_parser("send", help="send one HTML mail")
+    send = mail_commands.add_parser(
+        "send", help="send one HTML mail",
+        epilog="Exit status 3: the send got no answer (a timeout, a broken connection, a "
+               "5xx): the mail may have been sent. The service cannot look a mail up: "
+               "check with the recipient before sending again.")
     send.add_argument("--from", dest="sender", required=True,
                       help="the sender's address (its domain must be verified)")
     send.add_argument("--to", required=True, help="the recipient's address")
@@ -222,12 +230,12 @@ def add_limit_flags(parser: argparse.ArgumentParser, *, default: object) -> None
                             "answered 429 without Retry-After")
 
 
-def add_overwrite_flag(parser: argparse.ArgumentParser) -> None:
-    """``--overwrite``: without it an existing ``-o`` file is refused, before anything is
-    submitted (as ``check-many`` does)."""
+def add_overwrite_flag(parser: argparse.ArgumentParser, *, before: str) -> None:
+    """``--overwrite``: without it an existing ``-o`` file is refused, ``before`` the
+    command does anything (as ``check-many`` does)."""
     parser.add_argument("--overwrite", action="store_true",
                         help="replace an existing output file (without it, the command "
-                             "refuses one before submitting anything)")
+                             f"refuses one before {before})")
 
 
 def add_wait_flags(parser: argparse.ArgumentParser) -> None:

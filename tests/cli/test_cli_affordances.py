@@ -116,3 +116,20 @@ def test_a_progress_bar_on_a_terminal_and_none_elsewhere(tmp_path: Path) -> None
     finally:
         os.close(leader)
     assert b"40/40" in drawn and b"\r" in drawn
+
+
+@pytest.mark.parametrize(("command", "before"), [
+    (["validate"], "before submitting anything"),
+    (["jobs", "wait"], "before waiting for the job"),
+    (["jobs", "download"], "before downloading anything"),
+])
+def test_overwrite_help_names_what_the_command_does_first(
+    command: list[str], before: str, capsys: pytest.CaptureFixture[str],
+) -> None:
+    # issue 38: jobs wait/download, which submit nothing, spoke of "submitting"
+    with pytest.raises(SystemExit):
+        build_parser().parse_args([*command, "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    overwrite = shown[shown.index("--overwrite replace"):]
+    assert overwrite.startswith("--overwrite replace an existing output file (without it, "
+                                f"the command refuses one {before})")

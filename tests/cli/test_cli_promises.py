@@ -2,21 +2,31 @@
 a torn last row (a quoted line end included) is checked again; a malformed result file
 is refused in one line and left untouched; an output in use by another run is refused;
 ``-o -`` is standard output; the summary and the ``attempted`` column tell what was
-sent; ``--dedupe`` checks each address once."""
+sent; ``--dedupe`` checks each address once. And those of issue 38: ``--dedupe``
+marks ``attempted`` exactly the addresses it sent; ``validate`` keeps the input's other
+columns."""
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import signal
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 from cli_support import checked, environment, read_rows, run, start, wait_until
 
+from asyncsdk import EmailRow, Verdict
+from asyncsdk.cli.check import InOrder
+from asyncsdk.cli.inputs import InputFile, InputRow
+from asyncsdk.cli.join import InputJoin
 from asyncsdk.cli.lock import lock_path
+from asyncsdk.models.validation import CheckOutcome
 from asyncsdk.testing import Sandbox
 
 CHECK = "/api/v1/single/check"
@@ -204,10 +214,55 @@ def test_dedupe_checks_each_address_once_and_writes_its_outcome_on_every_repeat(
     assert [r["email"] for r in rows] == emails  # every row, its own spelling
     assert [r["verdict"] for r in rows] == ["Valid", "Disposable", "Valid", "Valid", "Valid",
                                             "Disposable", ""]
-    assert "(3 duplicate rows took the outcome of the same address" in out
+    assert ("7 addresses -> out.csv: 3 checked, 0 not attempted, 1 refused before sending, "
+            "3 duplicates not sent") in out
     # without --dedupe every row is sent, as before
     code, _, _ = run("check-many", "in.txt", "-o", "again.csv")
     assert len(checked(server)) == 3 + 6
+
+
+def test_dedupe_marks_attempted_exactly_the_addresses_it_sent(
+    server: Sandbox, tmp_path: Path,
+) -> None:
+    # issue 38: the repeats it did not send were marked attempted and counted as checked
+    emails = ["ann@example.com", "ann@Example.com", "bob@example.com", "ann@example.com",
+              "bob@example.com"]
+    (tmp_path / "in.txt").write_text("\n".join(emails) + "\n")
+    code, out, err = run("check-many", "in.txt", "-o", "out.csv", "--dedupe")
+    assert code == 0, err
+    rows = sorted(read_rows(tmp_path / "out.csv"), key=lambda r: int(r["row"]))
+    assert [r["attempted"] for r in rows] == ["True", "False", "True", "False", "False"]
+    assert [r["verdict"] for r in rows] == ["Valid"] * 5  # each with its address's outcome
+    assert Counter(checked(server)) == Counter(e for e, r in zip(emails, rows, strict=True)
+                                               if r["attempted"] == "True")
+    assert ("5 addresses -> out.csv: 2 checked, 0 not attempted, 0 refused before sending, "
+            "3 duplicates not sent") in out
+    # a resume keeps them all (final rows) and counts them the same way from the file
+    code, out, err = run("check-many", "in.txt", "-o", "out.csv", "--dedupe", "--resume")
+    assert code == 0, err
+    assert len(checked(server)) == 2  # nothing sent again
+    assert "2 checked, 0 not attempted, 0 refused before sending, 3 duplicates not sent" in out
+
+
+def test_dedupe_repeats_of_a_failed_check_are_not_sent_and_a_resume_sends_the_address_once(
+    server: Sandbox, tmp_path: Path,
+) -> None:
+    (tmp_path / "in.txt").write_text("ann@example.com\nann@example.com\nbob@example.com\n")
+    server.faults.status(CHECK, 503, times=1)  # ann's check fails; bob's passes
+    code, out, err = run("--max-retries", "0", "check-many", "in.txt", "-o", "out.csv",
+                         "--dedupe", "--concurrency", "1")
+    assert code == 1, err
+    rows = sorted(read_rows(tmp_path / "out.csv"), key=lambda r: int(r["row"]))
+    assert [(r["attempted"], r["error_type"]) for r in rows] == [
+        ("True", "ServerError"), ("False", "ServerError"), ("True", "")]
+    assert "2 checked, 1 not attempted" in out  # the repeat: not sent, and no outcome
+    code, out, err = run("check-many", "in.txt", "-o", "out.csv", "--dedupe", "--resume")
+    assert code == 0, err
+    assert checked(server) == ["ann@example.com", "bob@example.com", "ann@example.com"]
+    rows = sorted(read_rows(tmp_path / "out.csv"), key=lambda r: int(r["row"]))
+    assert [(r["verdict"], r["attempted"]) for r in rows] == [
+        ("Valid", "True"), ("Valid", "False"), ("Valid", "True")]
+    assert "2 checked, 0 not attempted, 0 refused before sending, 1 duplicates not sent" in out
 
 
 def test_dedupe_on_resume_takes_the_outcome_kept_in_the_file(
@@ -220,9 +275,9 @@ def test_dedupe_on_resume_takes_the_outcome_kept_in_the_file(
     assert code == 0, err
     assert checked(server) == ["bob@example.com"]
     rows = sorted(read_rows(tmp_path / "out.csv"), key=lambda r: int(r["row"]))
-    assert [(r["email"], r["verdict"]) for r in rows] == [
-        ("ann@example.com", "Valid"), ("bob@example.com", "Valid"),
-        ("ann@Example.com", "Valid")]
+    assert [(r["email"], r["verdict"], r["attempted"]) for r in rows] == [
+        ("ann@example.com", "Valid", "True"), ("bob@example.com", "Valid", "True"),
+        ("ann@Example.com", "Valid", "False")]
 
 
 @pytest.mark.parametrize("command", [["validate", "people.csv"], ["jobs", "download", "1"]])
@@ -243,3 +298,97 @@ def test_dash_is_standard_output_for_the_job_commands_too(
     assert sorted((r["email"], r["name"]) for r in rows) == PEOPLE
     assert "3 addresses validated -> standard output" in err
     assert not (tmp_path / "-").exists()
+
+
+# validate keeps the input's other columns (issue 38) -----------------------------------
+
+
+def test_validate_of_a_local_file_keeps_the_inputs_other_columns(tmp_path: Path) -> None:
+    (tmp_path / "in.csv").write_text(
+        "company,Email,name,notes\n"
+        "Acme,ann@example.com,Ann,first\n"
+        "Beta,,Nobody,no address: not a row\n"
+        "Gamma,bob@mailinator.com,Bob,\"a, b\"\n"
+        "Delta,ann@example.com,Ann again,second\n", encoding="utf-8")
+    code, out, err = run("--sandbox", "validate", str(tmp_path / "in.csv"), "-o",
+                         str(tmp_path / "out.csv"), "--poll-interval", "0.01")
+    assert code == 0, err
+    with (tmp_path / "out.csv").open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        assert reader.fieldnames == [*COLUMNS, "company", "notes"]
+        rows = list(reader)
+    assert [(r["row"], r["email"], r["name"], r["company"], r["notes"], r["verdict"])
+            for r in rows] == [
+        ("1", "ann@example.com", "Ann", "Acme", "first", "Valid"),
+        ("2", "bob@mailinator.com", "Bob", "Gamma", "a, b", "Disposable"),
+        ("3", "ann@example.com", "Ann again", "Delta", "second", "Valid")]
+    assert "3 addresses validated" in out
+
+
+def test_validate_of_a_url_has_the_services_columns_only(
+    server: Sandbox, tmp_path: Path,
+) -> None:
+    url = server.host_file("company,email,name\nAcme,ann@example.com,Ann\n")
+    code, _, err = run("validate", url, "-o", "out.csv", "--poll-interval", "0.01")
+    assert code == 0, err
+    with (tmp_path / "out.csv").open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        assert reader.fieldnames == COLUMNS  # the command never reads a URL's list
+        assert [(r["row"], r["email"], r["name"]) for r in reader] == [
+            ("1", "ann@example.com", "Ann")]
+
+
+def test_a_result_address_the_input_lacks_is_numbered_after_the_inputs(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "in.csv").write_text("email,company\nann@example.com,Acme\n")
+    join = InputJoin(InputFile.open(tmp_path / "in.csv"))
+
+    def result(email: str) -> EmailRow:
+        return EmailRow(email=email, name="N", status=Verdict.VALID, role_based=False)
+
+    assert join.row_of(result("ann@example.com")) == InputRow(1, "ann@example.com",
+                                                              ("N", "Acme"))
+    # the service rewrote it, or listed it twice: no input row left to join
+    assert join.row_of(result("ann@example.com")) == InputRow(2, "ann@example.com", ("N", ""))
+    assert join.row_of(result("Bob@x.example")) == InputRow(3, "Bob@x.example", ("N", ""))
+
+
+def test_validate_of_a_file_the_check_many_reader_refuses_still_runs(tmp_path: Path) -> None:
+    # columns without a header: the service takes the first as the address
+    (tmp_path / "in.csv").write_text("ann@example.com,Ann\nbob@example.com,Bob\n")
+    code, _, err = run("--sandbox", "validate", str(tmp_path / "in.csv"), "-o",
+                       str(tmp_path / "out.csv"), "--poll-interval", "0.01")
+    assert code == 0, err
+    assert [(r["row"], r["email"], r["name"]) for r in read_rows(tmp_path / "out.csv")] == [
+        ("1", "ann@example.com", "Ann"), ("2", "bob@example.com", "Bob")]
+
+
+# check prints in argument order (issue 38) ----------------------------------------------
+
+
+def test_check_prints_in_the_order_of_the_arguments(server: Sandbox) -> None:
+    # issue 38: printed as they completed; "nope" is refused at once, before any answer
+    server.faults.delay(CHECK, 0.2, times=None)
+    emails = ["ann@example.com", "x@mailinator.com", "nope", "ann@example.com",
+              "sales@example.com"]
+    code, out, err = run("check", *emails)
+    assert code == 1, err  # "nope" failed
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [line["email"] for line in lines] == emails
+    assert [line.get("result") for line in lines] == ["Valid", "Disposable", None, "Valid",
+                                                      "Valid"]
+    assert "error" in lines[2]
+
+
+def test_in_order_holds_an_answer_until_those_before_it_came_and_gives_back_the_rest() -> None:
+    def outcome(email: str) -> CheckOutcome:
+        return cast(CheckOutcome, SimpleNamespace(email=email))
+
+    order = InOrder(["a@x.example", "b@x.example", "a@x.example", "c@x.example"])
+    third, second = outcome("a@x.example"), outcome("b@x.example")
+    assert order.ready(second) == []  # the first has not come
+    assert order.ready(first := outcome("a@x.example")) == [first, second]
+    assert order.ready(last := outcome("c@x.example")) == []
+    assert order.rest() == [last]  # stopped before the third came: the rest, in order
+    assert order.ready(third) == [third]
