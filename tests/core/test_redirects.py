@@ -10,7 +10,8 @@ it twice).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import aiohttp
@@ -64,10 +65,14 @@ def _credential_fields(query: Any) -> list[str]:
     return [name for name in query if name.casefold() in FOLDED]
 
 
-@pytest.mark.parametrize(("call", "fields"), AREAS)
-async def test_a_redirect_to_another_origin_echoing_the_query_gets_no_credential(
-        call: Call, fields: dict[str, str]) -> None:
-    moved, first = Arrivals(), Arrivals()
+@asynccontextmanager
+async def _moved_away(
+        target: Callable[[str, web.Request], str],
+) -> AsyncIterator[tuple[str, Arrivals, Arrivals]]:
+    """Two servers, two origins: the first answers each request with a 301 to
+    ``target(the other's base URL, request)``, the other answers it. Yields the first's
+    base URL and what each received."""
+    first, moved = Arrivals(), Arrivals()
 
     async def new_home(request: web.Request) -> web.Response:
         await moved.record(request)
@@ -76,11 +81,18 @@ async def test_a_redirect_to_another_origin_echoing_the_query_gets_no_credential
     async with serve(new_home) as other:
         async def old_home(request: web.Request) -> web.Response:
             await first.record(request)
-            raise web.HTTPMovedPermanently(other + request.raw_path)  # $request_uri
+            raise web.HTTPMovedPermanently(target(other, request))
 
-        async with serve(old_home) as base, \
-                asyncsdk.Client(KEY, USER, base_url=base) as client:
-            await call(client)
+        async with serve(old_home) as base:
+            yield base, first, moved
+
+
+@pytest.mark.parametrize(("call", "fields"), AREAS)
+async def test_a_redirect_to_another_origin_echoing_the_query_gets_no_credential(
+        call: Call, fields: dict[str, str]) -> None:
+    async with _moved_away(lambda other, request: other + request.raw_path) as (
+            base, first, moved), asyncsdk.Client(KEY, USER, base_url=base) as client:
+        await call(client)  # to other$request_uri
     ((_, sent, _, _),) = first.requests
     assert {name: sent.getall(name) for name in fields} == {k: [v] for k, v in fields.items()}
     ((url, query, headers, body),) = moved.requests
@@ -182,27 +194,16 @@ async def test_a_credential_field_that_reaches_the_middleware_is_never_sent_twic
     as aiohttp would from a ``Location`` read elsewhere than the answer's headers), the
     middleware takes it out before adding the credentials: the call's origin gets each
     once, another origin none."""
-    moved, first = Arrivals(), Arrivals()
-
     async def copying(request: aiohttp.ClientRequest,
                       handler: aiohttp.ClientHandlerType) -> aiohttp.ClientResponse:
         request.url = request.url.extend_query({name.upper(): value
                                                 for name, value in fields.items()})
         return await handler(request)
 
-    async def new_home(request: web.Request) -> web.Response:
-        await moved.record(request)
-        return await _answer(request)
-
-    async with serve(new_home) as other:
-        async def home(request: web.Request) -> web.Response:
-            await first.record(request)
-            raise web.HTTPTemporaryRedirect(other + request.path)
-
-        async with aiohttp.ClientSession(middlewares=(copying,)) as session, \
-                serve(home) as base, \
-                asyncsdk.Client(KEY, USER, base_url=base, session=session) as client:
-            await call(client)
+    async with _moved_away(lambda other, request: other + request.path) as (
+            base, first, moved), aiohttp.ClientSession(middlewares=(copying,)) as session, \
+            asyncsdk.Client(KEY, USER, base_url=base, session=session) as client:
+        await call(client)
     ((_, sent, _, _),) = first.requests
     assert {name: sent.getall(name) for name in _credential_fields(sent)} == {
         name: [value] for name, value in fields.items()}
