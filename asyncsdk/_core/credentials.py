@@ -24,15 +24,27 @@ Secrets stay out of sight in three ways:
   (``failures.clean_errors``): its texts are scrubbed once more and the local variables
   of the library's own frames it passed through are cleared (the frames themselves
   stay, so the traceback still shows where it came from).
+
+Frames are cleared by the folder their code lives in (``clear_frames``): the library's
+own (``LIBRARY_FOLDER``) and, where the middleware added credentials, aiohttp's below
+it. A frame of anyone else (a caller's trace hook, connector or middleware), a
+traceback and a chain of exceptions are never cut or cleared: a guest leaves the
+caller's debugging material as it found it.
+
+A redirect's target may echo the query it was sent (nginx's ``$request_uri``):
+``without_credential_fields`` takes the credential fields out of such a URL, so that
+nothing sees them and the middleware adds them back only to the call's own origin.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import enum
 import functools
+import os
 import re
-import traceback
+import types
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 from urllib.parse import unquote, unquote_plus, urlencode, urlsplit
@@ -48,6 +60,7 @@ __all__ = [
     "KEY_AND_USER_IN_FORM",
     "KEY_AND_USER_IN_QUERY",
     "KEY_IN_QUERY",
+    "LIBRARY_FOLDER",
     "PLACEMENTS",
     "REDACTED",
     "Credentials",
@@ -55,8 +68,11 @@ __all__ = [
     "Placement",
     "Secret",
     "SecretValue",
+    "clear_frames",
+    "query_without_credential_fields",
     "redact_url",
     "scrub",
+    "without_credential_fields",
 ]
 
 #: What a credential is replaced with wherever it would be shown.
@@ -340,7 +356,7 @@ class Credentials:
             value = getattr(exc, name, None)
             if isinstance(value, str):
                 setattr(exc, name, self.scrub(value))
-        traceback.clear_frames(exc.__traceback__)  # frames still running are skipped
+        clear_frames(exc, (LIBRARY_FOLDER,))  # the library's own frames, no other
 
 
 def _base64_forms(raw: bytes) -> list[str]:
@@ -375,6 +391,36 @@ def redact_url(url: str | URL, params: Mapping[str, Any] | None = None) -> str:
     return f"{text}{'&' if '?' in text else '?'}{urlencode(shown)}"
 
 
+def query_without_credential_fields(query: str) -> str | None:
+    """``query`` (a raw query string) without its credential fields
+    (``CREDENTIAL_FIELDS``, any letter case, however percent-encoded), the other fields
+    kept byte for byte and in order; None when it has none (nothing is built)."""
+    pairs = query.split("&")
+    if not any(map(_credential_field, pairs)):  # nearly every request
+        return None
+    return "&".join(pair for pair in pairs if not _credential_field(pair))
+
+
+def _credential_field(pair: str) -> bool:
+    """True when the query field ``pair`` (``name=value``) is named as a credential."""
+    name = pair.partition("=")[0]
+    if "%" in name or "+" in name:
+        name = unquote_plus(name)
+    return name.casefold() in _FOLDED_FIELDS
+
+
+def without_credential_fields(url: str) -> str | None:
+    """``url`` (a whole URL or a reference, as a ``Location`` header holds it) without
+    the credential fields of its query (``query_without_credential_fields``),
+    everything else kept as it is; None when it has none."""
+    head, hashmark, fragment = url.partition("#")
+    path, question, query = head.partition("?")
+    kept = query_without_credential_fields(query) if question else None
+    if kept is None:
+        return None
+    return f"{path}{'?' if kept else ''}{kept}{hashmark}{fragment}"
+
+
 _USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^/?#@:]*):[^/?#]*@")
 
 
@@ -392,3 +438,33 @@ def _redact_query(url: str) -> str:
         if equals and unquote_plus(name).casefold() in _FOLDED_FIELDS:
             pairs[i] = f"{name}={REDACTED}"
     return f"{path}?{'&'.join(pairs)}{hashmark}{fragment}"
+
+
+# --- frames ----------------------------------------------------------------------------
+#: The folder of the library's modules: the frames of its code are its own to clear.
+LIBRARY_FOLDER: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def clear_frames(exc: BaseException, folders: tuple[str, ...]) -> None:
+    """Clear the local variables of the finished frames whose code lives under one of
+    ``folders``, in ``exc``'s traceback and in those of the exceptions chained to it
+    (``__cause__``, ``__context__``). Nothing else is touched: every
+    other frame keeps its locals, and no traceback or chain is cut."""
+    seen: set[int] = set()
+    pending = [exc]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        _clear_traceback(current.__traceback__, folders)
+        pending.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+
+
+def _clear_traceback(tb: types.TracebackType | None, folders: tuple[str, ...]) -> None:
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_filename.startswith(folders):
+            with contextlib.suppress(RuntimeError):  # still running: not finished
+                frame.clear()
+        tb = tb.tb_next

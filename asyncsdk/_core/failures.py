@@ -6,11 +6,8 @@ service's message found in an error body, and ``clean_errors``, the transport's 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import json
-import os
-import types
 from collections.abc import Awaitable, Callable
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
@@ -18,6 +15,7 @@ import aiohttp
 import attrs
 
 from .._errors import SDKError
+from .credentials import LIBRARY_FOLDER, clear_frames
 
 __all__ = [
     "ATTEMPT_TIMED_OUT",
@@ -169,21 +167,12 @@ def message_from_data(data: Any) -> str | None:
 
 
 # --- the transport's edge -----------------------------------------------------------------
-#: The folder of the library's own modules: their frames are the library's to clear.
-_OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
 def forget_own_frames(exc: BaseException) -> None:
-    """Clear the locals of the library's own finished frames that ``exc`` passed through
-    (they may hold a body or a URL); the frames of others are left as they are."""
-    tb: types.TracebackType | None = exc.__traceback__
-    tb = tb.tb_next if tb is not None else None  # the frame handling it is still running
-    while tb is not None:
-        frame = tb.tb_frame
-        if frame.f_code.co_filename.startswith(_OWN):
-            with contextlib.suppress(RuntimeError):  # still running (a suspended one)
-                frame.clear()
-        tb = tb.tb_next
+    """Clear the locals of the library's own finished frames that ``exc`` (and the
+    exceptions chained to it) passed through (they may hold a body or a URL); the frames
+    of others are left as they are (``credentials.clear_frames``)."""
+    clear_frames(exc, (LIBRARY_FOLDER,))
+
 
 class _Cleans(Protocol):
     def clean(self, exc: BaseException) -> None: ...
@@ -204,8 +193,8 @@ def clean_errors(
 ) -> Callable[Concatenate[S, P], Awaitable[T]]:
     """Decorate a coroutine method of an object with ``credentials``: an ``SDKError``
     leaving it goes through ``Credentials.clean`` (its texts scrubbed once more, the
-    locals of the library's frames it passed cleared). Any other exception is not the
-    library's: it leaves as it is."""
+    locals of the library's frames it passed cleared, no other frame touched). Any other
+    exception is not the library's: it leaves as it is."""
 
     @functools.wraps(method)
     async def wrapper(self: S, /, *args: P.args, **kwargs: P.kwargs) -> T:

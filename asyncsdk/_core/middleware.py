@@ -7,7 +7,18 @@ is the last of the chain), and it is the boundary of the credentials:
   context variable set for the call to aiohttp); for such a request to the call's own
   origin the middleware adds the credentials where the area's placement says (the query,
   or the form body). A request without the mark (the caller's own, made through the same
-  session), a result hosted elsewhere and a redirect to another origin get none. Once
+  session), a result hosted elsewhere and a redirect to another origin get none.
+* **A redirect's target carries none of them.** A service may answer with a ``Location``
+  that echoes the query it was sent (nginx's ``$request_uri``), credentials included.
+  aiohttp follows a redirect from the answer's ``headers`` (and the caller's trace
+  configs and middlewares are shown those headers and the next request), so the answer
+  of every request of the library shows its ``Location`` (and ``URI``) without
+  credential fields (``BeforeCredentials``): aiohttp, the caller's tools and logs never
+  see them, and the middleware adds them back, once, only where the next request goes to
+  the call's own origin. Should a credential field reach the middleware all the same in
+  the URL of a call that carries credentials (whose own query never holds one: extras
+  refuse them), it is taken out before the credentials are added: never sent twice,
+  never to another origin. Once
   the request is answered (or failed), its URL is the one without credentials again, so
   what the caller's tools and aiohttp's frames above hold shows none. The answer's
   ``request_info`` (read by trace configs' ``on_request_end`` and ``on_request_redirect``,
@@ -26,25 +37,36 @@ is the last of the chain), and it is the boundary of the credentials:
   as ``DroppedConnection``, which aiohttp does not resend.
 * **The library's ``User-Agent``**, where the session has none of its own, is set here
   too (one header set, not the session's headers merged into every request).
-* **Nothing below it leaves.** aiohttp's frames below this one hold the request with its
-  credentials, and some of its errors quote that URL (``ConnectionTimeoutError``). An
-  exception leaving here is replaced by one of the library's own (a dropped or timed-out
-  connection) or leaves without its traceback below this frame and without chained
-  exceptions from there; the exception itself is kept. A replacement is raised outside
-  the handler of the original, so that not even its ``__context__`` (which Python sets
-  even where ``from None`` hides it) holds the original.
+* **No credential leaves from below, no foreign frame is touched.** aiohttp's frames
+  below this one hold the request with its credentials, and some of its errors quote
+  that URL (``ConnectionTimeoutError``). Such an error is replaced by one of the
+  library's own (a dropped or timed-out connection), raised outside the handler of the
+  original, so that not even its ``__context__`` (which Python sets even where ``from
+  None`` hides it) holds the original. Any other exception (aiohttp's, or one raised by
+  the caller's trace hook or connector below this step) leaves as it is, its traceback
+  and chained exceptions kept: only the locals of aiohttp's and the library's frames in
+  them are cleared, where credentials were added (``credentials.clear_frames``); the
+  caller's own frames keep theirs.
 """
 
 from __future__ import annotations
 
 import contextvars
+import os
 from collections.abc import Mapping
 from typing import Any
 
 import aiohttp
+from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
-from .credentials import SecretValue
+from .credentials import (
+    LIBRARY_FOLDER,
+    SecretValue,
+    clear_frames,
+    query_without_credential_fields,
+    without_credential_fields,
+)
 from .failures import DroppedConnection
 
 __all__ = ["OUTGOING", "BeforeCredentials", "Outgoing", "last_step"]
@@ -74,6 +96,18 @@ class Outgoing:
         return Outgoing(self.origin, self.fields, in_form=self.in_form, form=form,
                         authorization=self.authorization)
 
+    def without_copied_fields(self, request: aiohttp.ClientRequest) -> URL:
+        """``request``'s URL, a credential field in its query (copied from a redirect's
+        ``Location``: the call's own query holds none) taken out of it for good."""
+        url = request.url
+        if not self.fields:  # a result hosted elsewhere: its URL is the service's
+            return url
+        query = query_without_credential_fields(url.raw_query_string)
+        if query is None:
+            return url
+        url = request.url = _with_query(url, query)
+        return url
+
     def applies_to(self, url: URL) -> bool:
         """True for a request to the call's own origin (not a redirect elsewhere)."""
         return bool(self.fields) and (url.scheme, url.raw_authority) == self.origin
@@ -89,10 +123,8 @@ class Outgoing:
         self.add_login(request)
         url = request.url
         query = url.raw_query_string
-        request.url = URL.build(
-            scheme=url.scheme, authority=url.raw_authority, path=url.raw_path,
-            query_string=f"{query}&{self.query.reveal()}" if query else self.query.reveal(),
-            fragment=url.raw_fragment, encoded=True)
+        request.url = _with_query(
+            url, f"{query}&{self.query.reveal()}" if query else self.query.reveal())
 
     async def add_to_form(self, request: aiohttp.ClientRequest) -> None:
         """The credentials added to the form sent."""
@@ -109,6 +141,19 @@ class Outgoing:
         if self.in_form:
             await request.update_body(dict(self.form or {}))
 
+    async def add_to(self, request: aiohttp.ClientRequest) -> None:
+        """The credentials added where the area's placement puts them."""
+        if self.in_form:
+            await self.add_to_form(request)
+        else:
+            self.add_to_query(request)
+
+
+def _with_query(url: URL, query: str) -> URL:
+    """``url`` with the raw query string ``query`` (already encoded)."""
+    return URL.build(scheme=url.scheme, authority=url.raw_authority, path=url.raw_path,
+                     query_string=query, fragment=url.raw_fragment, encoded=True)
+
 
 #: The credentials the transport's request now in ``session.request`` is to carry (none
 #: for a result hosted elsewhere); None outside the library's own requests.
@@ -123,35 +168,37 @@ def last_step(user_agent: str | None) -> aiohttp.ClientMiddlewareType:
     async def middleware(request: aiohttp.ClientRequest,
                          handler: aiohttp.ClientHandlerType) -> aiohttp.ClientResponse:
         outgoing = OUTGOING.get()
-        url = request.url
-        adding = None
-        if outgoing is not None:  # the library's own request
-            if user_agent is not None:
-                request.headers["User-Agent"] = user_agent
-            if outgoing.applies_to(url):  # else none (elsewhere, or none to add)
-                adding = outgoing
-                response_class = request.response_class
-                request.response_class = _unseen(response_class)
-                if outgoing.in_form:
-                    await outgoing.add_to_form(request)
-                else:
-                    outgoing.add_to_query(request)
+        if outgoing is None:  # not the library's request: as it is
+            return await handler(request)
+        if user_agent is not None:
+            request.headers["User-Agent"] = user_agent
+        url = outgoing.without_copied_fields(request)
+        adding = outgoing if outgoing.applies_to(url) else None  # else none (elsewhere)
+        response_class = request.response_class
+        request.response_class = _unseen(response_class)
+        replacement: BaseException | None = None
         try:
-            response = await handler(request)
-        except BaseException as exc:
-            leaving = _leaving(exc, None if adding is None else url)
-        else:
-            if adding is not None and isinstance(response, BeforeCredentials):
-                response.url_before_credentials = url
-            return response
-        finally:
             if adding is not None:
-                request.response_class = response_class
-                await adding.take_from(request, url)
-        try:  # outside the handler: ``leaving.__context__`` is not ``exc``
-            raise leaving
+                await adding.add_to(request)
+            try:
+                response = await handler(request)
+            except BaseException as exc:
+                replacement = _replacement(exc)
+                if replacement is None:
+                    _kept(exc, None if adding is None else url)
+                    raise
+            else:
+                if adding is not None and isinstance(response, BeforeCredentials):
+                    response.url_before_credentials = url
+                return response
         finally:
-            del leaving  # no cycle through this frame
+            request.response_class = response_class
+            if adding is not None:
+                await adding.take_from(request, url)
+        try:  # outside the handler: ``replacement.__context__`` is not the original
+            raise replacement
+        finally:
+            del replacement  # no cycle through this frame
 
     return middleware
 
@@ -160,9 +207,37 @@ class BeforeCredentials:
     """Mixed into the response class of the library's requests (``_unseen``): its
     ``request_info`` (aiohttp's, a public property) shows the URL the request had before
     the credentials, ``url_before_credentials``, which the middleware sets as the answer
-    leaves it (until then, aiohttp's own)."""
+    leaves it (until then, aiohttp's own); its ``headers`` and ``raw_headers`` (public
+    properties, which aiohttp reads a redirect's target from) show ``Location`` and
+    ``URI`` without credential fields."""
 
     url_before_credentials: URL | None = None
+    _shown_headers: CIMultiDictProxy[str] | None = None
+    _shown_raw_headers: tuple[tuple[bytes, bytes], ...] | None = None
+
+    @property
+    def headers(self) -> CIMultiDictProxy[str]:
+        """aiohttp's ``headers``, a redirect's target without credential fields."""
+        shown = self._shown_headers
+        if shown is None:
+            headers: CIMultiDictProxy[str] | None = super().headers  # type: ignore[misc]
+            if headers is None:  # not read yet: aiohttp's own answer
+                return headers  # type: ignore[return-value]
+            shown = self._shown_headers = _targets_shown(headers)
+        return shown
+
+    @property
+    def raw_headers(self) -> tuple[tuple[bytes, bytes], ...]:
+        """aiohttp's ``raw_headers``, a redirect's target without credential fields."""
+        shown = self._shown_raw_headers
+        if shown is None:
+            raw: tuple[tuple[bytes, bytes], ...] | None = super().raw_headers  # type: ignore[misc]
+            if raw is None:
+                return raw  # type: ignore[return-value]
+            shown = self._shown_raw_headers = tuple(
+                (name, _target_shown_raw(value) if name.lower() in _RAW_TARGETS else value)
+                for name, value in raw)
+        return shown
 
     @property
     def request_info(self) -> aiohttp.RequestInfo:
@@ -188,18 +263,51 @@ def _unseen(base: type[aiohttp.ClientResponse]) -> type[aiohttp.ClientResponse]:
     return made
 
 
-def _leaving(exc: BaseException, url: URL | None) -> BaseException:
-    """What leaves the middleware for ``exc`` (module docstring); ``url``: the request's
-    URL before the credentials (None: none were added)."""
-    if isinstance(exc, aiohttp.ClientResponseError) and url is not None:
-        info = exc.request_info  # built below, from the request with the credentials
-        exc.request_info = aiohttp.RequestInfo(url, info.method, info.headers, info.real_url)
+#: The headers that name a redirect's target (aiohttp reads ``Location``, then ``URI``).
+_TARGETS = frozenset(("location", "uri"))
+_RAW_TARGETS = frozenset(name.encode() for name in _TARGETS)
+
+
+def _targets_shown(headers: CIMultiDictProxy[str]) -> CIMultiDictProxy[str]:
+    """``headers``, each redirect target without credential fields (``headers`` itself
+    when none has one: nearly every answer)."""
+    if not any(name in headers for name in _TARGETS):
+        return headers
+    shown = CIMultiDict((name, without_credential_fields(value) or value
+                         if name.lower() in _TARGETS else value)
+                        for name, value in headers.items())
+    return CIMultiDictProxy(shown) if shown != headers else headers
+
+
+def _target_shown_raw(value: bytes) -> bytes:
+    text = value.decode("latin-1")  # byte for byte, whatever the encoding
+    shown = without_credential_fields(text)
+    return value if shown is None else shown.encode("latin-1")
+
+
+#: The folders whose frames below this step may hold the request with its credentials.
+_BELOW = (LIBRARY_FOLDER, os.path.dirname(os.path.abspath(aiohttp.__file__)) + os.sep)
+
+
+def _replacement(exc: BaseException) -> BaseException | None:
+    """The library's own error that leaves the middleware instead of ``exc`` (module
+    docstring); None: ``exc`` leaves itself (``_kept``)."""
     if isinstance(exc, aiohttp.ConnectionTimeoutError):
         # Its text quotes the URL with the credentials.
         return aiohttp.ConnectionTimeoutError("Connection timeout to host")
     if isinstance(exc, (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError)) and not (
             isinstance(exc, aiohttp.ClientConnectorError)):  # never resent: kept
         return DroppedConnection(type(exc))
-    exc.__traceback__ = None
-    exc.__context__ = None
-    return exc
+    return None
+
+
+def _kept(exc: BaseException, url: URL | None) -> None:
+    """``exc`` made ready to leave as it is; ``url``: the request's URL before the
+    credentials (None: none were added, nothing below holds one). Its traceback and
+    chain stay whole: only aiohttp's and the library's frames in them are cleared."""
+    if url is None:
+        return
+    if isinstance(exc, aiohttp.ClientResponseError):
+        info = exc.request_info  # built below, from the request with the credentials
+        exc.request_info = aiohttp.RequestInfo(url, info.method, info.headers, info.real_url)
+    clear_frames(exc, _BELOW)

@@ -5,21 +5,30 @@ clears the frames of an exception that is not its own.
 
 The first three are read from the source (every module of the library; the command line
 and the sandbox are applications of their own and are left out of the task rule); the
-last two are also shown by behaviour.
+last two are also shown by behaviour. For frames: an exception raised by the caller's
+code anywhere a call passes (a trace hook above or below the library's middleware, a
+connector), an ``SDKError`` of the caller's own included, reaches the caller with its
+traceback, its frames' locals and its ``__context__`` as the caller's code left them,
+while no frame of the library (nor aiohttp's below the middleware) holds a credential.
 """
 
 from __future__ import annotations
 
 import ast
 import asyncio
+import os
 import sys
+import types
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
-from auth_helpers import serve
+from aiohttp import web
+from auth_helpers import leaks, serve
 from scripted_server import CHECK_PATH, scripted_server
+from yarl import URL
 
 import asyncsdk
 
@@ -166,3 +175,120 @@ async def test_an_exception_not_the_librarys_keeps_its_frames() -> None:
         tb = tb.tb_next
     hook = [f for f in frames if f.f_code.co_name == "failing_hook"]
     assert hook and hook[0].f_locals.get("mine") is marker
+
+
+KEY, USER = "k3y+s3cr/t=Ö", "jsmith-the-user"
+AIOHTTP = Path(aiohttp.__file__).parent
+#: Where the caller's code runs: above the library's middleware (``on_request_start``)
+#: or below it, where aiohttp holds the request with its credentials.
+PLACES = ["on_request_start", "on_connection_create_start", "on_request_headers_sent",
+          "connector"]
+
+
+class CallersError(Exception):
+    """An exception of the caller's own code."""
+
+
+class CallersSDKError(asyncsdk.SDKError):
+    """The caller's own code raising an ``SDKError`` (calling another client, say)."""
+
+
+class Failing:
+    """The caller's code that fails: it keeps locals of its own and raises ``kind``
+    from an exception of its own (its ``__cause__`` and ``__context__``)."""
+
+    def __init__(self, kind: type[Exception]) -> None:
+        self.kind = kind
+        self.marker = object()
+        self.raised: list[BaseException] = []
+        self.context: list[BaseException] = []
+
+    def fail(self) -> None:
+        mine = self.marker  # what the caller's debugger must still see
+        note = "kept by the caller"
+        try:
+            raise LookupError("the caller's own context")
+        except LookupError as inner:
+            self.context.append(inner)
+            error = self.kind(f"the caller's code failed ({note}, {id(mine)})")
+            self.raised.append(error)
+            raise error from inner
+
+    async def hook(self, *_: Any) -> None:
+        self.fail()
+
+    def session(self, place: str) -> aiohttp.ClientSession:
+        """A caller's session whose code fails at ``place``."""
+        failing = self
+
+        class Refusing(aiohttp.TCPConnector):
+            async def connect(self, *_: Any, **__: Any) -> Any:
+                failing.fail()
+
+        if place == "connector":
+            return aiohttp.ClientSession(connector=Refusing())
+        tracer = aiohttp.TraceConfig()
+        getattr(tracer, place).append(self.hook)
+        return aiohttp.ClientSession(trace_configs=[tracer])
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    pending = [exc]
+    while pending:
+        current = pending.pop()
+        if id(current) not in seen:
+            seen.add(id(current))
+            yield current
+            pending.extend(e for e in (current.__cause__, current.__context__) if e)
+
+
+def _frames(exc: BaseException) -> list[types.FrameType]:
+    found = []
+    for current in _chain(exc):
+        tb = current.__traceback__
+        while tb is not None:
+            found.append(tb.tb_frame)
+            tb = tb.tb_next
+    return found
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    if isinstance(value, (str, URL)):
+        text += "\n" + str(value)
+    elif isinstance(value, (bytes, bytearray)):
+        text += "\n" + bytes(value).decode("utf-8", "replace")
+    return text
+
+
+@pytest.mark.parametrize("kind", [CallersError, CallersSDKError])
+@pytest.mark.parametrize("place", PLACES)
+async def test_the_callers_exception_keeps_its_frames_locals_and_context(
+        place: str, kind: type[Exception]) -> None:
+    failing = Failing(kind)
+
+    async def never(request: web.Request) -> web.Response:  # pragma: no cover
+        return web.json_response({})
+
+    async with serve(never) as base, failing.session(place) as session, \
+            asyncsdk.Client(KEY, USER, base_url=base, session=session) as client:
+        with pytest.raises(kind) as info:
+            await client.validation.check("a@b.com")
+    (raised,), (context,) = failing.raised, failing.context
+    assert info.value is raised
+    assert raised.__context__ is context and raised.__cause__ is context
+    assert context.__traceback__ is not None
+    frames = _frames(raised)
+    own = [f for f in frames if f.f_code.co_name == "fail"]
+    assert own, "the caller's frame is gone from the traceback"
+    assert own[0].f_locals.get("mine") is failing.marker
+    assert own[0].f_locals.get("note") == "kept by the caller"
+    # No credential in the library's frames, nor in aiohttp's (below the middleware they
+    # held the request with its credentials).
+    theirs = [f for f in frames
+              if f.f_code.co_filename.startswith((str(PACKAGE) + os.sep, str(AIOHTTP) + os.sep))]
+    assert any(str(PACKAGE) in f.f_code.co_filename for f in theirs)
+    shown = "\n".join(f"{f.f_code.co_filename}:{f.f_code.co_name}: {name}={_shown(value)}"
+                      for f in theirs for name, value in f.f_locals.items())
+    assert leaks(shown, [KEY, USER]) == []
