@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .._client import Client
-from .._errors import ConfigurationError
+from .. import Client, ConfigurationError
 from .common import EXIT_FAILED, EXIT_OK, Environment, print_json
 
 

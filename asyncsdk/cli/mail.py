@@ -6,7 +6,7 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from .._client import Client
+from .. import Client
 from .common import EXIT_OK, Environment, UsageProblem, print_json
 
 
