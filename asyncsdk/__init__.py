@@ -4,22 +4,22 @@ transactional-mail HTTP interface.
 Start with ``asyncsdk.Client`` (README.md has a tour). Everything public is importable
 from here; modules with a leading underscore are private.
 
-The public names are listed once, in the ``TYPE_CHECKING`` block below (type checkers
-read it; ``X as X`` marks each as exported). At run time that block is not executed: the
-same imports are read from this file's source and every name is imported on first use
-(PEP 562), so ``import asyncsdk`` costs little and ``__all__``, ``dir()`` and the lazy
-imports cannot drift from what type checkers see.
+The public names are in the ``TYPE_CHECKING`` block below (type checkers read it;
+``X as X`` marks each as exported) and in the table ``_LAZY`` after it (name -> module),
+from which every name is imported on first use (PEP 562), so ``import asyncsdk`` costs
+little. ``__all__`` is the table's names; tests/test_public_api.py reads this file with
+``ast`` and holds the block and the table to the same names and modules.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._lazy import lazy_attributes, provide
+from ._lazy import lazy_attributes
 
 __version__ = "0.1.0"
 
-if TYPE_CHECKING:  # THE list of public names (see the module docstring)
+if TYPE_CHECKING:  # the public names, as type checkers see them (the docstring)
     from ._client import (
         Client as Client,
     )
@@ -98,10 +98,10 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
     from ._response import (
         RawResponse as RawResponse,
     )
-    from .models._base import (
+    from .models._vocabulary import (
         UNSET as UNSET,
     )
-    from .models._base import (
+    from .models._vocabulary import (
         UnsetType as UnsetType,
     )
     from .models.codes import (
@@ -211,29 +211,75 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
     )
 
 
-def _public_names() -> dict[str, str]:
-    """{name: module} from the ``TYPE_CHECKING`` block of this file's source (read with
-    a regular expression: ``ast`` would cost more than the rest of the import)."""
-    import re
-
-    loader = __spec__.loader if __spec__ is not None else None
-    get_source = getattr(loader, "get_source", None)
-    source = get_source(__name__) if get_source is not None else None
-    if source is None:  # no source through the loader: read the file itself
-        with open(__file__, encoding="utf-8") as handle:
-            source = handle.read()
-    block = source.split("\nif TYPE_CHECKING:", 1)[1].split("\n\n", 1)[0]
-    return {name: module
-            for module, names in re.findall(r"from (\S+) import \(([^)]*)\)", block)
-            for name in re.findall(r"(\w+) as \1\b", names)}
-
-
-_LAZY = _public_names()
+#: Every public name -> the module it is imported from on first use: the names and
+#: modules of the ``TYPE_CHECKING`` block above (tests/test_public_api.py holds the two
+#: equal).
+_LAZY: dict[str, str] = {
+    "Client": "._client",
+    "CREDENTIAL_FIELDS": "._core.credentials",
+    "redact_url": "._core.credentials",
+    "APIConnectionError": "._errors",
+    "APIError": "._errors",
+    "APITimeoutError": "._errors",
+    "AuthenticationError": "._errors",
+    "ConfigurationError": "._errors",
+    "FileFormatError": "._errors",
+    "FileNotDownloadableError": "._errors",
+    "InsufficientCreditError": "._errors",
+    "InvalidEmailError": "._errors",
+    "InvalidInputError": "._errors",
+    "InvalidRequestError": "._errors",
+    "JobFailedError": "._errors",
+    "JobNotFoundError": "._errors",
+    "JobNotReadyError": "._errors",
+    "JobTimeoutError": "._errors",
+    "NotFoundError": "._errors",
+    "RateLimitError": "._errors",
+    "ResponseDecodeError": "._errors",
+    "SDKError": "._errors",
+    "ServerError": "._errors",
+    "UnverifiedSenderError": "._errors",
+    "UsageError": "._errors",
+    "RawResponse": "._response",
+    "UNSET": ".models._vocabulary",
+    "UnsetType": ".models._vocabulary",
+    "Currency": ".models.codes",
+    "CustomerType": ".models.codes",
+    "Industry": ".models.codes",
+    "JobStatus": ".models.codes",
+    "LeadSource": ".models.codes",
+    "MailState": ".models.codes",
+    "PaymentTerms": ".models.codes",
+    "ProductType": ".models.codes",
+    "Rating": ".models.codes",
+    "Unit": ".models.codes",
+    "Verdict": ".models.codes",
+    "Contact": ".models.contacts",
+    "ContactGroup": ".models.contacts",
+    "ContactInput": ".models.contacts",
+    "ContactList": ".models.contacts",
+    "ContactListCreate": ".models.contacts",
+    "ContactUpdate": ".models.contacts",
+    "Customer": ".models.customers",
+    "CustomerCreate": ".models.customers",
+    "CustomerUpdate": ".models.customers",
+    "Invoice": ".models.invoices",
+    "InvoiceLine": ".models.invoices",
+    "InvoiceLineItem": ".models.invoices",
+    "InvoiceUpdate": ".models.invoices",
+    "Lead": ".models.leads",
+    "LeadInput": ".models.leads",
+    "MailResult": ".models.mail",
+    "Product": ".models.products",
+    "ProductInput": ".models.products",
+    "CheckFailure": ".models.validation",
+    "CheckOutcome": ".models.validation",
+    "CheckResult": ".models.validation",
+    "CheckSuccess": ".models.validation",
+    "EmailRow": ".models.validation",
+    "ValidationJob": ".resources.validation.jobs",
+}
 __all__ = sorted([*_LAZY, "__version__"])
-
-# The models' ``to_dict()`` goes through the one converter, a floor above them: named
-# here, imported at the first ``to_dict()``.
-provide("wire_form", "asyncsdk._serde.converter:to_wire")
 
 
 if not TYPE_CHECKING:  # hidden from type checkers: a module ``__getattr__`` would make
@@ -242,4 +288,4 @@ if not TYPE_CHECKING:  # hidden from type checkers: a module ``__getattr__`` wou
 
 # What built the table is not part of the package's face: ``dir(asyncsdk)`` shows the
 # public names and the module's own dunders only.
-del annotations, TYPE_CHECKING, lazy_attributes, provide
+del annotations, TYPE_CHECKING, lazy_attributes

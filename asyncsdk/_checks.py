@@ -4,8 +4,8 @@ anything is sent, each in exactly one function here.
 Two layers:
 
 * **Value checks** (``text_value``, ``int_value``, ``email_value``, ...) take the value
-  alone and raise ``Refused(allowed)``; the converter's input checker (``models._base``)
-  registers them as cattrs hooks, so model fields are checked by annotation.
+  alone and raise ``Refused(allowed)``; the models' input checks
+  (``models._input_checks``) choose them by annotation, so model fields are checked.
 * **Argument checks** (``check_email(value, field)``, ``check_seconds``, ``check_count``,
   ``check_id``, ``check_job_id``, ``check_http_url``, ...) are what a method calls for
   its plain arguments: the same rule, raising ``InvalidInputError`` naming the field and

@@ -1,8 +1,6 @@
-"""Module attributes imported on first use (PEP 562), for the packages' ``__init__``; and
-implementations named by the package's root for its lower floors (``provide`` /
-``provided``): how a lower floor calls a higher one without importing it (the models'
-``to_dict`` reaches the one converter, ``_serde``, a floor above them). Nothing here
-knows the library: names and module paths are the root's."""
+"""Module attributes imported on first use (PEP 562), for the packages' ``__init__``
+(``asyncsdk`` and ``asyncsdk.testing``). Nothing here knows the library: the names and
+module paths are each package's own table."""
 
 from __future__ import annotations
 
@@ -30,32 +28,3 @@ def lazy_attributes(
         return sorted(set(vars(sys.modules[package])) | set(table))
 
     return __getattr__, __dir__
-
-
-#: name -> "module:attribute", set by the package's root (``asyncsdk/__init__``).
-_PROVIDERS: dict[str, str] = {}
-#: name -> the attribute, imported at its first use.
-_PROVIDED: dict[str, Any] = {}
-
-
-def provide(name: str, target: str) -> None:
-    """Name ``target`` (``"package.module:attribute"``) as what ``provided(name)`` gives;
-    nothing is imported until then."""
-    _PROVIDERS[name] = target
-    _PROVIDED.pop(name, None)
-
-
-def provided(name: str) -> Any:
-    """What ``provide`` named ``name``, imported at its first use.
-
-    Raises:
-        LookupError: nothing was provided under ``name``.
-    """
-    value = _PROVIDED.get(name)
-    if value is None:
-        target = _PROVIDERS.get(name)
-        if target is None:
-            raise LookupError(f"nothing provides {name!r}")
-        module, _, attribute = target.partition(":")
-        value = _PROVIDED[name] = getattr(importlib.import_module(module), attribute)
-    return value

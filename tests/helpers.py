@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 import trustme
 from aiohttp import web
@@ -145,3 +146,20 @@ class TokenBucket:
                                       "result": "Valid", "role": False})
         finally:
             self.limits.release(key)
+
+
+def same_all_the_way_down(a: Any, b: Any) -> bool:
+    """Equal, with the same types all the way down (an enum is not its plain value; an
+    error is the same class with the same text)."""
+    if type(a) is not type(b):
+        return False
+    if attrs.has(type(a)):
+        return all(same_all_the_way_down(getattr(a, f.name), getattr(b, f.name))
+                   for f in attrs.fields(type(a)))
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(map(same_all_the_way_down, a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same_all_the_way_down(a[k], b[k]) for k in a)
+    if isinstance(a, BaseException):
+        return str(a) == str(b)
+    return bool(a == b)

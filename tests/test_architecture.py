@@ -10,8 +10,12 @@ and the sandbox imports nothing of the library but its public top level
 import circle anywhere.
 
 Every import counts, including those inside functions and under ``TYPE_CHECKING``: a lazy
-import is still an arrow. Size is not measured here: complexity is (ruff C901, PLR0912,
-PLR0915 in pyproject.toml).
+import is still an arrow, and nothing imports by a string but the packages' lazy faces,
+so no registry can hide one. Inside the models, the converter and the input checks sit
+below the model bases and know no model class (the bases hand themselves to the
+converter): ``to_dict()`` reaches it by a plain import, downwards. The command line (and
+the fleet) use the public face only. Size is not measured here: complexity is (ruff
+C901, PLR0912, PLR0915 in pyproject.toml).
 """
 
 from __future__ import annotations
@@ -24,15 +28,23 @@ import pytest
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / "asyncsdk"
 
 #: Floor of each module (longest matching prefix wins). A module may import only modules
-#: of a LOWER floor, or modules of its own package folder on the same floor (the models
-#: import ``models.codes``; the validation modules import each other).
-LAYERS: dict[str, int] = {
+#: of a LOWER floor, or modules of its own package folder on the same floor (the
+#: validation modules import each other). Fractions are floors inside a package.
+LAYERS: dict[str, float] = {
     "asyncsdk._lazy": 0,
     "asyncsdk._errors": 0,
     "asyncsdk._constants": 0,
     "asyncsdk._response": 0,
     "asyncsdk._checks": 1,
-    "asyncsdk.models": 2,
+    # the models: the vocabulary, then the converter and the input checks (knowing no
+    # model class), then the bases (``to_dict``/``from_dict``), then the areas' models
+    "asyncsdk.models.codes": 2,
+    "asyncsdk.models._vocabulary": 2,
+    "asyncsdk.models._json_values": 2,
+    "asyncsdk.models._convert": 2.3,
+    "asyncsdk.models._input_checks": 2.3,
+    "asyncsdk.models._base": 2.6,
+    "asyncsdk.models": 2.9,
     "asyncsdk._serde": 3,
     # the core, floor by floor
     "asyncsdk._core.credentials": 4,
@@ -105,8 +117,8 @@ def _imports(name: str, path: Path) -> list[tuple[str, list[str], int]]:
     return found
 
 
-def _layer(module: str) -> int | None:
-    best: tuple[int, int] | None = None
+def _layer(module: str) -> float | None:
+    best: tuple[int, float] | None = None
     for prefix, layer in LAYERS.items():
         if (module == prefix or module.startswith(prefix + ".")) and (
                 best is None or len(prefix) > best[0]):
@@ -162,6 +174,12 @@ def test_the_arrows_test_sees_an_upward_import() -> None:
     assert _wrong_import("asyncsdk._core.transport", "asyncsdk.resources._base")
     assert _wrong_import("asyncsdk.models.contacts", "asyncsdk._serde.converter")
     assert _wrong_import("asyncsdk._core.transport", "asyncsdk._core.session") is None
+    # the one converter: the bases reach it downwards, never it them, nor them _serde
+    assert _wrong_import("asyncsdk.models._base", "asyncsdk.models._convert") is None
+    assert _wrong_import("asyncsdk.models._convert", "asyncsdk.models._base")
+    assert _wrong_import("asyncsdk.models._convert", "asyncsdk.models.contacts")
+    assert _wrong_import("asyncsdk.models._base", "asyncsdk._serde.converter")
+    assert _wrong_import("asyncsdk._serde.converter", "asyncsdk.models._base") is None
 
 
 def test_there_is_no_import_circle() -> None:
@@ -215,3 +233,70 @@ def test_no_private_name_imported_across_modules(module: str) -> None:
              for target, names, line in _imports(module, MODULES[module])
              for n in names if n.startswith("_") and not n.startswith("__")]
     assert not wrong, f"{module} imports private names of other modules:\n" + "\n".join(wrong)
+
+
+#: What the command line (and the fleet) may import besides itself: the public face and
+#: public modules (no ``_`` in the path: ``asyncsdk.testing`` for ``--sandbox``), and
+#: ``_constants``, the defaults and environment names its ``--help`` shows (data the
+#: library reads too, so the two cannot drift).
+APPLICATIONS = ("asyncsdk.cli", "asyncsdk.fleet")
+APPLICATION_MAY_IMPORT = ("asyncsdk._constants",)
+
+
+def _private_module(target: str) -> bool:
+    return any(part.startswith("_") and not part.startswith("__")
+               for part in target.split(".")[1:])
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith(APPLICATIONS)))
+def test_the_applications_use_the_public_face_only(module: str) -> None:
+    """Before: the CLI imported ``_serde.converter.to_jsonable``, ``_client`` and
+    ``_errors``; an application on the library uses what a user can."""
+    own = module.split(".")[:2]
+    wrong = [f"line {line}: {target}" for target, _names, line in _imports(module, MODULES[module])
+             if target.split(".")[:2] != own and target not in APPLICATION_MAY_IMPORT
+             and _private_module(target)]
+    assert not wrong, f"{module} imports private modules of the library:\n" + "\n".join(wrong)
+
+
+def test_the_application_check_sees_a_private_import() -> None:
+    assert _private_module("asyncsdk._serde.converter")
+    assert _private_module("asyncsdk.models._base")
+    assert not _private_module("asyncsdk.testing") and not _private_module("asyncsdk")
+    assert not _private_module("asyncsdk.__main__")
+
+
+#: The only modules that may import by a string (``importlib``, ``__import__``): the
+#: lazy loader of the packages' faces. Anything else would be an arrow no test sees.
+IMPORTS_BY_NAME = "asyncsdk._lazy"
+#: ... and the only modules that use it: the faces, whose tables are tested against
+#: their ``TYPE_CHECKING`` imports.
+LAZY_FACES = ("asyncsdk", "asyncsdk.testing")
+
+
+def _imports_by_string(tree: ast.AST) -> list[int]:
+    """Lines that import ``importlib`` or name ``__import__``."""
+
+    def by_string(node: ast.AST) -> bool:
+        if isinstance(node, ast.Import):
+            return any(a.name.split(".")[0] == "importlib" for a in node.names)
+        if isinstance(node, ast.ImportFrom):
+            return (node.module or "").split(".")[0] == "importlib"
+        return isinstance(node, ast.Name) and node.id == "__import__"
+
+    return [node.lineno for node in ast.walk(tree)
+            if isinstance(node, (ast.stmt, ast.expr)) and by_string(node)]
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_module_imports_by_a_string(module: str) -> None:
+    """Before: ``_lazy.provide``/``provided`` let the models call ``_serde`` through a
+    string-keyed registry, past this file's arrows."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    if module != IMPORTS_BY_NAME:
+        lines = _imports_by_string(tree)
+        assert not lines, f"{module} imports by a string (lines {lines})"
+    if module not in LAZY_FACES:
+        lazy = [line for target, _names, line in _imports(module, MODULES[module])
+                if target == IMPORTS_BY_NAME]
+        assert not lazy, f"{module} uses the lazy loader of the faces (lines {lazy})"

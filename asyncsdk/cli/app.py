@@ -42,10 +42,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TextIO
 from urllib.parse import urlsplit
 
-from .. import __version__
+from .. import Client, ConfigurationError, InvalidInputError, SDKError, __version__
 from .. import _constants as C
-from .._client import Client
-from .._errors import ConfigurationError, InvalidInputError, SDKError
 from .check import cmd_check
 from .check_many import cmd_check_many
 from .common import (

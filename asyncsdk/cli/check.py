@@ -8,9 +8,7 @@ import asyncio
 from collections import deque
 from typing import Any
 
-from .._client import Client
-from .._errors import ConfigurationError
-from ..models.validation import CheckOutcome
+from .. import CheckOutcome, Client, ConfigurationError
 from .common import EXIT_FAILED, EXIT_OK, Environment, print_json
 
 

@@ -21,9 +21,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
-from .._client import Client
-from .._errors import APIConnectionError, ConfigurationError, InvalidInputError, ServerError
-from ..models.validation import CheckOutcome
+from .. import (
+    APIConnectionError,
+    CheckOutcome,
+    Client,
+    ConfigurationError,
+    InvalidInputError,
+    ServerError,
+)
 from .common import (
     EXIT_FAILED,
     EXIT_OK,

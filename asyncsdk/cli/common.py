@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 import attrs
 
-from .._errors import APIConnectionError, SDKError, ServerError
+from .. import APIConnectionError, SDKError, ServerError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 # A mail or a paid job whose answer never came: it may have gone through. Not 75
@@ -120,16 +120,16 @@ def handle_signals(handler: Callable[[int], None],
 
 
 def to_jsonable(value: Any) -> Any:
-    """A model as its public ``to_dict()`` (the service's field names), a list of them,
-    or any other value as plain JSON types (dates ISO, decimals as text)."""
+    """A model as its public ``to_dict()`` (the service's field names and JSON forms), a
+    list or dict holding models item by item; any other value (text, numbers) as it is."""
     if isinstance(value, list):
         return [to_jsonable(item) for item in value]
+    if isinstance(value, dict):
+        return {key: to_jsonable(item) for key, item in value.items()}
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict):
         return to_dict()
-    from .._serde.converter import to_jsonable as converted
-
-    return converted(value)
+    return value
 
 
 def print_json(value: Any, out: TextIO) -> None:

@@ -10,9 +10,7 @@ import os
 from pathlib import Path
 from typing import IO, Any
 
-from .._client import Client
-from .._errors import JobFailedError, JobNotFoundError, JobTimeoutError
-from ..resources.validation.jobs import ValidationJob
+from .. import Client, JobFailedError, JobNotFoundError, JobTimeoutError, ValidationJob
 from .common import (
     EXIT_FAILED,
     EXIT_OK,

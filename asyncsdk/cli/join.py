@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import deque
 from pathlib import Path
 
-from ..models.validation import EmailRow
+from .. import EmailRow
 from .common import UsageProblem
 from .inputs import InputFile, InputRow
 

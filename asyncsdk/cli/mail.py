@@ -6,7 +6,7 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from .._client import Client
+from .. import Client
 from .common import EXIT_OK, Environment, UsageProblem, not_safe_to_repeat, print_json
 
 #: What an unanswered send means, and how to find out before sending again (the service

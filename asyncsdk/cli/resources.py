@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from .._client import Client
+from .. import Client
 from .common import EXIT_OK, Environment, print_json
 
 

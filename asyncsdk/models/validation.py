@@ -46,6 +46,10 @@ class CheckSuccess(WireForm):
         return True
 
 
+def _error_key(error: SDKError) -> tuple[type[SDKError], str]:
+    return type(error), str(error)
+
+
 @attrs.frozen(kw_only=True)
 class CheckFailure(WireForm):
     """An input of ``check_many`` that got an ``error`` instead (``ok`` is False).
@@ -58,7 +62,9 @@ class CheckFailure(WireForm):
     """
 
     email: str
-    error: SDKError
+    # Compared by class and text (what ``to_dict`` keeps), not by identity as an
+    # exception is: ``CheckFailure.from_dict(f.to_dict()) == f``.
+    error: SDKError = attrs.field(eq=_error_key)
     result: None = None
     attempted: bool = True
 

@@ -1,15 +1,13 @@
 """Every model's ``to_dict()`` / ``to_json()``: the service's field names and formats,
-made by the one converter (``_serde.converter.to_wire``, reached from the models'
-floor through the package root's provider): an input model as the body it is sent as,
-a model read from the service with its unknown keys beside its fields, so that the dict
-reads back as an equal model."""
+made by the one converter (``models._convert``, which the model bases import): an input
+model as the body it is sent as, a model read from the service with its unknown keys
+beside its fields, so that the dict reads back as an equal model (``from_dict``:
+tests/models/test_from_dict.py)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import subprocess
-import sys
 from decimal import Decimal
 from typing import Any
 
@@ -109,15 +107,3 @@ def test_a_field_is_written_under_its_wire_name() -> None:
     assert read.full_name == "Ann"
     assert read.to_dict() == {"customer_name": "Ann", "born": "1990-04-05", "x": 1}
     assert decode(read.to_dict(), Renamed) == read
-
-
-def test_to_dict_works_first_thing_in_a_fresh_process() -> None:
-    """The models' floor reaches the converter above it only when asked: nothing of it
-    is imported before (``import asyncsdk`` stays light), and it works first thing."""
-    code = ("import sys, asyncsdk\n"
-            "u = asyncsdk.ContactUpdate(uuid='u', email='a@b.c', mobile=1)\n"
-            "assert 'asyncsdk._serde.converter' not in sys.modules\n"
-            "print(u.to_json())\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
-    assert json.loads(done.stdout) == {"uuid": "u", "email": "a@b.c", "mobile": 1}

@@ -12,6 +12,8 @@ import pytest
 import asyncsdk
 from asyncsdk._serde import converter as _convert
 from asyncsdk._serde.converter import DecodeFailure, decode, decode_list, encode, to_jsonable
+from asyncsdk.models import _base as _bases
+from asyncsdk.models import _convert as _hooks
 
 
 def test_unset_is_left_out_none_is_null_and_formats_follow_the_model() -> None:
@@ -48,14 +50,16 @@ def test_to_jsonable_is_plain_json_for_any_model_or_list() -> None:
     json.dumps(to_jsonable(invoice))
 
 
-def test_the_cli_uses_the_converter() -> None:
+def test_the_cli_prints_models_by_their_public_to_dict() -> None:
+    """The CLI's JSON is each model's public ``to_dict()`` (it imports nothing of
+    ``_serde``: tests/test_architecture.py), in lists and dicts too."""
     from asyncsdk.cli.common import to_jsonable as cli_to_jsonable
 
     lead = decode({"industry": 6, "created": "x"}, asyncsdk.Lead)
-    assert cli_to_jsonable(lead) == to_jsonable(lead) == lead.to_dict()  # the public method
+    assert cli_to_jsonable(lead) == to_jsonable(lead) == lead.to_dict()
     assert cli_to_jsonable([lead]) == [lead.to_dict()]
-    assert cli_to_jsonable({"email": "a", "when": dt.date(2024, 1, 2)}) == {
-        "email": "a", "when": "2024-01-02"}
+    assert cli_to_jsonable({"email": "a", "result": lead}) == {
+        "email": "a", "result": lead.to_dict()}
 
 
 def test_bad_answers_are_decode_failures_with_the_place() -> None:
@@ -71,11 +75,11 @@ def test_bad_answers_are_decode_failures_with_the_place() -> None:
 
 @pytest.fixture
 def fresh_converter() -> Iterator[None]:
-    saved = _convert._converter, dict(_convert._READERS)
-    _convert._converter = None
+    saved = _bases._converter, dict(_convert._READERS)
+    _bases._converter = None
     _convert._READERS.clear()
     yield
-    _convert._converter = saved[0]
+    _bases._converter = saved[0]
     _convert._READERS.clear()
     _convert._READERS.update(saved[1])
 
@@ -93,8 +97,9 @@ def test_works_without_get_structure_hook_as_on_cattrs_23_2(
             return value
 
     old = Older()
-    assert _convert._hook_of(old, int) == old.structure  # type: ignore[arg-type]
-    monkeypatch.setattr(_convert, "_hook_of", lambda converter, tp: converter.structure)
+    assert _hooks.hook_of(old, int) == old.structure  # type: ignore[arg-type]
+    for module in (_hooks, _convert):  # the hooks' factories, and ``decode``'s readers
+        monkeypatch.setattr(module, "hook_of", lambda converter, tp: converter.structure)
     got = decode_list([{"id": 1, "industry": 6, "dob": "x"}], asyncsdk.Lead)
     assert got[0].industry is asyncsdk.Industry.BANKS and got[0].extra == {"dob": "x"}
     lists = decode_list([{"emaillist": [{"data": [{"dob": "02-01-2000"}]}]}],
@@ -108,7 +113,7 @@ def test_the_converter_is_configured_once() -> None:
     """One converter for the package, made at first use; each model's hook is made once
     (cattrs' generated function) and found again for every answer."""
     converter = _convert.get_converter()
-    assert _convert.get_converter() is converter
+    assert _convert.get_converter() is converter is _bases.get_converter()
     assert not converter.detailed_validation
     decode({"email": "a", "status": "s", "result": "Valid"}, asyncsdk.CheckResult)
     hook = _convert._READERS[asyncsdk.CheckResult]

@@ -21,13 +21,15 @@ from typing import Any
 
 import attrs
 import pytest
+from helpers import same_all_the_way_down
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import asyncsdk
-from asyncsdk._serde import converter as _convert
-from asyncsdk._serde.converter import DecodeFailure, decode, decode_list, wire_key
+from asyncsdk._serde.converter import DecodeFailure, decode, decode_list
+from asyncsdk.models import _convert
 from asyncsdk.models._base import ResponseModel, split_optional
+from asyncsdk.models._convert import wire_key
 from asyncsdk.models.codes import Industry
 
 RESPONSE_MODELS = sorted(
@@ -127,19 +129,6 @@ def _outcome(read: Any, data: Any, model: type) -> Any:
         return ("DecodeFailure", failure)
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Equal, with the same types all the way down (an enum is not its plain value)."""
-    if type(a) is not type(b):
-        return False
-    if attrs.has(type(a)):
-        return all(_same(getattr(a, f.name), getattr(b, f.name)) for f in attrs.fields(type(a)))
-    if isinstance(a, list):
-        return len(a) == len(b) and all(map(_same, a, b))
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    return bool(a == b)
-
-
 _STEP = re.compile(r"\.([A-Za-z_]\w*)|\[(\d+)\]")
 
 
@@ -167,7 +156,7 @@ def _compare(body: Any, model: type) -> None:
     got, expected = _outcome(decode, body, model), _outcome(reference, body, model)
     assert got[0] == expected[0], (body, got, expected)
     if got[0] == "ok":
-        assert _same(got[1], expected[1]), (body, got, expected)
+        assert same_all_the_way_down(got[1], expected[1]), (body, got, expected)
     else:
         _assert_place_in(body, got[1], model)
 
