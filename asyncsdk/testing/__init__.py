@@ -48,9 +48,10 @@ Validation verdicts (``ValidationRules``; every set can be replaced)
 
 Jobs
     ``jobs/create`` fetches ``file_name``: http(s) on 127.0.0.1/localhost only (unless
-    ``allow_remote_files=True``), no redirects; a refused, failed or non-2xx fetch is
-    "File is not downloadable."; empty, binary or ``@``-free content is "File Format is
-    not correct.". Input: CSV with an ``email`` column (and optional ``name``), or one
+    ``allow_remote_files=True``), no redirects, read whole; a refused, failed or non-2xx
+    fetch, or a file over ``sb.settings.max_file_bytes`` (64 MiB), is "File is not
+    downloadable."; empty, binary or ``@``-free content is "File Format is not
+    correct.". Input: CSV with an ``email`` column (and optional ``name``), or one
     address per line. A malformed address in a file gets the verdict ``Bounce``.
     ``sb.host_file(data)`` serves a file and returns its URL. A job answers
     ``{"status": "processing"}`` to ``job_polls`` (2) status polls, or for

@@ -137,7 +137,8 @@ def parse_address_file(data: bytes) -> list[tuple[str, str]] | None:
 
 
 async def _fetch(state: SandboxState, url: str) -> bytes | None:
-    """The file at ``url``, or None if it may not or cannot be downloaded.
+    """The whole file at ``url``, or None if it may not or cannot be downloaded, or is
+    over ``max_file_bytes``.
 
     Only loopback hosts are fetched unless ``allow_remote_files``: a test server that
     fetches any URL a request names would be a server-side request forgery tool, and
@@ -150,15 +151,29 @@ async def _fetch(state: SandboxState, url: str) -> bytes | None:
         return None
     if state.http is None:
         return None
-    limit = state.settings.max_file_bytes
     try:
         async with state.http.get(url, allow_redirects=False) as resp:
             if not 200 <= resp.status < 300:
                 return None
-            data = await resp.content.read(limit + 1)
+            return await _read_whole(resp, state.settings.max_file_bytes)
     except (aiohttp.ClientError, asyncio.TimeoutError, ValueError):
         return None
-    return data if len(data) <= limit else None
+
+
+async def _read_whole(resp: aiohttp.ClientResponse, limit: int) -> bytes | None:
+    """The whole body, or None if it is longer than ``limit`` bytes.
+
+    One ``content.read(n)`` returns what is buffered so far, not ``n`` bytes: a file
+    over ~64 KiB came back cut (rows lost, a UTF-8 character split). Read to the end.
+    """
+    if resp.content_length is not None and resp.content_length > limit:
+        return None  # refused before it is downloaded
+    data = bytearray()
+    async for chunk in resp.content.iter_any():
+        data += chunk
+        if len(data) > limit:
+            return None
+    return bytes(data)
 
 
 async def jobs_create(request: web.Request) -> web.Response:
