@@ -66,8 +66,8 @@ class _Service:
         self.seen: list[web.Request] = []
         # Large limits: a request the server refuses must be the checks' fault, never
         # that of two 4,300-digit values in one query line.
-        self.runner = web.AppRunner(self._app(), handler_args={
-            "max_line_size": 1 << 16, "max_field_size": 1 << 16})
+        self.runner = web.AppRunner(self._app(), max_line_size=1 << 16,
+                                    max_field_size=1 << 16)
         self.loop.run_until_complete(self._start())
 
     def _app(self) -> web.Application:
