@@ -13,7 +13,7 @@ import aiohttp
 
 from . import _constants as C
 from ._checks import check_bool, check_count, check_http_url, check_seconds, check_tls
-from ._core.credentials import Credentials, redact_url
+from ._core.credentials import Credentials, SecretValue, redact_url
 from ._core.log import setup_logging_from_env
 from ._core.raw import WithRawResponse
 from ._core.session import SessionOwner
@@ -78,6 +78,14 @@ def _copied_urls(current: Mapping[Area, str | None], base_url: str | UnsetType,
         else:
             urls[area] = current[area]
     return urls
+
+
+def _kept(url: str | None) -> SecretValue | None:
+    return None if not url else SecretValue(url)
+
+
+def _shown(url: SecretValue | None) -> str | None:
+    return None if url is None else url.reveal()
 
 
 def _check_credentials(key: object, user: object) -> None:
@@ -200,9 +208,10 @@ class Client:
         ``like``: the transport of the client this one copies (its clock and random
         source, which tests may have replaced, are kept)."""
         self._sessions = sessions
-        #: Each area's URL as configured (a login included) and the base URL, if any.
-        self._urls = dict(urls)
-        self._base_url = None if not base_url else base_url.rstrip("/")
+        #: Each area's URL as configured and the base URL, if any: kept as secrets (a
+        #: ``user:password@`` login in them shows in no repr, ``vars(client)`` included).
+        self._urls = {area: _kept(url) for area, url in urls.items()}
+        self._base_url = _kept(base_url.rstrip("/") if base_url else None)
         self._transport = Transport(
             credentials=credentials,
             base_urls=urls,
@@ -256,10 +265,10 @@ class Client:
         key = credentials.api_key if api_key is UNSET else api_key
         user = credentials.username if username is UNSET else username
         _check_credentials(key, user)
-        urls = _copied_urls(self._urls, base_url, {
+        urls = _copied_urls({a: _shown(u) for a, u in self._urls.items()}, base_url, {
             Area.CONTACTS: contacts_url, Area.CRM: crm_url, Area.INVOICING: invoicing_url,
             Area.VALIDATION: validation_url, Area.MAIL: mail_url})
-        base = self._base_url if base_url is UNSET else base_url
+        base = _shown(self._base_url) if base_url is UNSET else base_url
         limits = self._transport.limits
         copy = Client.__new__(Client)
         copy._setup(
@@ -321,7 +330,7 @@ class Client:
 
         return Mail(self._transport)
 
-    @cached_property
+    @property
     def with_raw_response(self) -> RawAreas:
         """The same areas, whose methods return a ``RawResponse`` with the answer's
         ``status_code``, ``headers``, ``request_id``, ``elapsed`` and ``attempts``
@@ -334,6 +343,9 @@ class Client:
         with ``UsageError``. Type checkers see each method's own parameters and a
         ``RawResponse`` of its usual result (``_raw_areas``).
         """
+        # Made at each use, not kept: kept, it would hold the client in a reference
+        # cycle, collected only by the collector (after its loop ended, often), and a
+        # client dropped unclosed would then not warn (``__del__``).
         return cast("RawAreas", WithRawResponse(self))
 
     # --- what the client was configured with (readable, never a credential) -----------
@@ -342,11 +354,11 @@ class Client:
         """The base URL (the ``base_url`` argument, else ``ASYNCSDK_BASE_URL``), a
         ``user:password@`` password shown as ``REDACTED``; None when not set (each area
         then has its own: ``contacts_url`` and the others)."""
-        return None if self._base_url is None else redact_url(self._base_url)
+        return None if self._base_url is None else redact_url(self._base_url.reveal())
 
     def _url_of(self, area: Area) -> str | None:
         url = self._urls.get(area)
-        return None if url is None else redact_url(url)
+        return None if url is None else redact_url(url.reveal())
 
     @property
     def contacts_url(self) -> str | None:

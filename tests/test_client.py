@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
+import types
 import warnings
+from collections.abc import Iterator, Mapping
 
 import aiohttp
 import pytest
+from aiohttp import web
+from auth_helpers import serve
 from helpers import API_KEY, USERNAME
 
 import asyncsdk
+from asyncsdk._core.credentials import Credentials, SecretValue
 from asyncsdk.resources._areas import Area
 
 ENV_VARS = ["ASYNCSDK_API_KEY", "ASYNCSDK_USERNAME", "ASYNCSDK_BASE_URL",
@@ -219,3 +225,68 @@ def test_client_used_from_another_loop_raises_clearly() -> None:
         loop1.run_until_complete(session.close())
         loop1.close()
         client._transport.sessions.closed = True
+
+
+# --- issue 38, item 8: no secret in any repr reachable from the client ---------------------
+PASSWORD = "pa55-w0rd-zq"
+
+
+def _attributes(value: object) -> list[tuple[str, object]]:
+    """``value``'s attributes: its ``__dict__`` and the slots of its classes."""
+    found = list(getattr(value, "__dict__", {}).items())
+    for cls in type(value).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name in ("__dict__", "__weakref__"):
+                continue
+            stored = f"_{cls.__name__.lstrip('_')}{name}" if name.startswith("__") else name
+            with contextlib.suppress(AttributeError):
+                found.append((name, object.__getattribute__(value, stored)))
+    return found
+
+
+def _reachable(value: object, path: str, depth: int,
+               seen: set[int]) -> Iterator[tuple[str, object]]:
+    """``value`` and what its attributes and items hold, ``depth`` levels down. The
+    credentials themselves (``Credentials``, each a ``SecretValue``: their reprs say
+    ``REDACTED``) are where the secrets live: their reprs are checked, not their
+    insides."""
+    if id(value) in seen or isinstance(value, (type, types.ModuleType)):
+        return
+    seen.add(id(value))
+    yield path, value
+    if depth == 0 or isinstance(value, (str, bytes, int, float, Credentials, SecretValue)):
+        return
+    inside: list[tuple[str, object]] = []
+    if isinstance(value, Mapping):
+        inside = [(f"[{key!r}]", item) for key, item in value.items()]
+        inside += [(f"<key {i}>", key) for i, key in enumerate(value)]
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        inside = [(f"[{i}]", item) for i, item in enumerate(value)]
+    inside += [(f".{name}", item) for name, item in _attributes(value)]
+    for step, item in inside:
+        yield from _reachable(item, path + step, depth - 1, seen)
+
+
+async def test_no_repr_reachable_from_vars_shows_a_secret() -> None:
+    """Before: ``Client._urls`` and ``_base_url`` held the configured text, so
+    ``repr(vars(client))`` showed a base URL's password."""
+    async def answer(request: web.Request) -> web.Response:
+        return web.json_response([])
+
+    async with serve(answer) as base:
+        login = base.replace("http://", f"http://me:{PASSWORD}@")
+        async with asyncsdk.Client(API_KEY, USERNAME, base_url=login,
+                                   mail_url=f"http://mailer:{PASSWORD}@m.example") as client:
+            await client.contacts.list()
+            await client.with_raw_response.contacts.list()
+            copy = client.with_options(timeout=5)
+            reached = list(_reachable(vars(client), "vars(client)", 8, set()))
+            assert len(reached) > 100  # the walk got as far as the session's insides
+            for path, value in reached:
+                shown = repr(value)
+                for secret in (API_KEY, USERNAME, PASSWORD):
+                    assert secret not in shown, (path, shown[:200])
+            assert client.base_url == login.replace(PASSWORD, "REDACTED")
+            assert copy.mail_url == "http://mailer:REDACTED@m.example"
+            assert copy.base_url == client.base_url

@@ -14,12 +14,16 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
+import pytest
+from aiohttp import web
+from auth_helpers import serve
 
 import asyncsdk
 from asyncsdk.testing import Sandbox
 
 KEY = "k3y-Zq9/sekret=="
 USER = "ursula.user"
+CHECK_OK = {"email": "a@b.com", "status": "success", "result": "Valid", "role": False}
 
 
 def dropped_unclosed(use: Callable[[asyncsdk.Client], Awaitable[Any]]) -> list[str]:
@@ -85,3 +89,54 @@ def test_a_plain_dropped_client_warns_once() -> None:
         await client.leads.list()
 
     says_how_to_close(dropped_unclosed(use))
+
+
+# --- issue 38, item 8: dropped with a call in flight ----------------------------------------
+CALLS: dict[str, Callable[[asyncsdk.Client], Awaitable[Any]]] = {
+    "contacts.list": lambda c: c.contacts.list(),
+    "raw contacts.list": lambda c: c.with_raw_response.contacts.list(),
+    "raw validation.check": lambda c: c.with_raw_response.validation.check("a@b.com"),
+}
+
+
+def _dropped(call: Callable[[asyncsdk.Client], Awaitable[Any]], how: str) -> list[str]:
+    """Every ``ResourceWarning`` (ours and aiohttp's) of a client dropped unclosed while
+    ``call`` is held by the server (``how``: its task then ``cancelled`` or
+    ``abandoned``), or once it was answered (``idle``); the collector runs only after
+    the loop (a client kept alive by a reference cycle would be found only then, its
+    connections already released with the loop, and say nothing)."""
+    async def main() -> None:
+        asked, release = asyncio.Event(), asyncio.Event()
+
+        async def held(request: web.Request) -> web.Response:
+            asked.set()
+            if how != "idle":
+                await release.wait()
+            return web.json_response([] if "contact" in request.path else CHECK_OK)
+
+        async with serve(held) as base:
+            client = asyncsdk.Client(KEY, USER, base_url=base)
+            task = asyncio.ensure_future(call(client))
+            await asked.wait()
+            if how == "cancelled":
+                task.cancel()
+            if how == "idle":
+                await task
+            del client
+            release.set()
+            await asyncio.gather(task, return_exceptions=True)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        asyncio.run(main())
+        gc.collect()
+    return [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+
+
+@pytest.mark.parametrize("how", ["cancelled", "abandoned", "idle"])
+@pytest.mark.parametrize("name", list(CALLS))
+def test_a_client_dropped_with_a_call_in_flight_warns_once(name: str, how: str) -> None:
+    """Before: a client that had used ``with_raw_response`` (kept on it, so the client
+    was in a reference cycle) and was dropped, a call in flight or not, said nothing:
+    it was collected after its loop had released the connections."""
+    says_how_to_close(_dropped(CALLS[name], how))

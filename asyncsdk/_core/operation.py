@@ -5,11 +5,15 @@ A caller may add to one call's request (``extra_query=``, ``extra_headers=``, as
 openai-python and stripe-python): ``Extras`` checks them before anything is sent, and
 refuses whatever would replace a credential (a field of ``CREDENTIAL_FIELDS``, in any
 letter case; ``Authorization`` where the area's base URL has a login) or the library's
-``User-Agent`` (``Client(app_name=...)`` extends it).
+``User-Agent`` (``Client(app_name=...)`` extends it), and whatever aiohttp or yarl could
+not send as given (they would raise a bare ``ValueError`` at send time, or drop part).
 """
 
 from __future__ import annotations
 
+import math
+import re
+import sys
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -70,11 +74,22 @@ class Operation:
 
 _FOLDED_FIELDS = frozenset(name.casefold() for name in CREDENTIAL_FIELDS)
 
+#: A header name: an RFC 9110 token (aiohttp sends any text; a server refuses the rest).
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+#: Not in a header value: a control character (C0 but tab, DEL, C1), a line or paragraph
+#: separator, a lone surrogate (aiohttp refuses the first, UTF-8 cannot write the last).
+_NOT_IN_VALUE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: The message's framing, aiohttp's to set from the body: another value would desync the
+#: connection (a GET announcing a body) or fail in aiohttp at send time.
+_FRAMING = frozenset({"content-length", "transfer-encoding"})
+
 
 class Extras:
     """What a caller adds to one call's requests: ``query`` fields (after the
-    operation's own, replacing one of the same name) and ``headers``; checked when made
-    (``InvalidInputError`` naming the argument and the field)."""
+    operation's own, replacing one of the same name; each value kept as the text sent)
+    and ``headers``; checked when made (``InvalidInputError`` naming the argument and
+    the field): whatever is accepted here, aiohttp and yarl send as given."""
 
     __slots__ = ("headers", "query")
 
@@ -91,42 +106,88 @@ class Extras:
                 " it cannot be replaced per call", field="extra_headers")
 
 
-def _checked_query(query: Mapping[str, Any]) -> dict[str, Any]:
+def _refused(argument: str, why: str) -> InvalidInputError:
+    return InvalidInputError(f"{argument}: {why}", field=argument)
+
+
+def _checked_query(query: Mapping[str, Any]) -> dict[str, str]:
     if not isinstance(query, Mapping):
-        raise InvalidInputError("extra_query: expected a mapping of field names to values",
-                                field="extra_query")
-    for name, value in query.items():
-        if not isinstance(name, str) or not name:
-            raise InvalidInputError(f"extra_query: field names are non-empty text, got "
-                                    f"{name!r}", field="extra_query")
-        if name.casefold() in _FOLDED_FIELDS:
-            raise InvalidInputError(
-                f"extra_query: {name!r} is a credential field; the client adds the "
-                "credentials itself", field="extra_query")
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            raise InvalidInputError(f"extra_query: {name!r}: expected text or a number, got "
-                                    f"{type(value).__name__}", field="extra_query")
-    return dict(query)
+        raise _refused("extra_query", "expected a mapping of field names to values")
+    return {_query_name(name): _query_text(name, value) for name, value in query.items()}
+
+
+def _query_name(name: object) -> str:
+    if not isinstance(name, str) or not name:
+        raise _refused("extra_query", f"field names are non-empty text, got {name!r}")
+    text = str.__str__(name)  # a str subclass is checked and sent as its plain text
+    if _SURROGATE.search(text):
+        raise _refused("extra_query", f"{name!r}: a field name is text UTF-8 can encode "
+                       "(no lone surrogate)")
+    if text.casefold() in _FOLDED_FIELDS:
+        raise _refused("extra_query", f"{name!r} is a credential field; the client adds "
+                       "the credentials itself")
+    return text
+
+
+def _query_text(name: str, value: object) -> str:
+    """``value`` as the text the query carries (as yarl writes it), or refused."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise _refused("extra_query", f"{name!r}: expected text or a number, got "
+                       f"{type(value).__name__}")
+    if isinstance(value, str):
+        text = str.__str__(value)
+        if _SURROGATE.search(text):
+            raise _refused("extra_query", f"{name!r}: expected text UTF-8 can encode "
+                           "(no lone surrogate)")
+        return text
+    if isinstance(value, int):
+        try:
+            return int.__repr__(value)
+        except ValueError:  # longer than Python writes out (sys.get_int_max_str_digits)
+            raise _refused("extra_query", f"{name!r}: an integer has at most "
+                           f"{_max_digits()} digits") from None
+    if not math.isfinite(value):
+        raise _refused("extra_query", f"{name!r}: a number is finite, got {value!r}")
+    return float.__repr__(value)
+
+
+def _max_digits() -> int:
+    return int(getattr(sys, "get_int_max_str_digits", lambda: 4300)())
 
 
 def _checked_headers(headers: Mapping[str, str]) -> dict[str, str]:
     if not isinstance(headers, Mapping):
-        raise InvalidInputError("extra_headers: expected a mapping of header names to text",
-                                field="extra_headers")
-    for name, value in headers.items():
-        if not (isinstance(name, str) and name.isprintable() and name.isascii()
-                and name and ":" not in name and " " not in name):
-            raise InvalidInputError(f"extra_headers: {name!r} is not a header name",
-                                    field="extra_headers")
-        if not isinstance(value, str) or "\r" in value or "\n" in value:
-            raise InvalidInputError(f"extra_headers: {name!r}: expected one line of text",
-                                    field="extra_headers")
-        if name.casefold() == "user-agent":
-            raise InvalidInputError(
-                "extra_headers: 'User-Agent' is the client's: extend it with "
-                "Client(app_name=...), or give a session that sets its own",
-                field="extra_headers")
-    return dict(headers)
+        raise _refused("extra_headers", "expected a mapping of header names to text")
+    return {_header_name(name): _header_value(name, value)
+            for name, value in headers.items()}
+
+
+def _header_name(name: object) -> str:
+    if not isinstance(name, str) or not _TOKEN.fullmatch(name):
+        raise _refused("extra_headers", f"{name!r} is not a header name (letters, digits "
+                       "and !#$%&'*+-.^_`|~)")
+    text = str.__str__(name)
+    folded = text.lower()
+    if folded == "user-agent":
+        raise _refused("extra_headers", "'User-Agent' is the client's: extend it with "
+                       "Client(app_name=...), or give a session that sets its own")
+    if folded in _FRAMING:
+        raise _refused("extra_headers", f"{name!r} frames the message: aiohttp sets it "
+                       "from the body")
+    return text
+
+
+def _header_value(name: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise _refused("extra_headers", f"{name!r}: expected one line of text, got "
+                       f"{type(value).__name__}")
+    text = str.__str__(value)
+    bad = _NOT_IN_VALUE.search(text)
+    if bad is not None:  # the character, not the value: it may be a token of the caller's
+        raise _refused("extra_headers", f"{name!r}: expected one line of text without "
+                       f"control characters (tab aside), got U+{ord(bad.group()):04X} at "
+                       f"index {bad.start()}")
+    return text
 
 
 class Call:

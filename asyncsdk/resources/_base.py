@@ -28,7 +28,7 @@ M = TypeVar("M")
 ResourceId = int | str
 #: ``extra_headers=`` of a call: header name to value.
 ExtraHeaders = Mapping[str, str]
-#: ``extra_query=`` of a call: field name to value (text or a number).
+#: ``extra_query=`` of a call: field name to value (text or a finite number).
 ExtraQuery = Mapping[str, "str | int | float"]
 
 
@@ -44,7 +44,8 @@ class Limits(NamedTuple):
 def extras_of(extra_headers: ExtraHeaders | None,
               extra_query: ExtraQuery | None) -> Extras | None:
     """A call's ``Extras`` (None: none); ``InvalidInputError`` for extras that are not
-    headers or query fields, or that would replace a credential."""
+    headers or query fields, that would replace a credential, or that aiohttp or yarl
+    could not send as given (``_core.operation.Extras``)."""
     if extra_headers is None and extra_query is None:
         return None
     return Extras(extra_headers, extra_query)

@@ -100,6 +100,16 @@ def _failed(email: str, error: SDKError) -> CheckOutcome:
                         attempted=not isinstance(error, (UsageError, ConfigurationError)))
 
 
+def _unsendable(exc: ValueError) -> InvalidInputError:
+    """What a ``ValueError`` from below the library (aiohttp or yarl refusing the request
+    of one input) makes of that input: its failure, not the run's. Its text is not
+    repeated (it may show the request); it stays the ``__cause__``."""
+    error = InvalidInputError(f"could not be sent: the HTTP client refused the request "
+                              f"({type(exc).__name__})")
+    error.__cause__ = exc
+    return error
+
+
 def _skipped(value: object, cause: SDKError) -> CheckOutcome:
     """The outcome of an input not sent because ``cause`` stopped the run: an error of
     the same class, saying so."""
@@ -325,6 +335,9 @@ class _Run:
                                      request_timeout=request_timeout)
             except SDKError as exc:  # ``InvalidInputError``: never sent (shown as given)
                 self._check_failed(value, exc)
+                continue
+            except ValueError as exc:  # aiohttp or yarl refused this input's request alone
+                self._check_failed(value, _unsendable(exc))
                 continue
             self._deliver(_succeeded(value, result))
 

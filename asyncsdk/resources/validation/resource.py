@@ -170,7 +170,8 @@ class Validation(Resource):
         Raises:
             InvalidInputError: at once, for a bad ``concurrency`` or ``validity_timeout``
                 or for ``emails`` being a single string, or for extras that are not
-                headers or query fields or would replace a credential.
+                headers or query fields, would replace a credential or could not be
+                sent as given (checked once for every input: nothing is sent).
             Whatever iterating ``emails`` raises, once the outcomes of every input
             already sent have been yielded.
         """

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import aclosing, suppress
 from typing import Any
 
+import aiohttp
 import pytest
 from aiohttp import web
 from validation_tools import LocalServer, other_tasks
@@ -398,3 +399,30 @@ async def test_a_worker_waits_one_turn_for_a_woken_consumer_and_the_bound_holds(
     assert worst <= concurrency
     # Two turns an input per worker (its check's, the consumer's); a park made three.
     assert turns <= 2.2 * n / concurrency + 10, turns
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+async def test_a_value_error_below_the_library_fails_its_input_not_the_run(
+        local: LocalServer, concurrency: int) -> None:
+    """Issue 38: a ``ValueError`` escaping the transport for one input (aiohttp or yarl
+    refusing its request; here a middleware of the caller's session) ended the whole
+    run. Now it is that input's ``InvalidInputError`` (the original its cause)."""
+    seen = answering(local)
+    refused = ValueError("refused below the library")
+
+    async def refuse_one(request: aiohttp.ClientRequest,
+                         handler: aiohttp.ClientHandlerType) -> aiohttp.ClientResponse:
+        if request.url.query.get("email") == "bad@example.com":
+            raise refused
+        return await handler(request)
+
+    inputs = ["a@example.com", "bad@example.com", "c@example.com", "d@example.com"]
+    async with aiohttp.ClientSession(middlewares=(refuse_one,)) as session, \
+            asyncsdk.Client("k", "u", base_url=local.url, session=session) as client:
+        outcomes = {o.email: o async for o in client.validation.check_many(
+            inputs, concurrency=concurrency)}
+    assert sorted(outcomes) == sorted(inputs)
+    bad = outcomes.pop("bad@example.com")
+    assert not bad.ok and isinstance(bad.error, asyncsdk.InvalidInputError)
+    assert bad.error.__cause__ is refused and "ValueError" in str(bad.error)
+    assert all(o.ok for o in outcomes.values()) and sorted(seen) == sorted(outcomes)
