@@ -17,10 +17,10 @@ from pathlib import Path
 
 from fleet_tools import tail, until
 
+from asyncsdk.fleet.harness import start_worker, stop
+from asyncsdk.fleet.store import OutcomeStore, writes_key
+from asyncsdk.fleet.submit import enqueue_batches, read_addresses
 from asyncsdk.testing import Sandbox
-from examples.fleet.harness import start_worker, stop
-from examples.fleet.producer import enqueue_batches, read_addresses
-from examples.fleet.store import OutcomeStore, writes_key
 
 N = 20_000
 BATCH = 1000

@@ -1,6 +1,6 @@
-"""Start the fleet's parts on 127.0.0.1: a throwaway redis-server and arq workers.
+"""Start the fleet's parts on 127.0.0.1: a throwaway redis-server and fleet workers.
 
-Used by the end-to-end test and by ``bench.py``; every process is started with
+For tests and benchmarks (the package's own, and yours); every process is started with
 ``subprocess.Popen`` and stopped by its pid (``stop``).
 """
 
@@ -20,8 +20,6 @@ from pathlib import Path
 
 from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:
@@ -117,18 +115,20 @@ def start_redis(workdir: Path, *, timeout: float = 20.0, binary: str | None = No
         raise
 
 
-def start_worker(env: Mapping[str, str], log: Path | None = None) -> subprocess.Popen[bytes]:
-    """Start one arq worker process (``python -m arq examples.fleet.worker.WorkerSettings``).
+def start_worker(env: Mapping[str, str], log: Path | None = None, *,
+                 python: str | None = None) -> subprocess.Popen[bytes]:
+    """Start one worker process (``python -m asyncsdk fleet worker``).
 
     Args:
         env: variables on top of this process's (``FLEET_*``, ``ASYNCSDK_*``).
         log: a file for the worker's output (default: discarded).
+        python: the interpreter (default: this one).
     """
     out = log.open("ab") if log is not None else subprocess.DEVNULL
     try:
-        return subprocess.Popen(
-            [sys.executable, "-m", "arq", "examples.fleet.worker.WorkerSettings"],
-            cwd=ROOT, env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT)
+        return subprocess.Popen(  # noqa: S603 - a fixed command
+            [python or sys.executable, "-m", "asyncsdk", "fleet", "worker"],
+            env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT)
     finally:
         if log is not None and not isinstance(out, int):
             out.close()  # the child holds its own descriptor
