@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -134,7 +135,7 @@ def start_worker(env: Mapping[str, str], log: Path | None = None, *,
             out.close()  # the child holds its own descriptor
 
 
-def stop(proc: subprocess.Popen[bytes], *, grace: float = 5.0) -> None:
+def stop(proc: subprocess.Popen[Any], *, grace: float = 5.0) -> None:
     """Stop ``proc`` by its pid: SIGTERM, then SIGKILL after ``grace`` seconds."""
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
