@@ -559,7 +559,7 @@ def make_worker(config: FleetConfig, account: Account | None = None, *,
 async def serve(config: FleetConfig, account: Account | None = None) -> None:
     """Run a worker until SIGTERM or SIGINT (Ctrl-C), then drain it: no new check is
     sent, those in flight end and are stored, the rest of its batches go back to the
-    queue at once.
+    queue at once (within ``config.stop_grace``; a second signal cancels what is left).
 
     Raises:
         RedisVersionError: the Redis is older than the fleet supports.
@@ -570,10 +570,14 @@ async def serve(config: FleetConfig, account: Account | None = None) -> None:
     worker = make_worker(config, account, stopping=stopping)
 
     def stop(signum: int) -> None:
+        if stopping.is_set():  # the second signal: stop at once
+            worker.handle_sig(signal.Signals(signum))
+            return
         stopping.set()
         worker.handle_sig_wait_for_completion(signal.Signals(signum))
 
-    # In place of arq's own handlers (which only drain): the batches' flag first.
+    # In place of arq's own handlers (which only drain): the batches' flag first, and a
+    # second signal stops at once.
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop, signum)
     try:
