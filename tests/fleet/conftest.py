@@ -13,6 +13,7 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from subprocess import Popen
+from typing import Any
 
 import pytest
 from arq.connections import ArqRedis, RedisSettings, create_pool
@@ -67,6 +68,20 @@ def start_redis_server(
     finally:
         for proc in started:
             stop(proc)
+
+
+@pytest.fixture
+def background() -> Iterator[list[Popen[Any]]]:
+    """Processes a test starts in the background: each stopped after it (SIGTERM, then
+    SIGKILL), its piped output closed."""
+    started: list[Popen[Any]] = []
+    try:
+        yield started
+    finally:
+        for proc in reversed(started):
+            stop(proc)
+            if proc.stdout is not None:
+                proc.stdout.close()
 
 
 @pytest.fixture(scope="module")

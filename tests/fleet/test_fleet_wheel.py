@@ -17,15 +17,15 @@ import shutil
 import subprocess
 import sys
 import venv
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fleet_tools import ROOT
 
 from asyncsdk.cli.fleet import NO_EXTRA
 from asyncsdk.cli.inputs import InputFile
-from asyncsdk.fleet.harness import stop
 
 pytestmark = pytest.mark.slow
 #: Seconds for one pip command (a cold cache downloads the dependencies).
@@ -50,20 +50,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return found
 
 
-@pytest.fixture
-def background() -> Iterator[list[subprocess.Popen[str]]]:
-    started: list[subprocess.Popen[str]] = []
-    try:
-        yield started
-    finally:
-        for proc in reversed(started):
-            stop(proc)
-            if proc.stdout is not None:
-                proc.stdout.close()
-
-
 def start_sandbox(asyncsdk: Path, env: dict[str, str], cwd: Path,
-                  background: list[subprocess.Popen[str]]) -> dict[str, str]:
+                  background: list[subprocess.Popen[Any]]) -> dict[str, str]:
     """``asyncsdk sandbox --port 0`` of the environment; the variables its banner says."""
     proc = subprocess.Popen([str(asyncsdk), "sandbox", "--port", "0"], cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -82,7 +70,7 @@ def start_sandbox(asyncsdk: Path, env: dict[str, str], cwd: Path,
 def test_the_wheel_with_its_fleet_extra_runs_the_fleet(
     wheel: Path, tmp_path: Path,
     start_redis_server: Callable[[], tuple[subprocess.Popen[bytes], str]],
-    background: list[subprocess.Popen[str]],
+    background: list[subprocess.Popen[Any]],
 ) -> None:
     home = tmp_path / "user"
     home.mkdir()
