@@ -21,7 +21,7 @@ log of every request:
 Scenarios: ``one`` (one process, 1,200 addresses), ``no_retry_after`` (the 429 without
 Retry-After), ``slow`` (100 ms to answer), ``drop`` (2,200 addresses; the limit falls to
 R/3 one second in, for two seconds, then comes back), ``two`` (two processes on one key,
-1,100 addresses each, started together), ``fleet`` (examples/fleet: two arq workers and
+1,100 addresses each, started together), ``fleet`` (asyncsdk.fleet: two fleet workers and
 Redis, 2,200 addresses in batches of 100; needs a redis-server, skipped without one). The
 table goes to ``benchmarks/RESULTS.md`` between ``<!-- pace:start -->`` and
 ``<!-- pace:end -->`` (``--no-write``: printed only).
@@ -194,12 +194,12 @@ def run_children(url: str, s: Scenario, contender: str, key: str) -> list[dict[s
 
 # --- the fleet ---------------------------------------------------------------------------
 class Fleet:
-    """Redis and two arq workers of examples/fleet against the service (one key)."""
+    """Redis and two workers of asyncsdk.fleet against the service (one key)."""
 
     KEY = "fleet-key"
 
     def __init__(self, url: str, workdir: Path) -> None:
-        from examples.fleet.harness import start_redis, start_worker, stop
+        from asyncsdk.fleet.harness import start_redis, start_worker, stop
 
         self.url = url
         self._stop = stop
@@ -222,8 +222,8 @@ class Fleet:
     async def _run(self, s: Scenario, label: str) -> list[dict[str, Any]]:
         from arq.connections import RedisSettings, create_pool
 
-        from examples.fleet.producer import enqueue_batches
-        from examples.fleet.store import OutcomeStore, writes_key
+        from asyncsdk.fleet.store import OutcomeStore, writes_key
+        from asyncsdk.fleet.submit import enqueue_batches
 
         emails = [f"{label}-{i}@example.com" for i in range(s.count)]
         pool = await create_pool(RedisSettings.from_dsn(self.redis_url))
@@ -255,7 +255,7 @@ class Fleet:
 
 def fleet_available() -> bool:
     try:
-        from examples.fleet.harness import redis_server_path
+        from asyncsdk.fleet.harness import redis_server_path
     except ImportError:  # the fleet extra (arq, redis) is not installed
         return False
     return redis_server_path() is not None
@@ -342,7 +342,7 @@ def row(s: Scenario, contender: str, runs: list[Run], ratio: str = "") -> list[s
         extra = (f"429 from drop+1 s to restore: "
                  f"{_med([r.extra['429_after_drop'] for r in runs], '{:.1%}')}; back to "
                  f"0.9 R after {_med([r.extra['back_after'] for r in runs], '{:.2f}')} s")
-    name = {"asyncsdk": "asyncsdk, defaults" + (" (examples/fleet)" if s.name == "fleet"
+    name = {"asyncsdk": "asyncsdk, defaults" + (" (asyncsdk.fleet)" if s.name == "fleet"
                                                   else ""),
             "floor": f"floor: fixed semaphore, {s.floor_in_flight} in flight"
                      + (" x 2 processes" if s.processes == 2 else "")}[contender]

@@ -6,8 +6,11 @@ engine's layers cannot turn back (the transport above the answer interpreter, ab
 session, the failures and the timeouts, above credentials and retry timing). Models know
 no HTTP, the core knows no area and no model, the library never imports its sandbox,
 and the sandbox imports nothing of the library but its public top level
-(``asyncsdk.Client`` for ``sb.client()``): it stays an independent fake. There is no
-import circle anywhere.
+(``asyncsdk.Client`` for ``sb.client()``): it stays an independent fake. The fleet
+(``fleet/``, the ``fleet`` extra) sits beside the command line: only the command line's
+``fleet`` command imports it, and it imports only public names of ``asyncsdk`` and the
+command line's helpers (inputs, outputs, progress, common). There is no import circle
+anywhere.
 
 Every import counts, including those inside functions and under ``TYPE_CHECKING``: a lazy
 import is still an arrow, and nothing imports by a string but the packages' lazy faces,
@@ -73,6 +76,7 @@ LAYERS: dict[str, float] = {
     "asyncsdk._client": 14,
     "asyncsdk.jobs": 14,
     "asyncsdk.cli": 15,
+    "asyncsdk.fleet": 15,  # beside the command line (see FLEET below)
     "asyncsdk.__main__": 16,
 }
 #: Modules outside the layering: the public face (a lazy map of every public name) and
@@ -80,6 +84,13 @@ LAYERS: dict[str, float] = {
 UNLAYERED = ("asyncsdk.testing",)
 #: The engine's modules: they know no area and no model.
 CORE = "asyncsdk._core"
+#: The fleet (the ``fleet`` extra): imported only by the command line's fleet command;
+#: it imports only public names of ``asyncsdk`` and these helpers of the command line
+#: (package-internal modules, but not ``_private`` ones: they stay so).
+FLEET = "asyncsdk.fleet"
+FLEET_COMMAND = "asyncsdk.cli.fleet"
+FLEET_USES = ("asyncsdk.cli.inputs", "asyncsdk.cli.outputs", "asyncsdk.cli.progress",
+              "asyncsdk.cli.common")
 
 
 def _module_name(path: Path) -> str:
@@ -126,6 +137,10 @@ def _layer(module: str) -> float | None:
     return None if best is None else best[1]
 
 
+def _in(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
 def _folder(module: str) -> str:
     return module.rsplit(".", 1)[0]
 
@@ -143,6 +158,12 @@ def _wrong_import(module: str, target: str) -> str | None:
     """Why ``module`` may not import ``target`` (None: it may)."""
     layer = _layer(module)
     assert layer is not None
+    if _in(target, FLEET) and not _in(module, FLEET):
+        return None if module == FLEET_COMMAND else (
+            f"only the fleet command ({FLEET_COMMAND}) imports the fleet ({target})")
+    if _in(module, FLEET) and not _in(target, FLEET):
+        return None if target in ("asyncsdk", *FLEET_USES) else (
+            f"the fleet imports only public names of asyncsdk and {FLEET_USES} ({target})")
     is_cli = layer == LAYERS["asyncsdk.cli"]
     if target == "asyncsdk":
         return None if is_cli else "imports the public face 'asyncsdk' (upward)"
@@ -180,6 +201,14 @@ def test_the_arrows_test_sees_an_upward_import() -> None:
     assert _wrong_import("asyncsdk.models._convert", "asyncsdk.models.contacts")
     assert _wrong_import("asyncsdk.models._base", "asyncsdk._serde.converter")
     assert _wrong_import("asyncsdk._serde.converter", "asyncsdk.models._base") is None
+    # the fleet: the library never imports it; it imports no internals
+    assert _wrong_import("asyncsdk._client", "asyncsdk.fleet.worker")
+    assert _wrong_import("asyncsdk.cli.check_many", "asyncsdk.fleet.config")
+    assert _wrong_import("asyncsdk.fleet.worker", "asyncsdk._core.pace")
+    assert _wrong_import("asyncsdk.fleet.worker", "asyncsdk.testing")
+    assert _wrong_import("asyncsdk.fleet.worker", "asyncsdk.cli.check_many")
+    assert _wrong_import("asyncsdk.cli.fleet", "asyncsdk.fleet.commands") is None
+    assert _wrong_import("asyncsdk.fleet.export", "asyncsdk.cli.outputs") is None
 
 
 def test_there_is_no_import_circle() -> None:
@@ -300,3 +329,30 @@ def test_no_module_imports_by_a_string(module: str) -> None:
         lazy = [line for target, _names, line in _imports(module, MODULES[module])
                 if target == IMPORTS_BY_NAME]
         assert not lazy, f"{module} uses the lazy loader of the faces (lines {lazy})"
+def test_the_library_never_imports_the_fleet() -> None:
+    """``_core``, ``resources``, ``_client``, the models, ``_serde`` (and everything else
+    but the fleet command): never an arrow to ``fleet``, not even a lazy one."""
+    wrong = [f"{module} line {line}: {target}" for module, path in MODULES.items()
+             if not _in(module, FLEET) and module != FLEET_COMMAND
+             for target, _names, line in _imports(module, path) if _in(target, FLEET)]
+    assert not wrong, "the library imports the fleet:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _in(m, FLEET)))
+def test_the_fleet_uses_only_public_names_of_asyncsdk(module: str) -> None:
+    """Names from ``asyncsdk`` (``from asyncsdk import X`` or ``asyncsdk.X``) are public
+    ones (``asyncsdk.__all__``)."""
+    import asyncsdk
+
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    used = [(n.attr, n.lineno) for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+            and isinstance(n.value, ast.Name) and n.value.id == "asyncsdk"]
+    used += [(a.name, n.lineno) for n in ast.walk(tree)
+             if isinstance(n, ast.ImportFrom) and n.module == "asyncsdk" and not n.level
+             for a in n.names]
+    wrong = [f"line {line}: asyncsdk.{name}" for name, line in used
+             if name not in asyncsdk.__all__]
+    assert not wrong, f"{module} uses names asyncsdk does not make public:\n" + "\n".join(
+        wrong)
+    assert all(not part.startswith("_") for used_module in FLEET_USES
+               for part in used_module.split("."))

@@ -7,6 +7,7 @@
     asyncsdk mail send --from me@example.com --to you@example.org --subject Hi --html '<p>Hi'
     asyncsdk contacts list          (also leads, customers, products, invoices; get ID)
     asyncsdk sandbox --port 8080 [--rate 500 --burst 50]   (also with --sandbox)
+    asyncsdk fleet worker|submit|status|export     (the fleet extra: arq and Redis)
 
 Credentials come from ``--api-key``/``--username``/``--base-url`` or the ``ASYNCSDK_*``
 variables; ``--sandbox`` runs the command against an in-process sandbox with demo data.
@@ -61,6 +62,7 @@ from .common import (
     signal_name,
     to_jsonable,
 )
+from .fleet import run_fleet
 from .jobs import cmd_jobs, cmd_validate
 from .mail import cmd_mail
 from .parser import RESOURCES
@@ -164,6 +166,8 @@ def dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run the command, turning every expected failure into one line and an exit code."""
     if args.command == "sandbox":
         return serve_sandbox(args, out, err)
+    if args.command == "fleet":  # its own loops: arq's worker, or Redis alone
+        return run_fleet(args, out, err)
     env = make_environment(args, out, err)
     try:
         return asyncio.run(run(args, env))

@@ -22,7 +22,7 @@ Every problem is an ``InputProblem``: one line naming the file, the line and wha
 wrong (exit code 2). ``InputFile.open`` reads the whole file once, so that a bad line
 anywhere is found before anything is sent (and paid for).
 
-The fleet's producer (``examples/fleet/producer.py``) reads its input with this module
+The fleet's submit (``asyncsdk/fleet/submit.py``) reads its input with this module
 too: ``InputFile.open`` and ``InputFile.rows``, refusing with ``UsageProblem``.
 """
 

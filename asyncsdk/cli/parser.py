@@ -8,6 +8,7 @@ import platform
 from collections.abc import Callable
 
 from .. import _constants as C
+from .fleet import add_fleet_actions
 
 RESOURCES = ("contacts", "leads", "customers", "products", "invoices")
 DEFAULT_MAX_CONSECUTIVE_FAILURES = 20
@@ -69,6 +70,8 @@ def build_parser(version: str) -> argparse.ArgumentParser:
         add_resource_actions(commands.add_parser(name, help=f"read {name} (JSON on stdout)"),
                              name)
     add_sandbox_flags(commands.add_parser("sandbox", help="serve a sandbox until Ctrl-C"))
+    add_fleet_actions(commands.add_parser(
+        "fleet", help="scale out on arq and Redis: worker, submit, status, export"))
     return parser
 
 

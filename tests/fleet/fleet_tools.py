@@ -1,4 +1,5 @@
-"""Helpers of the fleet tests: the repository root on sys.path, polling with a bound."""
+"""Helpers of the fleet tests: the repository's root, polling with a bound, a worker's
+context as arq hands it to a task."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ import attrs
 from arq.connections import ArqRedis
 
 import asyncsdk
+from asyncsdk.fleet.config import FleetConfig
 from asyncsdk.testing import Sandbox
-from examples.fleet.worker import FleetConfig
 
 CHECK = "/api/v1/single/check"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @attrs.frozen

@@ -7,6 +7,7 @@ the sandbox; arq's part (its timeout, its job ids) is played by the test.
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import signal
 import subprocess
@@ -21,16 +22,15 @@ import pytest
 from arq import Retry
 from arq.connections import ArqRedis, RedisSettings, create_pool
 from arq.jobs import Job
-from fleet_tools import CHECK, RedisServer, checks, until, worker
+from fleet_tools import CHECK, ROOT, RedisServer, checks, until, worker
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 import asyncsdk
-from asyncsdk.testing import Sandbox
-from examples.fleet import producer
-from examples.fleet import worker as fleet_worker
-from examples.fleet.harness import ROOT, stop
-from examples.fleet.producer import enqueue_batches, read_addresses, wait_for_run
-from examples.fleet.store import (
+from asyncsdk.cli import main as cli_main
+from asyncsdk.fleet import config as fleet_config
+from asyncsdk.fleet.config import FleetConfig
+from asyncsdk.fleet.harness import stop
+from asyncsdk.fleet.store import (
     MIN_REDIS_VERSION,
     PAUSE_KEY,
     FleetInputError,
@@ -44,7 +44,9 @@ from examples.fleet.store import (
     lease_key,
     version_tuple,
 )
-from examples.fleet.worker import FleetConfig, check_batch, resume_job, submit_job
+from asyncsdk.fleet.submit import enqueue_batches, read_addresses, wait_for_run
+from asyncsdk.fleet.worker import check_batch, resume_job, submit_job
+from asyncsdk.testing import Sandbox
 
 EMAILS = [f"user{i}@example.com" for i in range(30)]
 
@@ -68,8 +70,8 @@ def fail_on_put(monkeypatch: pytest.MonkeyPatch, after: int, action: Any) -> Non
 @pytest.fixture
 def short_margins(monkeypatch: pytest.MonkeyPatch) -> None:
     """Shrink the time a run keeps for its writes and arq's margin (fast tests)."""
-    monkeypatch.setattr(fleet_worker, "WRITE_SECONDS", 0.1, raising=False)
-    monkeypatch.setattr(fleet_worker, "MARGIN_SECONDS", 0.1, raising=False)
+    monkeypatch.setattr(fleet_config, "WRITE_SECONDS", 0.1)
+    monkeypatch.setattr(fleet_config, "MARGIN_SECONDS", 0.1)
 
 
 # 1. A failure that is not an answer (Redis) is a Retry, never a failed job ------------
@@ -300,13 +302,14 @@ async def test_another_batch_size_for_a_run_is_refused(pool: ArqRedis) -> None:
 
 async def test_a_refused_submit_ends_the_producers_wait_with_an_error(
     pool: ArqRedis, redis_url: str, monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("FLEET_REDIS_URL", redis_url)
     async with Sandbox() as sb, sb.client() as client:
         bad = f"{sb.base_url}/files/none.csv"  # not downloadable: the service refuses
-        waiting = asyncio.create_task(
-            producer.main(["--job", bad, "--name", "x", "--wait", "--poll", "0.01"]))
+        err = io.StringIO()
+        waiting = asyncio.create_task(asyncio.to_thread(
+            cli_main, ["fleet", "submit", "--job", bad, "--run", "x", "--wait", "--poll",
+                       "0.01"], stdout=io.StringIO(), stderr=err))
 
         async def enqueued() -> bool:
             return bool(await pool.exists("arq:job:submit:x"))
@@ -318,7 +321,7 @@ async def test_a_refused_submit_ends_the_producers_wait_with_an_error(
             await submit_job(worker(client, pool, 1), *info.args)
         assert await asyncio.wait_for(waiting, 10) == 1
     assert await pool.get(job_key("x") + ":state") == b"failed"
-    assert "refused" in capsys.readouterr().err
+    assert "refused" in err.getvalue()
 
 
 async def test_a_submit_that_may_have_been_paid_records_why(pool: ArqRedis) -> None:
@@ -372,13 +375,20 @@ def test_bad_settings_are_refused_naming_the_variable(variable: str, value: str)
         FleetConfig.from_env({variable: value})
 
 
-def test_a_worker_with_a_bad_setting_does_not_start() -> None:
+@pytest.mark.parametrize(("flags", "env", "message"), [
+    ([], {"FLEET_CONCURRENCY": "0"}, "FLEET_CONCURRENCY: expected an integer >= 1, got 0"),
+    (["--max-jobs", "x"], {}, "--max-jobs: expected an integer >= 1, got 'x'"),
+    (["--slice-seconds", "0"], {"FLEET_SLICE_SECONDS": "5"},  # the flag wins
+     "--slice-seconds: expected a number > 0, got 0.0"),
+])
+def test_a_worker_with_a_bad_setting_does_not_start(
+    flags: list[str], env: dict[str, str], message: str,
+) -> None:
     out = subprocess.run(
-        [sys.executable, "-c", "import examples.fleet.worker"], cwd=ROOT,
-        env={**os.environ, "FLEET_CONCURRENCY": "0"}, capture_output=True, text=True,
-        timeout=60)
-    assert out.returncode != 0
-    assert "FLEET_CONCURRENCY (concurrency): expected an integer >= 1, got 0" in out.stderr
+        [sys.executable, "-m", "asyncsdk", "fleet", "worker", *flags],
+        env={**os.environ, **env}, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert out.stderr == f"asyncsdk: error: {message}\n"
 
 
 def test_good_settings_are_read() -> None:
@@ -446,19 +456,18 @@ async def test_the_worker_refuses_a_redis_older_than_it_supports_in_one_line(
     redis_url: str,
 ) -> None:
     # The server is 6.2 (the oldest supported); a worker that needed more refuses it.
-    code = ("import sys; import examples.fleet.store as s; s.MIN_REDIS_VERSION = (99, 0)\n"
-            "from arq.worker import run_worker\n"
-            "from examples.fleet.worker import WorkerSettings\n"
-            "run_worker(WorkerSettings)\n")
+    code = ("import sys; import asyncsdk.fleet.store as s; s.MIN_REDIS_VERSION = (99, 0)\n"
+            "from asyncsdk.cli import main\n"
+            "sys.exit(main(['fleet', 'worker']))\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, timeout=60, check=False,
                          env={**os.environ, "FLEET_REDIS_URL": redis_url,
                               "ASYNCSDK_API_KEY": "k", "ASYNCSDK_USERNAME": "u",
                               "ASYNCSDK_BASE_URL": "http://127.0.0.1:9"})
-    assert out.returncode == 1, out.stderr
+    assert out.returncode == 2, out.stderr
     assert "Traceback" not in out.stderr
     last = out.stderr.strip().splitlines()[-1]
-    assert last.startswith("fleet worker: Redis ")
+    assert last.startswith("asyncsdk: error: Redis ")
     assert last.endswith(" is too old for the fleet: it needs Redis 99.0 or newer")
 
 
@@ -517,16 +526,18 @@ def test_the_producer_reads_a_file_as_the_command_line_does(
     ("quote.csv", b'email\n"ann@example.com\n', "a quoted cell is never closed"),
 ])
 async def test_the_producer_refuses_an_unreadable_file_in_one_line_and_enqueues_nothing(
-    pool: ArqRedis, redis_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch, name: str, content: bytes | None, message: str,
+    pool: ArqRedis, redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    name: str, content: bytes | None, message: str,
 ) -> None:
     monkeypatch.setenv("FLEET_REDIS_URL", redis_url)
     path = tmp_path / name
     if content is not None:
         path.write_bytes(content)
-    assert await producer.main([str(path), "--run", "r"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("error: ") and message in err, err
+    stderr = io.StringIO()
+    assert await asyncio.to_thread(cli_main, ["fleet", "submit", str(path), "--run", "r"],
+                                   stdout=io.StringIO(), stderr=stderr) == 2
+    err = stderr.getvalue()
+    assert err.count("\n") == 1 and err.startswith("asyncsdk: error: ") and message in err, err
     assert await pool.keys("*") == []
 
 

@@ -8,6 +8,7 @@ kill: answered, maybe, but never stored).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -15,12 +16,12 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from fleet_tools import tail, until
+from fleet_tools import CHECK, tail, until
 
+from asyncsdk.fleet.harness import start_worker, stop
+from asyncsdk.fleet.store import OutcomeStore, writes_key
+from asyncsdk.fleet.submit import enqueue_batches, read_addresses
 from asyncsdk.testing import Sandbox
-from examples.fleet.harness import start_worker, stop
-from examples.fleet.producer import enqueue_batches, read_addresses
-from examples.fleet.store import OutcomeStore, writes_key
 
 N = 20_000
 BATCH = 1000
@@ -142,3 +143,52 @@ async def test_every_input_has_one_outcome_after_a_worker_is_killed(
                o["error"].startswith("InvalidInputError")}
     assert refused >= {e for i, e in enumerate(emails) if i % 500 == 7}
     assert set(sent) == set(emails) - refused
+
+
+async def test_sigterm_drains_a_worker_and_another_finishes_its_batch(
+    tmp_path: Path, start_redis_server: Callable[[], tuple[subprocess.Popen[bytes], str]],
+) -> None:
+    """``asyncsdk fleet worker`` on SIGTERM sends no new check, stores every check in
+    flight, exits 0; the rest of its batch goes back to the queue at once and the next
+    worker sends only that rest: each address sent exactly once."""
+    from arq.connections import RedisSettings, create_pool
+
+    emails = [f"drain{i}@example.com" for i in range(200)]
+    _, redis_url = start_redis_server()
+    pool = await create_pool(RedisSettings.from_dsn(redis_url))
+    logs = [tmp_path / "first.log", tmp_path / "second.log"]
+    workers: list[subprocess.Popen[bytes]] = []
+    try:
+        async with Sandbox() as sb:
+            sb.faults.delay(CHECK, 0.05, times=None)  # a batch of 200 lasts ~5 s
+            env = {**worker_env(sb, redis_url), "FLEET_CONCURRENCY": "2",
+                   "FLEET_SLICE_SECONDS": "60"}
+            first = start_worker(env, logs[0])
+            workers.append(first)
+            assert await enqueue_batches(pool, emails, "drain", 200) == 1
+            store = OutcomeStore(pool, "drain")
+
+            async def begun() -> bool:
+                return await store.count() >= 10
+
+            await until(begun, timeout=60, what="the first outcomes")
+            first.send_signal(signal.SIGTERM)
+            code = await asyncio.to_thread(first.wait, 30)
+            assert code == 0, tail(logs[0])
+            sent_before = [r.query["email"] for r in sb.requests if r.path == CHECK]
+            stored_before = {o["email"] for o in (await store.all()).values()}
+            # Every check it sent has its outcome stored; it sent far from all of them.
+            assert set(sent_before) == stored_before and len(sent_before) < len(emails)
+            workers.append(start_worker(env, logs[1]))
+
+            async def finished() -> bool:
+                return await store.count() == len(emails)
+
+            await until(finished, timeout=120, what="the rest of the batch")
+            sent = Counter(r.query["email"] for r in sb.requests if r.path == CHECK)
+    finally:
+        for proc in workers:
+            stop(proc)
+        await pool.aclose()
+    assert sent == Counter(emails)  # each address once: nothing lost, nothing twice
+    assert "shutdown on SIGTERM" in logs[0].read_text()

@@ -1,4 +1,4 @@
-"""The fleet's shared pace (``examples/fleet/pace.py``) on a real redis-server: the one
+"""The fleet's shared pace (``asyncsdk/fleet/pace.py``) on a real redis-server: the one
 of the fleet tests (the oldest the fleet supports, 6.2, where the suite's server is),
 and a token-bucket service on 127.0.0.1.
 
@@ -20,8 +20,9 @@ from arq.connections import ArqRedis
 from helpers import TokenBucket
 
 import asyncsdk
-from examples.fleet.pace import CHECK_PATH, SharedPace, paced_client, retry_after_ms
-from examples.fleet.store import PAUSE_KEY
+from asyncsdk.fleet.pace import CHECK_PATH, SharedPace, retry_after_ms
+from asyncsdk.fleet.store import PAUSE_KEY
+from asyncsdk.fleet.worker import paced_client
 
 
 async def test_the_script_runs_on_the_suites_redis(pool: ArqRedis) -> None:

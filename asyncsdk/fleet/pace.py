@@ -41,6 +41,12 @@ refused check's at once. The time is Redis's own (``TIME``), one clock for every
 Commands of Redis 6.2 and older only (``TIME``, ``HMGET``, ``HSET``, ``PTTL``,
 ``SET PX``, ``PEXPIRE``, ``ZADD``, ``ZCOUNT``, ``ZRANGEBYSCORE``, ``ZREMRANGEBYSCORE``);
 the keys expire after ``IDLE_SECONDS`` unused, so an idle fleet starts afresh.
+
+What the worker uses of this module (and all a replacement must offer): the class
+``SharedPace``, built once per worker process as ``SharedPace(redis)`` (the worker's
+``redis.asyncio.Redis``), and its ``middleware`` (an aiohttp client middleware, put on
+the worker's session by ``worker.paced_client``). The pause it honours is
+``store.PAUSE_KEY``, set by the worker through ``store.FleetPace``.
 """
 
 from __future__ import annotations
@@ -53,9 +59,7 @@ from typing import Any
 import aiohttp
 from redis.asyncio import Redis
 
-import asyncsdk
-
-from .store import PAUSE_KEY
+from .store import PAUSE_KEY, answer
 
 #: The pace's hash, and the send moments of its recent 429s and answered checks (sorted
 #: sets, scored by moment).
@@ -306,7 +310,7 @@ class SharedPace:
 
     async def rate(self) -> float:
         """The fleet's rate now (checks a second; 0.0 before its first check)."""
-        value: Any = await self.redis.hget(self.keys[0], "rate")  # type: ignore[misc]
+        value: Any = await answer(self.redis.hget(self.keys[0], "rate"))
         return float(value) if value is not None else 0.0
 
     async def middleware(
@@ -326,12 +330,3 @@ class SharedPace:
             self.answered(moment)
         return response
 
-
-def paced_client(pace: SharedPace, *, max_retries: int, max_connections: int,
-                 ) -> tuple[asyncsdk.Client, aiohttp.ClientSession]:
-    """A Client whose checks go at the fleet's pace: on a session of the worker's own
-    with ``pace.middleware`` (the caller closes both: the client, then the session)."""
-    session = aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(limit=max_connections, limit_per_host=0),
-        middlewares=(pace.middleware,))
-    return asyncsdk.Client(max_retries=max_retries, session=session), session

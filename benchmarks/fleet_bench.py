@@ -1,6 +1,6 @@
 """Throughput of the fleet with 1 and with 2 worker processes, paired in one run.
 
-    python -m examples.fleet.bench --addresses 20000 --rounds 3
+    python -m benchmarks.fleet_bench --addresses 20000 --rounds 3
 
 Everything on 127.0.0.1: a throwaway redis-server, the sandbox in this process
 (``record=False``), worker processes from ``harness.start_worker``. Each round times
@@ -28,11 +28,11 @@ from pathlib import Path
 
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
+from asyncsdk.fleet.harness import start_redis, start_worker, stop
+from asyncsdk.fleet.store import OutcomeStore, writes_key
+from asyncsdk.fleet.submit import enqueue_batches
 from asyncsdk.testing import Sandbox
-
-from .harness import ROOT, start_redis, start_worker, stop
-from .producer import enqueue_batches
-from .store import OutcomeStore, writes_key
+from benchmarks._common import ROOT
 
 
 async def _until_done(pool: ArqRedis, run: str, total: int, timeout: float) -> None:
@@ -99,7 +99,7 @@ async def baseline(sb: Sandbox, count: int, concurrency: int) -> float:
     env = {"ASYNCSDK_BASE_URL": sb.base_url, "ASYNCSDK_VALIDATION_URL": sb.base_url,
            "ASYNCSDK_API_KEY": sb.api_key, "ASYNCSDK_USERNAME": sb.username}
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "examples.fleet.bench", "--baseline-child", "--addresses",
+        sys.executable, "-m", "benchmarks.fleet_bench", "--baseline-child", "--addresses",
         str(count), "--concurrency", str(concurrency), cwd=ROOT, env={**os.environ, **env},
         stdout=asyncio.subprocess.PIPE)
     out, _ = await proc.communicate()

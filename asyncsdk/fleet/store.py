@@ -1,17 +1,20 @@
 """What the fleet keeps in Redis: one outcome per input, job handles, the shared pause.
 
-Keys (``run`` and ``name`` are the producer's labels):
+Keys (``run`` and ``name`` are the labels given to ``asyncsdk fleet submit --run``):
 
 - ``fleet:{run}:outcomes`` hash: input index -> JSON outcome. Written with ``HSETNX`` as
   each outcome arrives, so the first stored outcome of an input is the only one.
 - ``fleet:{run}:writes`` hash: worker pid -> outcomes it wrote, a duplicate attempt
   included (``HINCRBY`` in the same ``MULTI`` as the ``HSETNX``, so even a SIGKILL
   cannot split them): the sum equals the inputs exactly when nothing was stored twice.
-- ``fleet:{run}:total``: how many inputs the producer enqueued.
-- ``fleet:{run}:meta`` hash: the input's ``digest`` (SHA-256 of its addresses) and the
-  run's ``batch_size``, recorded by the first producer run; a later run with another
-  input or another batch size under the same label is refused.
-- ``fleet:{run}:jobs`` hash: batch start -> its current arq job id (the producer
+- ``fleet:{run}:total``: how many inputs were submitted.
+- ``fleet:{run}:meta`` hash: the input's ``digest`` (SHA-256 of its addresses), the
+  run's ``batch_size`` and ``total``, recorded by the first submit; a later submit with
+  another input or another batch size under the same label is refused. Also the input's
+  other ``columns`` (JSON: ``name`` then those of a CSV), for the export.
+- ``fleet:{run}:inputs`` hash: input index -> JSON of its other cells (``name``, ...),
+  only for inputs that have one that is not empty (the export writes them).
+- ``fleet:{run}:jobs`` hash: batch start -> its current arq job id (a submit
   re-enqueues a batch whose job ended with inputs left under a new id).
 - ``fleet:{run}:lease:{start}``: held (``SET NX PX``, a token) by the one run checking
   that batch; another run of the same batch sends nothing while it exists.
@@ -19,7 +22,7 @@ Keys (``run`` and ``name`` are the producer's labels):
   pause, or another run holding the batch): they do not count as tries.
 - ``fleet:job:{name}`` / ``:rows`` / ``:state`` / ``:error``: a validation job's
   ``to_dict()``, its result rows (row index -> JSON), ``submitting`` / ``waiting`` /
-  ``failed`` / ``done``, and why it failed (for the producer's ``--wait``).
+  ``failed`` / ``done``, and why it failed (for ``submit --wait``).
 - ``fleet:pause``: exists while the service asked the fleet to slow down; its TTL is the
   ``Retry-After`` the service gave. Every worker reads it before sending a check.
 - ``fleet:pace`` hash, ``fleet:pace:refused`` and ``fleet:pace:answered`` sorted sets:
@@ -30,12 +33,14 @@ Keys (``run`` and ``name`` are the producer's labels):
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Iterable, Sequence
+from typing import Any, TypeVar, cast
 
 from redis.asyncio import Redis
 
 import asyncsdk
+
+_T = TypeVar("_T")
 
 PAUSE_KEY = "fleet:pause"
 #: The pause when a 429 came without a usable Retry-After.
@@ -73,6 +78,12 @@ async def check_redis_version(redis: Redis) -> str:
     return version
 
 
+async def answer(call: Awaitable[_T] | _T) -> _T:
+    """The answer of a ``redis.asyncio`` command (redis-py types each command as either
+    an awaitable or its value; on ``redis.asyncio`` it is always the awaitable)."""
+    return await cast("Awaitable[_T]", call)
+
+
 def outcomes_key(run: str) -> str:
     """The hash of a run's outcomes (input index -> JSON)."""
     return f"fleet:{run}:outcomes"
@@ -84,8 +95,13 @@ def writes_key(run: str) -> str:
 
 
 def total_key(run: str) -> str:
-    """How many inputs the producer enqueued for a run."""
+    """How many inputs were submitted for a run."""
     return f"fleet:{run}:total"
+
+
+def inputs_key(run: str) -> str:
+    """The hash of the inputs' other cells (input index -> JSON list)."""
+    return f"fleet:{run}:inputs"
 
 
 def meta_key(run: str) -> str:
@@ -120,7 +136,8 @@ class FleetJobError(RuntimeError):
 
 
 def job_key(name: str) -> str:
-    """A validation job's saved ``to_dict()`` (JSON)."""
+    """A validation job's saved ``to_dict()`` (JSON); ``:state``, ``:error`` and ``:rows``
+    beside it."""
     return f"fleet:job:{name}"
 
 
@@ -168,7 +185,7 @@ class OutcomeStore:
         wanted = list(indices)
         if not wanted:
             return {}
-        values = await self.redis.hmget(outcomes_key(self.run), [str(i) for i in wanted])
+        values = await answer(self.redis.hmget(outcomes_key(self.run), [str(i) for i in wanted]))
         return {i: json.loads(value)["email"] for i, value in zip(wanted, values, strict=True)
                 if value is not None}
 
@@ -176,8 +193,8 @@ class OutcomeStore:
         """How many of the inputs ``start``..``start + count - 1`` have no outcome."""
         if count < 1:
             return 0
-        values = await self.redis.hmget(outcomes_key(self.run),
-                                        [str(i) for i in range(start, start + count)])
+        values = await answer(self.redis.hmget(
+            outcomes_key(self.run), [str(i) for i in range(start, start + count)]))
         return sum(value is None for value in values)
 
     async def prepare(self, start: int, count: int) -> tuple[dict[int, str], int, int | None]:
@@ -185,7 +202,7 @@ class OutcomeStore:
 
         Returns:
             The stored addresses of ``start``.. (index -> address), the batch's idle
-            runs so far, and the run's batch size (None: no producer recorded one).
+            runs so far, and the run's batch size (None: no submit recorded one).
         """
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.hmget(outcomes_key(self.run), [str(i) for i in range(start, start + count)])
@@ -198,7 +215,7 @@ class OutcomeStore:
 
     async def note_idle(self, start: int) -> None:
         """Count a run of batch ``start`` that sent nothing (it is not a try)."""
-        await self.redis.hincrby(idle_key(self.run), str(start), 1)
+        await answer(self.redis.hincrby(idle_key(self.run), str(start), 1))
 
     async def put_not_attempted(
         self, entries: Sequence[tuple[int, str]], why: str, by: int
@@ -230,11 +247,11 @@ class OutcomeStore:
 
     async def count(self) -> int:
         """How many inputs have an outcome."""
-        return int(await self.redis.hlen(outcomes_key(self.run)))
+        return int(await answer(self.redis.hlen(outcomes_key(self.run))))
 
     async def all(self) -> dict[int, dict[str, Any]]:
         """Every stored outcome, by input index."""
-        raw = await self.redis.hgetall(outcomes_key(self.run))
+        raw = await answer(self.redis.hgetall(outcomes_key(self.run)))
         return {int(k): json.loads(v) for k, v in raw.items()}
 
 
@@ -269,7 +286,7 @@ class BatchLease:
 
     async def release(self, token: str) -> None:
         """Let the batch go, if this run still holds it."""
-        await self.redis.eval(_RELEASE, 1, self.key, token)
+        await answer(self.redis.eval(_RELEASE, 1, self.key, token))
 
 
 #: Sets the pause to ARGV[1] ms unless it already has at least that long to run: a longer
@@ -301,7 +318,7 @@ class FleetPace:
     async def pause(self, seconds: float | None) -> None:
         """Ask the whole fleet to send nothing for ``seconds`` (None: the default)."""
         ms = max(1, int(1000 * (seconds if seconds and seconds > 0 else DEFAULT_PAUSE_SECONDS)))
-        await self.redis.eval(_PAUSE, 1, self.key, ms)
+        await answer(self.redis.eval(_PAUSE, 1, self.key, str(ms)))
 
     async def remaining(self) -> float:
         """Seconds left of the current pause (0.0 when there is none)."""

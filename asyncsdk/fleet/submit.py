@@ -1,17 +1,16 @@
-"""Split an address file into batches and enqueue them for the fleet; or submit a job.
+"""Submit work to the fleet: an address file split into batches, or a file job.
 
-    python -m examples.fleet.producer addresses.txt --run may-list --batch-size 1000 --wait
-    python -m examples.fleet.producer --job https://host/list.csv --name may-file --wait
+    asyncsdk fleet submit addresses.csv --run may-list --batch-size 1000 --wait
+    asyncsdk fleet submit --job https://host/list.csv --run may-file --wait
 
-(from the repository root; ``FLEET_REDIS_URL`` as for the workers). The input is read as
-``asyncsdk check-many`` reads it, by the same reader (``asyncsdk.cli.inputs``): one
-address per line, or a CSV whose header names the address column (``email``,
-``E-Mail``, ``Email Address``, ...), separated by ``,`` ``;`` or tab, in UTF-8 (a
-byte-order mark is fine) or UTF-16 with one. A file that is missing or cannot be read
-that way is refused in one line (exit 2) before anything is enqueued. It is checked,
-then streamed, never held in memory. Each batch gets the arq job id
-``check:{run}:{start}``, so running the producer again enqueues nothing twice; a batch
-whose job ended with inputs still without an outcome is enqueued again under a new id
+The input is read as ``asyncsdk check-many`` reads it, by the same reader
+(``asyncsdk.cli.inputs``): one address per line, or a CSV whose header names the address
+column (``email``, ``E-Mail``, ``Email Address``, ...), separated by ``,`` ``;`` or tab,
+in UTF-8 (a byte-order mark is fine) or UTF-16 with one. A file that is missing or cannot
+be read that way is refused in one line (exit 2) before anything is enqueued. It is
+checked, then streamed, never held in memory. Each batch gets the arq job id
+``check:{run}:{start}``, so submitting again enqueues nothing twice; a batch whose job
+ended with inputs still without an outcome is enqueued again under a new id
 (``check:{run}:{start}:{n}``), and re-checks nothing already stored. A run label holds
 one input in one batch size: another file, or another ``--batch-size``, under a label
 already used is refused (pick another ``--run``). ``--wait`` polls Redis until every
@@ -20,25 +19,57 @@ input has an outcome, re-enqueueing such batches when progress stops.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import hashlib
 import itertools
+import json
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import TextIO
 
-from arq.connections import ArqRedis, RedisSettings, create_pool
+from arq.connections import ArqRedis
 from arq.constants import job_key_prefix
 
 from asyncsdk.cli.inputs import InputFile, UsageProblem
 from asyncsdk.cli.progress import Progress
 
-from .store import FleetInputError, OutcomeStore, job_key, jobs_key, meta_key, total_key
-from .worker import CONFIG, FleetConfig
+from .config import FleetConfig
+from .store import (
+    FleetInputError,
+    OutcomeStore,
+    answer,
+    inputs_key,
+    job_key,
+    jobs_key,
+    meta_key,
+    total_key,
+)
 
-#: Seconds without progress after which ``--wait`` re-enqueues batches whose job ended.
-REQUEUE_AFTER_SECONDS = max(30.0, CONFIG.batch_timeout + 10)
+#: The arq queue when none is given (arq's own default, and ``FleetConfig``'s).
+DEFAULT_QUEUE = FleetConfig.queue
+#: What a run label may be: it names Redis keys (``fleet:{run}:...``).
+RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+#: Labels that name the fleet's own keys (``fleet:job:...``, ``fleet:pace...``).
+RESERVED = frozenset({"job", "pace", "pause"})
+#: Inputs whose other cells one round trip stores.
+CHUNK = 1000
+
+
+def check_run_name(run: str) -> str:
+    """``run``, if it can label a run.
+
+    Raises:
+        UsageProblem: not 1 to 100 letters, digits, ``.``, ``_`` or ``-`` (starting with
+            a letter or digit), or a name the fleet's own keys use.
+    """
+    if not RUN_NAME.fullmatch(run) or run in RESERVED:
+        why = (f"{run!r} names the fleet's own keys" if run in RESERVED else
+               f"expected 1 to 100 letters, digits, '.', '_' or '-' (first a letter or "
+               f"digit), got {run!r}")
+        raise UsageProblem(f"--run: {why}")
+    return run
 
 
 def open_input(path: Path) -> InputFile:
@@ -113,7 +144,7 @@ async def register_run(pool: ArqRedis, run: str, total: int, digest: str,
 
 async def enqueue_batches(
     pool: ArqRedis, emails: Sequence[str] | Callable[[], Iterable[str]], run: str,
-    batch_size: int, *, queue: str = CONFIG.queue,
+    batch_size: int, *, queue: str = DEFAULT_QUEUE,
 ) -> int:
     """Enqueue ``emails`` as ``check_batch`` jobs of ``batch_size``; return how many new.
 
@@ -137,21 +168,21 @@ async def enqueue_batches(
     for start, batch in batches(read(), batch_size):
         if not await store.missing(start, len(batch)):
             continue  # every input has its outcome
-        job_id = (await pool.hget(jobs_key(run), str(start)) or b"").decode()
-        job_id = job_id or f"check:{run}:{start}"
+        known = await answer(pool.hget(jobs_key(run), str(start)))
+        job_id = known.decode() if isinstance(known, bytes) else f"check:{run}:{start}"
         job = await pool.enqueue_job("check_batch", run, start, batch, _job_id=job_id,
                                      _queue_name=queue)
         if job is None:  # that id is queued, running, or ended (its result is kept)
             if await pool.exists(job_key_prefix + job_id):
                 continue  # queued or running: it will store the rest
             # Ended with inputs left (e.g. failed, or gave up): a new id, the same batch.
-            n = await pool.hincrby(jobs_key(run) + ":n", str(start), 1)
+            n = await answer(pool.hincrby(jobs_key(run) + ":n", str(start), 1))
             job_id = f"check:{run}:{start}:{n}"
             job = await pool.enqueue_job("check_batch", run, start, batch, _job_id=job_id,
                                          _queue_name=queue)
             if job is None:
                 continue
-        await pool.hset(jobs_key(run), str(start), job_id)
+        await answer(pool.hset(jobs_key(run), str(start), job_id))
         enqueued += 1
     return enqueued
 
@@ -159,7 +190,8 @@ async def enqueue_batches(
 async def wait_for_run(
     pool: ArqRedis, run: str, *, poll: float = 0.5,
     requeue: Callable[[], Iterable[str]] | None = None, batch_size: int = 1000,
-    requeue_after: float = REQUEUE_AFTER_SECONDS, queue: str = CONFIG.queue,
+    requeue_after: float = FleetConfig().requeue_after, queue: str = DEFAULT_QUEUE,
+    stream: TextIO | None = None,
 ) -> int:
     """Wait until every input of ``run`` has an outcome; return the total.
 
@@ -167,11 +199,12 @@ async def wait_for_run(
     outcome has come for ``requeue_after`` seconds, batches whose job ended with inputs
     left are enqueued again, so a batch arq gave up on cannot make this wait forever.
     """
+    err = stream if stream is not None else sys.stderr
     loop = asyncio.get_running_loop()
     store = OutcomeStore(pool, run)
     total = int(await pool.get(total_key(run)) or 0)
     # A bar on a terminal only (as the command line draws it): a log gets the last line.
-    progress = Progress(total, "addr", sys.stderr)
+    progress = Progress(total, "addr", err)
     shown = 0
     last, since = -1, loop.time()
     try:
@@ -183,7 +216,7 @@ async def wait_for_run(
                 if again:
                     progress.status(f"{again} batches enqueued again")
                     if not progress.shown:
-                        print(f"run {run}: {again} batches enqueued again", file=sys.stderr)
+                        print(f"run {run}: {again} batches enqueued again", file=err)
                 since = loop.time()
             progress.advance(done - shown)
             shown = done
@@ -191,11 +224,12 @@ async def wait_for_run(
         progress.advance(total - shown)
     finally:
         progress.close()
-    print(f"{total}/{total} checked", file=sys.stderr)
+    print(f"{total}/{total} checked", file=err)
     return total
 
 
-async def submit(pool: ArqRedis, name: str, url: str, *, queue: str = CONFIG.queue) -> bool:
+async def submit_job_run(pool: ArqRedis, name: str, url: str, *,
+                         queue: str = DEFAULT_QUEUE) -> bool:
     """Enqueue ``submit_job(name, url)``; return False when it is already queued or done.
 
     A job that failed before (``:state`` ``failed``) is submitted again, under a new id.
@@ -209,81 +243,72 @@ async def submit(pool: ArqRedis, name: str, url: str, *, queue: str = CONFIG.que
     return job is not None
 
 
-async def wait_for_job(pool: ArqRedis, name: str, *, poll: float = 1.0) -> tuple[str, str]:
-    """Wait until job ``name`` is ``done`` or failed; return its state and error (or "")."""
+async def wait_for_job(pool: ArqRedis, name: str, *, poll: float = 1.0,
+                       stream: TextIO | None = None) -> tuple[str, str]:
+    """Wait until job ``name`` is ``done`` or failed; return its state and error (or "").
+
+    Its state is shown beside a count of polls on a terminal, else one line per change.
+    """
+    err = stream if stream is not None else sys.stderr
     key = job_key(name)
+    progress = Progress(None, "polls", err, rate=False)
     last_shown = ""
-    while True:
-        async with pool.pipeline(transaction=False) as pipe:
-            pipe.get(key + ":state")
-            pipe.get(key + ":error")
-            state, error = await pipe.execute()
-        if state in (b"done", b"failed") or error is not None:
-            return (state or b"failed").decode(), (error or b"").decode()
-        shown = f"job {name}: {(state or b'queued').decode()}"
-        if sys.stderr.isatty():  # one line rewritten in place
-            print(f"\r{shown}", end="", file=sys.stderr, flush=True)
-        elif shown != last_shown:  # a log: one line per change
-            print(shown, file=sys.stderr, flush=True)
-        last_shown = shown
-        await asyncio.sleep(poll)
-
-
-async def main(argv: Sequence[str] | None = None) -> int:
-    """The command line (see the module docstring); 1 when the run or job failed."""
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("source", nargs="?", type=Path, help="the address file")
-    parser.add_argument("--run", help="a label for this run (default: the file's stem)")
-    parser.add_argument("--batch-size", type=int, default=1000)
-    parser.add_argument("--job", metavar="URL", help="submit this file URL as a job instead")
-    parser.add_argument("--name", help="the job's label (with --job)")
-    parser.add_argument("--wait", action="store_true", help="wait until all is done")
-    parser.add_argument("--poll", type=float, default=0.5, help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if not args.job and args.source is None:
-        parser.error("give an address file, or --job URL")
-    if args.batch_size < 1:
-        parser.error(f"--batch-size: expected an integer >= 1, got {args.batch_size}")
     try:
-        config = FleetConfig.from_env()
-        inputs = None if args.job else await asyncio.to_thread(open_input, args.source)
-    except (ValueError, UsageProblem) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    pool = await create_pool(RedisSettings.from_dsn(config.redis_url))
-    try:
-        if args.job:
-            name = args.name or "job"
-            await submit(pool, name, args.job, queue=config.queue)
-            if not args.wait:
-                return 0
-            state, error = await wait_for_job(pool, name, poll=args.poll)
-            if state != "done":
-                print(f"\rjob {name}: failed: {error or 'see the workers logs'}",
-                      file=sys.stderr)
-                return 1
-            rows = await pool.hlen(job_key(name) + ":rows")
-            print(f"\rjob {name}: done, {rows} rows", file=sys.stderr)
-            return 0
-        assert inputs is not None
-        source: Path = args.source
-        run = args.run or source.stem
-        try:
-            new = await enqueue_batches(pool, lambda: addresses(inputs), run,
-                                        args.batch_size, queue=config.queue)
-        except FleetInputError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        total = int(await pool.get(total_key(run)) or 0)
-        print(f"run {run}: {total} addresses, {new} new batches enqueued", file=sys.stderr)
-        if args.wait:
-            await wait_for_run(pool, run, poll=args.poll,
-                               requeue=lambda: addresses(inputs),
-                               batch_size=args.batch_size, queue=config.queue)
-        return 0
+        while True:
+            async with pool.pipeline(transaction=False) as pipe:
+                pipe.get(key + ":state")
+                pipe.get(key + ":error")
+                state, error = await pipe.execute()
+            if state in (b"done", b"failed") or error is not None:
+                return (state or b"failed").decode(), (error or b"").decode()
+            shown = f"job {name}: {(state or b'queued').decode()}"
+            progress.advance()
+            progress.status(shown)
+            if not progress.shown and shown != last_shown:  # a log: one line per change
+                print(shown, file=err, flush=True)
+            last_shown = shown
+            await asyncio.sleep(poll)
     finally:
-        await pool.aclose()
+        progress.close()
 
 
-if __name__ == "__main__":
-    raise SystemExit(asyncio.run(main()))
+async def store_input_cells(pool: ArqRedis, run: str, inputs: InputFile) -> None:
+    """Record the input's other columns (``name``, then a CSV's own) and, for each input
+    with a cell that is not empty, its cells: what the export writes beside the outcome.
+    Written again by a second submit of the run (the same values)."""
+    await answer(pool.hset(meta_key(run), "columns",
+                             json.dumps(list(inputs.extra_columns))))
+    rows = iter(inputs.rows())
+    while chunk := list(itertools.islice(rows, CHUNK)):
+        cells = {str(row.position - 1): json.dumps(list(row.extra))
+                 for row in chunk if any(row.extra)}
+        if cells:
+            await answer(pool.hset(inputs_key(run), mapping=cells))
+
+
+async def refuse_other_kind(pool: ArqRedis, run: str, *, job: bool) -> None:
+    """Refuse a run label already used by the other kind of run (addresses or a job):
+    ``status`` and ``export`` would not know which one is meant.
+
+    Raises:
+        FleetInputError: the label is taken.
+    """
+    taken = await pool.exists(meta_key(run) if job else job_key(run))
+    if taken:
+        kind = "an address file" if job else "a file job"
+        raise FleetInputError(f"run {run!r} already holds {kind}: choose another --run")
+
+
+async def submit_file(pool: ArqRedis, inputs: InputFile, run: str, batch_size: int, *,
+                      queue: str = DEFAULT_QUEUE) -> int:
+    """Enqueue the addresses of ``inputs`` as run ``run``; return how many batches are
+    new (see ``enqueue_batches``), after recording the input's other cells.
+
+    Raises:
+        FleetInputError: the label holds another input, another batch size, or a job.
+    """
+    await refuse_other_kind(pool, run, job=False)
+    new = await enqueue_batches(pool, lambda: addresses(inputs), run, batch_size,
+                                queue=queue)
+    await store_input_cells(pool, run, inputs)
+    return new

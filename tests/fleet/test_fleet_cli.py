@@ -1,0 +1,250 @@
+"""``asyncsdk fleet submit|status|export`` against a real redis-server, the sandbox and
+the fleet's tasks run in this process (each queued batch run as arq would run it).
+
+The export is compared with what ``asyncsdk check-many`` writes for the same file: the
+same columns, the same cells, one row per input, in input order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from arq.connections import ArqRedis
+from arq.jobs import Job
+from fleet_tools import worker
+
+import asyncsdk
+from asyncsdk.cli import main as cli_main
+from asyncsdk.cli.fleet import NO_EXTRA
+from asyncsdk.fleet.worker import check_batch, resume_job, submit_job
+from asyncsdk.testing import Sandbox
+
+CSV = ("Name;E-Mail;City\n"
+       "Ann;ann@example.com;Pune\n"
+       ";sales@example.org;Oslo\n"  # a role address, no name
+       "Bob;no-at-sign;\n"  # refused before sending
+       "Zoe;zoe@mailinator.com;Lima\n"  # disposable
+       "Ann again;ann@example.com;Pune\n")  # the same address twice: two rows
+
+
+async def fleet(*argv: str, redis_url: str) -> tuple[int, str, str]:
+    """``asyncsdk fleet ARGV --redis-url URL`` (in a thread: it runs its own loop)."""
+    out, err = io.StringIO(), io.StringIO()
+    code = await asyncio.to_thread(cli_main, ["fleet", *argv, "--redis-url", redis_url],
+                                   stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+async def work_off(pool: ArqRedis, client: asyncsdk.Client) -> int:
+    """Run every queued job once, as a worker would; how many ran."""
+    ran = 0
+    for job_id in await pool.zrange("arq:queue", 0, -1):
+        info = await Job(job_id.decode(), pool).info()
+        assert info is not None
+        task = {"check_batch": check_batch, "submit_job": submit_job,
+                "resume_job": resume_job}[info.function]
+        await task(worker(client, pool, 1), *info.args)
+        await pool.zrem("arq:queue", job_id)
+        ran += 1
+    return ran
+
+
+def rows_of(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+async def test_the_export_is_check_manys_result_in_input_order(
+    pool: ArqRedis, redis_url: str, tmp_path: Path,
+) -> None:
+    source = tmp_path / "people.csv"
+    source.write_text(CSV, encoding="utf-8")
+    code, _, err = await fleet("submit", str(source), "--run", "people", "--batch-size", "2",
+                               redis_url=redis_url)
+    assert (code, err) == (0, "run people: 5 addresses, 3 new batches enqueued\n")
+    async with Sandbox() as sb, sb.client() as client:
+        # Batches end in another order than the input's: the last one first.
+        for job_id in sorted(await pool.zrange("arq:queue", 0, -1), reverse=True):
+            info = await Job(job_id.decode(), pool).info()
+            assert info is not None
+            await check_batch(worker(client, pool, 1), *info.args)
+            await pool.zrem("arq:queue", job_id)
+        code, out, _ = await fleet("export", "people", "-o", str(tmp_path / "fleet.csv"),
+                                   redis_url=redis_url)
+        assert code == 0, out
+        assert out.startswith("run people: 5 rows -> ")
+        # check-many, on the same file against the same sandbox
+        many = io.StringIO()
+        assert await asyncio.to_thread(
+            cli_main, ["--base-url", sb.base_url, "--api-key", sb.api_key, "--username",
+                       sb.username, "check-many", str(source), "-o",
+                       str(tmp_path / "many.csv")], stdout=many, stderr=io.StringIO()) == 1
+    exported = rows_of(tmp_path / "fleet.csv")
+    checked = sorted(rows_of(tmp_path / "many.csv"), key=lambda r: int(r["row"]))
+    assert exported == checked
+    assert list(exported[0]) == ["row", "email", "verdict", "role", "error_type", "error",
+                                 "attempted", "name", "City"]
+    assert [(r["row"], r["email"], r["name"], r["City"]) for r in exported] == [
+        ("1", "ann@example.com", "Ann", "Pune"), ("2", "sales@example.org", "", "Oslo"),
+        ("3", "no-at-sign", "Bob", ""), ("4", "zoe@mailinator.com", "Zoe", "Lima"),
+        ("5", "ann@example.com", "Ann again", "Pune")]
+    assert exported[2]["error_type"] == "InvalidInputError"
+    assert exported[2]["attempted"] == "False"
+
+
+async def test_an_unfinished_run_is_not_exported_and_its_status_counts(
+    pool: ArqRedis, redis_url: str, tmp_path: Path,
+) -> None:
+    source = tmp_path / "a.txt"
+    source.write_text("".join(f"u{i}@example.com\n" for i in range(10)))
+    assert (await fleet("submit", str(source), "--run", "a", "--batch-size", "4",
+                        redis_url=redis_url))[0] == 0
+    async with Sandbox() as sb, sb.client() as client:
+        info = await Job("check:a:4", pool).info()
+        assert info is not None
+        await check_batch(worker(client, pool, 1), *info.args)
+    code, out, _ = await fleet("status", "a", redis_url=redis_url)
+    assert code == 0
+    assert json.loads(out) == {"run": "a", "kind": "addresses", "state": "running",
+                               "total": 10, "done": 4, "left": 6}
+    target = tmp_path / "a.csv"
+    code, out, err = await fleet("export", "a", "-o", str(target), redis_url=redis_url)
+    assert code == 1 and out == ""
+    assert err == ("asyncsdk: error: run 'a': 6 of 10 inputs have no outcome yet; export it "
+                   "once they do ('asyncsdk fleet status a --wait' waits for them)\n")
+    assert not target.exists() and list(tmp_path.glob(".a.csv*")) == []  # nothing written
+
+
+async def test_the_status_draws_check_manys_bar_on_a_terminal(
+    pool: ArqRedis, redis_url: str,
+) -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    await pool.set("fleet:t:total", 8)
+    await pool.hset("fleet:t:outcomes", mapping={str(i): "{}" for i in range(3)})
+    err = Terminal()
+    code = await asyncio.to_thread(cli_main, ["fleet", "status", "t", "--redis-url",
+                                              redis_url], stdout=io.StringIO(), stderr=err)
+    assert code == 0
+    assert "3/8" in err.getvalue()
+
+
+async def test_an_export_refuses_to_overwrite_a_file_unless_told(
+    pool: ArqRedis, redis_url: str, tmp_path: Path,
+) -> None:
+    source = tmp_path / "a.txt"
+    source.write_text("ann@example.com\nbob@example.com\n")
+    await fleet("submit", str(source), "--run", "a", redis_url=redis_url)
+    async with Sandbox() as sb, sb.client() as client:
+        assert await work_off(pool, client) == 1
+    target = tmp_path / "out.csv"
+    target.write_text("keep me\n")
+    code, _, err = await fleet("export", "a", "-o", str(target), redis_url=redis_url)
+    assert code == 2 and "exists; add --overwrite to replace it" in err
+    assert target.read_text() == "keep me\n"
+    code, _, _ = await fleet("export", "a", "-o", str(target), "--overwrite",
+                             redis_url=redis_url)
+    assert code == 0
+    assert [r["email"] for r in rows_of(target)] == ["ann@example.com", "bob@example.com"]
+
+
+async def test_a_job_run_is_submitted_waited_for_and_exported(
+    pool: ArqRedis, redis_url: str, tmp_path: Path,
+) -> None:
+    async with Sandbox(job_polls=0) as sb, sb.client() as client:
+        url = sb.host_file("email,name\nann@example.com,Ann\nsales@example.com,\n")
+        code, _, err = await fleet("submit", "--job", url, "--run", "list",
+                                   redis_url=redis_url)
+        assert code == 0, err
+        code, out, _ = await fleet("status", "list", redis_url=redis_url)
+        assert json.loads(out)["state"] == "queued"
+        waiting = asyncio.create_task(fleet("status", "list", "--wait", "--poll", "0.01",
+                                            redis_url=redis_url))
+        while await work_off(pool, client):  # the submit, then its resume
+            pass
+        code, out, _ = await asyncio.wait_for(waiting, 30)
+    assert code == 0
+    assert json.loads(out) == {"run": "list", "kind": "job", "state": "done", "total": 2,
+                               "done": 2, "left": 0, "error": None}
+    code, out, err = await fleet("export", "list", "-o", "-", redis_url=redis_url)
+    assert code == 0, err
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [(r["row"], r["email"], r["verdict"], r["role"], r["name"]) for r in rows] == [
+        ("1", "ann@example.com", "Valid", "False", "Ann"),
+        ("2", "sales@example.com", "Valid", "True", "")]
+    assert err.startswith("run list: 2 rows -> standard output")
+
+
+async def test_a_run_label_is_one_kind_of_run(pool: ArqRedis, redis_url: str,
+                                               tmp_path: Path) -> None:
+    source = tmp_path / "a.txt"
+    source.write_text("ann@example.com\n")
+    assert (await fleet("submit", str(source), "--run", "both", redis_url=redis_url))[0] == 0
+    code, _, err = await fleet("submit", "--job", "http://127.0.0.1:9/a.csv", "--run", "both",
+                               redis_url=redis_url)
+    assert (code, err) == (2, "asyncsdk: error: run 'both' already holds an address file: "
+                              "choose another --run\n")
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["submit", "a.txt", "--run", "no spaces"], "--run: expected 1 to 100 letters"),
+    (["submit", "a.txt", "--run", "job"], "--run: 'job' names the fleet's own keys"),
+    (["submit", "--run", "r"], "give a file of addresses, or --job URL (not both)"),
+    (["submit", "a.txt", "--run", "r", "--batch-size", "0"],
+     "--batch-size: expected an integer >= 1, got 0"),
+    (["status", "nothing"], "no run 'nothing' in this Redis"),
+    (["export", "nothing", "-o", "-"], "no run 'nothing' in this Redis"),
+])
+async def test_bad_usage_is_one_line_and_exit_2(
+    pool: ArqRedis, redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    argv: list[str], message: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.txt").write_text("ann@example.com\n")
+    code, out, err = await fleet(*argv, redis_url=redis_url)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("asyncsdk: error: ") and message in err
+    assert await pool.keys("*") == []
+
+
+async def test_redis_out_of_reach_is_one_line_without_its_password(
+    tmp_path: Path,
+) -> None:
+    from asyncsdk.fleet.harness import free_port
+
+    url = f"redis://:s3cret-pw@127.0.0.1:{free_port()}/0"
+    code, _, err = await fleet("status", "r", redis_url=url)
+    assert code == 1
+    assert err.startswith("asyncsdk: error: cannot reach Redis at 127.0.0.1:")
+    assert "s3cret" not in err
+
+
+def test_the_sandbox_mode_is_refused_for_the_fleet() -> None:
+    err = io.StringIO()
+    assert cli_main(["--sandbox", "fleet", "status", "r"], stdout=io.StringIO(),
+                    stderr=err) == 2
+    assert err.getvalue().startswith("asyncsdk: error: --sandbox: the fleet's workers")
+
+
+@pytest.mark.parametrize("argv", [["fleet", "worker"], ["fleet", "status", "r"],
+                                  ["fleet", "export", "r", "-o", "x.csv"]])
+def test_without_the_extra_a_fleet_command_says_how_to_install_it(argv: list[str]) -> None:
+    # arq and redis made unimportable, as where the extra is not installed.
+    code = ("import sys\n"
+            "sys.modules['arq'] = sys.modules['redis'] = None\n"
+            "from asyncsdk.cli import main\n"
+            f"sys.exit(main({argv!r}))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == NO_EXTRA + "\n"
+    assert "pip install 'asyncsdk[fleet]'" in NO_EXTRA
