@@ -23,6 +23,9 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
     from ._client import (
         Client as Client,
     )
+    from ._core.clock import (
+        Clock as Clock,
+    )
     from ._core.credentials import (
         CREDENTIAL_FIELDS as CREDENTIAL_FIELDS,
     )

@@ -37,8 +37,8 @@ async def test_check_many_soak() -> None:
     emails = (f"user{i}@example.com" for i in range(SIZE))  # lazy, like a real feed
     seen: Counter[str] = Counter()
     errors: Counter[str] = Counter()
-    async with sandbox(record=False) as sb, sb.client(max_connections=CONCURRENCY) as client:
-        instant(client)
+    async with sandbox(record=False) as sb, sb.client(max_connections=CONCURRENCY,
+                                                      clock=instant()) as client:
         # Warm up (pool, caches, converter hooks) before measuring.
         async for _ in client.validation.check_many([f"w{i}@example.com" for i in range(200)],
                                                     concurrency=CONCURRENCY):

@@ -17,11 +17,10 @@ from typing import Any
 import pytest
 from aiohttp import web
 from aioresponses import aioresponses
-from helpers import API_KEY, USERNAME, TokenBucket, skipped_but_counted
+from helpers import API_KEY, USERNAME, SkippedSleeps, TokenBucket, paced_in_flight
 from validation_tools import LocalServer, other_tasks, url_of
 
 import asyncsdk
-from asyncsdk.resources.validation.resource import CHECK as CHECK_OP
 
 CHECK = url_of("/api/v1/single/check")
 CHECK_PATH = "/api/v1/single/check"
@@ -76,8 +75,8 @@ async def test_only_the_budget_ends_a_rate_limited_check(local: LocalServer) -> 
                                  headers={"Retry-After": "1"})
 
     local.routes[CHECK_PATH] = handle
-    async with asyncsdk.Client(API_KEY, USERNAME, base_url=local.url, max_retries=0) as c:
-        skipped_but_counted(c)
+    async with asyncsdk.Client(API_KEY, USERNAME, base_url=local.url, max_retries=0,
+                               clock=SkippedSleeps()) as c:
         outcomes = [o async for o in c.validation.check_many(
             emails(2), concurrency=1, request_timeout=4.5)]
     assert all(isinstance(o.error, asyncsdk.RateLimitError) for o in outcomes)
@@ -97,8 +96,7 @@ async def test_no_input_fails_for_a_429_and_none_is_answered_twice(
     inputs = emails(150)
     async with asyncsdk.Client(API_KEY, USERNAME, base_url=local.url, max_retries=0) as c:
         outcomes = [o async for o in c.validation.check_many(inputs)]
-        pace = c._transport.pace(CHECK_OP)
-        assert pace.in_flight == 0  # every place in the window given back
+        assert paced_in_flight(c) == 0  # every place in the window given back
     assert sorted(o.email for o in outcomes) == sorted(inputs)
     assert all(o.ok for o in outcomes), [o.error for o in outcomes if not o.ok][:3]
     assert bucket.limited > 0  # the limit was met: the path under test ran
@@ -185,8 +183,7 @@ async def test_cancelling_the_consumer_gives_the_window_back(local: LocalServer)
         with pytest.raises(asyncio.CancelledError):
             await task
         release.set()
-        pace = c._transport.pace(CHECK_OP)
-        assert pace.in_flight == 0
+        assert paced_in_flight(c) == 0
         # and the client goes on
         outcomes = [o async for o in c.validation.check_many(emails(5, "v"))]
         assert all(o.ok for o in outcomes)
