@@ -28,10 +28,10 @@ import asyncio
 import contextvars
 import hashlib
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Protocol, TypeAlias, cast
 
 from .clock import Clock
-from .pace import Pace
+from .pace import Pace, Ticket
 
 __all__ = ["SINGLE", "Admission", "PaceTable", "PacedPolicy", "Park", "SendPolicy",
            "SinglePolicy", "key_fingerprint"]
@@ -137,7 +137,7 @@ class PacedPolicy:
     def report(self, admission: Admission, status: int | None,
                retry_after: float | None) -> None:
         """Tell the pace what came of the attempt."""
-        self._pace.done(admission, status, retry_after)  # type: ignore[arg-type]
+        self._pace.done(cast(Ticket, admission), status, retry_after)
 
     def resends_free(self, status: int) -> bool:
         """A 429: "not processed, come back later"."""

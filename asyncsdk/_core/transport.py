@@ -12,6 +12,7 @@
   lets it, a 429 sent again without spending ``max_retries`` (DESIGN §3).
 * ``_attempt``: one attempt — the request sent, and its answer either finished or, when
   it is to be retried, read and released. aiohttp's failures become a ``Failure``.
+  (Each layer is a coroutine frame per call: the layers are few on purpose.)
 * ``_send_single_request``: the request handed to aiohttp, marked as the library's own
   (``middleware.OUTGOING``), so that the library's middleware adds the credentials last.
 
@@ -404,7 +405,9 @@ class Transport:
     async def _send_with_policy(self, session: aiohttp.ClientSession, attempts: Attempts,
                                 cancelled_before: int) -> Any:
         """One attempt, sent once the call's policy admits it (the call's error when no
-        moment is left in its budget), its outcome reported to the policy."""
+        moment is left in its budget) within what is left of the budget, its outcome
+        reported to the policy. On a caller's session it runs in a task of the client's
+        own; ended by ``close()``, it is a failure."""
         policy = attempts.policy
         try:
             admission = await policy.admit(attempts.deadline)
@@ -412,40 +415,31 @@ class Transport:
             raise self._closed(attempts) from None
         if admission is None:
             raise self._not_admitted(attempts)
+        sessions = self.sessions
         status: int | None = None
         try:
-            result = await self._run(session, attempts, cancelled_before)
+            attempt = self._attempt(session, attempts, self.limits.for_attempt(
+                attempts.deadline - self._now(), attempts.budget, attempts.per_attempt,
+                attempts.streaming))
+            result = await (attempt if sessions.owns_session
+                            else sessions.in_own_task(attempt, _discard))
             status = 200 if result is not _RETRY else attempts.status
+        except asyncio.CancelledError:
+            if not sessions.closed_under(cancelled_before):
+                raise
+            result = attempts.retry_with(None, CLOSED_IN_FLIGHT)
         except APIError as exc:  # a final answer refused: the service took it
             status = exc.status_code or 200
             raise
         finally:
-            policy.report(admission, status, self._asked_wait(attempts, status))
+            policy.report(admission, status, None if status != 429 else self._asked_wait(attempts))
         return result
 
     @staticmethod
-    def _asked_wait(attempts: Attempts, status: int | None) -> float | None:
-        """The wait a 429 to retry asked for (None: not one, or it said nothing)."""
+    def _asked_wait(attempts: Attempts) -> float | None:
+        """The wait the last answer (a 429 to retry) asked for (None: it said nothing)."""
         answer = attempts.answer
-        if status != 429 or answer is None:
-            return None
-        return parse_retry_after(answer[1].get("Retry-After"))
-
-    async def _run(self, session: aiohttp.ClientSession, attempts: Attempts,
-                   cancelled_before: int) -> Any:
-        """One attempt within what is left of the budget (on a caller's session in a
-        task of the client's own); ended by ``close()``: a failure."""
-        sessions = self.sessions
-        timeout = self.limits.for_attempt(attempts.deadline - self._now(), attempts.budget,
-                                          attempts.per_attempt, attempts.streaming)
-        attempt = self._attempt(session, attempts, timeout)
-        try:
-            return await (attempt if sessions.owns_session
-                          else sessions.in_own_task(attempt, _discard))
-        except asyncio.CancelledError:
-            if not sessions.closed_under(cancelled_before):
-                raise
-            return attempts.retry_with(None, CLOSED_IN_FLIGHT)
+        return None if answer is None else parse_retry_after(answer[1].get("Retry-After"))
 
     def _closed(self, attempts: Attempts) -> SDKError:
         """The error of a call whose wait ``close()`` ended."""
@@ -550,29 +544,21 @@ class Transport:
 
     async def _attempt(self, session: aiohttp.ClientSession, attempts: Attempts,
                        timeout: aiohttp.ClientTimeout) -> Any:
-        """One attempt: the request sent; its answer completed (``_answered``), or
-        ``_RETRY`` with its failure on ``attempts``."""
+        """One attempt: the request sent; its answer read and released for a retry
+        (``_RETRY``, the answer or failure on ``attempts``) while one may follow, else
+        completed as the call's result or error."""
         call = attempts.call
-        debug = logger.isEnabledFor(logging.DEBUG)
-        started = self._now() if debug else 0.0
+        started = self._now() if logger.isEnabledFor(logging.DEBUG) else None
         try:
             response = await self._send_single_request(session, attempts, timeout)
         except TRANSPORT_ERRORS as exc:
             failure = describe_exception(exc)
-            if debug:
-                log_attempt(call.op.method, self._shown(call), failure.message,
-                            self._now() - started, attempts.retry + 1)
+            if started is not None:
+                self._log_attempt(call, failure.message, started, attempts)
             return attempts.retry_with(None, failure)
-        if debug:
-            log_attempt(call.op.method, self._shown(call), response.status,
-                        self._now() - started, attempts.retry + 1)
-        return await self._answered(response, attempts)
-
-    async def _answered(self, response: aiohttp.ClientResponse, attempts: Attempts) -> Any:
-        """An attempt's answer: read and released for a retry (``_RETRY``) while one
-        may follow, else completed as the call's result or error."""
-        call = attempts.call
         status = response.status
+        if started is not None:
+            self._log_attempt(call, status, started, attempts)
         if retries_answer(status, call.op.safe_to_repeat) and (
                 attempts.spent < self.max_retries or attempts.policy.resends_free(status)):
             body = await self.interpreter.read_for_retry(call, response)
@@ -584,11 +570,22 @@ class Transport:
         except TRANSPORT_ERRORS as exc:  # the answer broke off: as a dropped connection
             return attempts.retry_with(None, describe_exception(exc))
         except APIError as exc:
-            self._timed(exc, attempts)
-            if exc.status_code in C.RETRYABLE_STATUSES and logger.isEnabledFor(logging.WARNING):
-                log_give_up(call.op.method, self._shown(call), str(exc),
-                            attempts.retry + 1)  # the last of its retries
+            self._refused_at_last(exc, attempts)
             raise
+
+    def _log_attempt(self, call: Call, outcome: int | str, started: float,
+                     attempts: Attempts) -> None:
+        """The DEBUG line of an attempt."""
+        log_attempt(call.op.method, self._shown(call), outcome, self._now() - started,
+                    attempts.retry + 1)
+
+    def _refused_at_last(self, exc: APIError, attempts: Attempts) -> None:
+        """``exc``, a final answer's refusal: timed, and said at WARNING when it is the
+        last of a call's retries."""
+        self._timed(exc, attempts)
+        if exc.status_code in C.RETRYABLE_STATUSES and logger.isEnabledFor(logging.WARNING):
+            call = attempts.call
+            log_give_up(call.op.method, self._shown(call), str(exc), attempts.retry + 1)
 
     async def _send_single_request(self, session: aiohttp.ClientSession, attempts: Attempts,
                                    timeout: aiohttp.ClientTimeout) -> aiohttp.ClientResponse:
