@@ -70,7 +70,7 @@ from .log import log_attempt, log_give_up, log_retry, logger
 from .middleware import OUTGOING, Outgoing
 from .operation import Call, Extras, Operation
 from .options import CallOptions
-from .policy import SINGLE, PacedPolicy, PaceTable, SendPolicy, key_fingerprint
+from .policy import SINGLE, Admission, PacedPolicy, PaceTable, SendPolicy, key_fingerprint
 from .retry import (
     backoff_delay,
     parse_retry_after,
@@ -409,12 +409,14 @@ class Transport:
         reported to the policy. On a caller's session it runs in a task of the client's
         own; ended by ``close()``, it is a failure."""
         policy = attempts.policy
-        try:
-            admission = await policy.admit(attempts.deadline)
-        except ClosedInFlight:
-            raise self._closed(attempts) from None
-        if admission is None:
-            raise self._not_admitted(attempts)
+        admission: Admission | None = policy
+        if policy is not SINGLE:  # SINGLE admits at once and hears nothing: not asked,
+            try:  # a coroutine less per call
+                admission = await policy.admit(attempts.deadline)
+            except ClosedInFlight:
+                raise self._closed(attempts) from None
+            if admission is None:
+                raise self._not_admitted(attempts)
         sessions = self.sessions
         status: int | None = None
         try:
@@ -432,7 +434,9 @@ class Transport:
             status = exc.status_code or 200
             raise
         finally:
-            policy.report(admission, status, None if status != 429 else self._asked_wait(attempts))
+            if policy is not SINGLE:
+                policy.report(admission, status,
+                              None if status != 429 else self._asked_wait(attempts))
         return result
 
     @staticmethod
