@@ -23,6 +23,9 @@ if TYPE_CHECKING:  # the public names, as type checkers see them (the docstring)
     from ._client import (
         Client as Client,
     )
+    from ._core.clock import (
+        Clock as Clock,
+    )
     from ._core.credentials import (
         CREDENTIAL_FIELDS as CREDENTIAL_FIELDS,
     )
@@ -216,6 +219,7 @@ if TYPE_CHECKING:  # the public names, as type checkers see them (the docstring)
 #: equal).
 _LAZY: dict[str, str] = {
     "Client": "._client",
+    "Clock": "._core.clock",
     "CREDENTIAL_FIELDS": "._core.credentials",
     "redact_url": "._core.credentials",
     "APIConnectionError": "._errors",

@@ -13,11 +13,13 @@ import aiohttp
 
 from . import _constants as C
 from ._checks import check_bool, check_count, check_http_url, check_seconds, check_tls
+from ._core.clock import SYSTEM_CLOCK, Clock
 from ._core.credentials import Credentials, SecretValue, redact_url
 from ._core.log import setup_logging_from_env
+from ._core.policy import PaceTable
 from ._core.raw import WithRawResponse
 from ._core.session import SessionOwner
-from ._core.transport import Transport
+from ._core.transport import make_transport
 from ._errors import ConfigurationError, InvalidInputError
 from .models._base import UNSET, UnsetType
 from .resources._areas import Area
@@ -128,6 +130,10 @@ class Client:
             private CA, or True (default: verify certificates).
         app_name: your application, e.g. ``"myapp/1.2"``, appended to the
             ``User-Agent`` (``asyncsdk/<version> python/<x.y> aiohttp/<version>``).
+        clock: the time, sleep and randomness the client's waits use (an
+            ``asyncsdk.Clock``; default: the system's). For tests:
+            ``asyncsdk.testing.VirtualClock()``, on which retries' and polls' pauses
+            return at once. ``close()`` ends a pause on any clock.
 
     Raises:
         ConfigurationError: no API key anywhere, or a URL that is not absolute http(s).
@@ -164,6 +170,7 @@ class Client:
         trust_env: bool = False,
         ssl: Any = True,
         app_name: str | None = None,
+        clock: Clock | None = None,
     ) -> None:
         setup_logging_from_env()  # ASYNCSDK_LOG, read once per process
         environ = os.environ
@@ -192,37 +199,45 @@ class Client:
                 f"spaces, at most {C.MAX_APP_NAME_CHARS} characters", field="app_name")
         if proxy is not None:
             check_http_url(proxy, "proxy", what="an http(s) proxy URL")
+        if clock is None:
+            clock = SYSTEM_CLOCK
+        elif not isinstance(clock, Clock):
+            raise InvalidInputError(
+                "clock: expected an asyncsdk.Clock (now(), async sleep(seconds), random()),"
+                f" got {type(clock).__name__}", field="clock")
         sessions = SessionOwner(
             session, max_connections=check_count(max_connections, "max_connections", 1),
             trust_env=check_bool(trust_env, "trust_env"), app_name=app_name, proxy=proxy,
             ssl=check_tls(ssl))
         self._setup(sessions, Credentials(api_key=key, username=user), urls,
                     base_url or environ.get(C.ENV_BASE_URL), timeout, attempt_timeout,
-                    max_retries)
+                    max_retries, clock, PaceTable(clock))
 
     def _setup(self, sessions: SessionOwner, credentials: Credentials,
                urls: Mapping[Area, str | None], base_url: str | None, timeout: float,
-               attempt_timeout: float | None, max_retries: int, *,
-               like: Transport | None = None) -> None:
+               attempt_timeout: float | None, max_retries: int, clock: Clock,
+               paces: PaceTable) -> None:
         """The client's state from its settings (the time settings checked here);
-        ``like``: the transport of the client this one copies (its clock and random
-        source, which tests may have replaced, are kept)."""
+        ``clock`` and ``paces`` (the bulk paces by key and area) are shared with the
+        client's copies."""
         self._sessions = sessions
+        self._clock = clock
+        self._paces = paces
         #: Each area's URL as configured and the base URL, if any: kept as secrets (a
         #: ``user:password@`` login in them shows in no repr, ``vars(client)`` included).
         self._urls = {area: _kept(url) for area, url in urls.items()}
         self._base_url = _kept(base_url.rstrip("/") if base_url else None)
-        self._transport = Transport(
+        self._transport = make_transport(
             credentials=credentials,
             base_urls=urls,
             sessions=sessions,
+            clock=clock,
             timeout=float(check_seconds(timeout, "timeout")),
             attempt_timeout=(None if attempt_timeout is None
                              else float(check_seconds(attempt_timeout, "attempt_timeout"))),
             max_retries=check_count(max_retries, "max_retries", 0),
+            paces=paces,
         )
-        if like is not None:
-            self._transport.rand, self._transport.clock = like.rand, like.clock
 
     def with_options(
         self,
@@ -248,8 +263,12 @@ class Client:
         means the default share of the budget). A new ``base_url`` applies to every
         area the call does not give its own URL for; the environment is not read again.
         Settings of the pool itself (``session``, ``max_connections``, ``proxy``,
-        ``trust_env``, ``ssl``, ``app_name``) are this client's: make another ``Client``
-        for other ones.
+        ``trust_env``, ``ssl``, ``app_name``) are this client's, and so is its ``clock``:
+        make another ``Client`` for other ones.
+
+        The pace of bulk work (``check_many``) is shared too: a copy with the same API
+        key waits in its parent's pace of each area (a 429 to either holds both); a copy
+        with another key has paces of its own.
 
         Who owns what: the pool (this client's own session, or the ``session=`` you gave
         it) stays this client's. Closing the copy ends the copy's own calls in flight
@@ -276,7 +295,7 @@ class Client:
             limits.timeout if timeout is UNSET else timeout,
             limits.attempt_timeout if attempt_timeout is UNSET else attempt_timeout,
             self._transport.max_retries if max_retries is UNSET else max_retries,
-            like=self._transport)
+            self._clock, self._paces)
         return copy
 
     # The areas are built (and their models imported) on first use: ``import asyncsdk``

@@ -1,6 +1,6 @@
 """Module attributes imported on first use (PEP 562), for the packages' ``__init__``
-(``asyncsdk`` and ``asyncsdk.testing``). Nothing here knows the library: the names and
-module paths are each package's own table."""
+(``asyncsdk``, ``asyncsdk.testing``, ``asyncsdk._core``). Nothing here knows the
+library: the names and module paths are each package's own table."""
 
 from __future__ import annotations
 

@@ -80,13 +80,13 @@ def _pydantic_decoder() -> Callable[[bytes], Any]:
 
 
 def _asyncsdk_decoder(loads: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
-    import asyncsdk
+    from asyncsdk._core.answer import Interpreter
+    from asyncsdk._core.credentials import Credentials
     from asyncsdk._core.operation import Operation
     from asyncsdk.models.contacts import ContactList
     from asyncsdk.resources._areas import Area
 
-    client = asyncsdk.Client(api_key=API_KEY, base_url="http://127.0.0.1:9")
-    transport = client._transport  # no request is made: the session is never created
+    transport = Interpreter(Credentials(api_key=API_KEY, username=None))  # the client's
     op = Operation("contacts.list", "GET", Area.CONTACTS, "/api/v1/contact/", True)
 
     def decode(body: bytes) -> Any:

@@ -1,7 +1,7 @@
 """Scenario 5: ``job.wait()`` with its defaults on a job that finishes after 60 s.
 
-Simulated time: the client's ``transport.sleep``/``clock``/``rand`` are replaced by a
-fake clock that advances only when ``wait()`` sleeps, so nothing really waits. The
+Simulated time: the client is given a clock (``Client(clock=...)``) that advances only
+when ``wait()`` sleeps, so nothing really waits. The
 benchmark server answers ``processing`` to ``jobs/status?job_id=60`` while the request's
 ``X-Bench-Clock`` header (the fake time, set on the session before each poll) is below
 60 s, then ``success``. Jitter is drawn from ``rand``: the run is repeated for the
@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Callable
+from typing import Any
 
 from ._common import API_KEY, USERNAME, Paired, Section, Target
 
@@ -35,21 +36,28 @@ async def _one(url: str, rand: Callable[[], float]) -> tuple[int, float]:
     trace.on_request_start.append(count)
     async with aiohttp.ClientSession(headers={"X-Bench-Clock": "0"},
                                      trace_configs=[trace]) as session:
-        now = 0.0
-
-        async def sleep(seconds: float) -> None:
-            nonlocal now
-            now += seconds
-            session.headers["X-Bench-Clock"] = repr(now)
-
+        clock = _BenchClock(session, rand)
         async with asyncsdk.Client(api_key=API_KEY, username=USERNAME, base_url=url,
-                                   session=session) as client:
-            transport = client._transport
-            transport.sleep = sleep
-            transport.clock = lambda: now
-            transport.rand = rand
+                                   session=session, clock=clock) as client:
             await client.validation.job(int(FINISH)).wait()
-    return polls, now - FINISH
+    return polls, clock.now() - FINISH
+
+
+class _BenchClock:
+    """Simulated time (``Client(clock=...)``): a sleep moves it on at once, and the
+    server is told the time through a header of the session."""
+
+    def __init__(self, session: Any, rand: Callable[[], float]) -> None:
+        self._session = session
+        self._now = 0.0
+        self.random = rand
+
+    def now(self) -> float:
+        return self._now
+
+    async def sleep(self, seconds: float) -> None:
+        self._now += seconds
+        self._session.headers["X-Bench-Clock"] = repr(self._now)
 
 
 def run(url: str, *, seeds: int) -> Section:

@@ -1,4 +1,4 @@
-"""Shared fixtures: a client whose sleeps are recorded instead of slept."""
+"""Shared fixtures: a client on a virtual clock, whose sleeps are recorded instead of slept."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from aioresponses import aioresponses
-from helpers import API_KEY, BASE, USERNAME, SleepRecorder
+from helpers import API_KEY, BASE, USERNAME
 from hypothesis import settings
 
 import asyncsdk
@@ -35,15 +35,15 @@ def _library_logger_as_found() -> Iterator[None]:
 
 
 @pytest.fixture
-def sleeps() -> SleepRecorder:
-    return SleepRecorder()
+def clock() -> asyncsdk.testing.VirtualClock:
+    """The clients' clock: sleeps recorded (``clock.sleeps``) and instant; the largest
+    jittered delay (``random`` 1.0), so tests see the cap."""
+    return asyncsdk.testing.VirtualClock(random=1.0)
 
 
 @pytest.fixture
-async def client(sleeps: SleepRecorder) -> AsyncIterator[asyncsdk.Client]:
-    async with asyncsdk.Client(API_KEY, USERNAME, base_url=BASE) as c:
-        c._transport.sleep = sleeps
-        c._transport.rand = lambda: 1.0  # the largest jittered delay, so tests see the cap
+async def client(clock: asyncsdk.testing.VirtualClock) -> AsyncIterator[asyncsdk.Client]:
+    async with asyncsdk.Client(API_KEY, USERNAME, base_url=BASE, clock=clock) as c:
         yield c
 
 

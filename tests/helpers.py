@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random as _random
 import ssl
+import time
 from collections import Counter
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
@@ -17,6 +19,12 @@ import trustme
 from aiohttp import web
 
 import asyncsdk
+from asyncsdk._core.credentials import Credentials
+from asyncsdk._core.pace import Pace
+from asyncsdk._core.policy import key_fingerprint
+from asyncsdk._core.session import SessionOwner
+from asyncsdk._core.transport import Transport, make_transport
+from asyncsdk.resources._areas import Area
 from asyncsdk.testing import RateLimit, RateLimits
 
 API_KEY = "sk_live_SECRET_key_0123456789"
@@ -37,16 +45,6 @@ def corpus_json(relative: str, default: Any) -> Any:
     """A JSON file of the corpora, or ``default`` where they are absent."""
     path = CORPORA / relative
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else default
-
-
-class SleepRecorder:
-    """Stands in for asyncio.sleep: records the delays, returns at once."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, delay: float) -> None:
-        self.delays.append(delay)
 
 
 def rows_of(pieces: list[str]) -> list[Any]:
@@ -100,20 +98,80 @@ def trusting(ca: trustme.CA) -> ssl.SSLContext:
     return context
 
 
-def skipped_but_counted(client: asyncsdk.Client) -> asyncsdk.Client:
-    """``client`` with its sleeps made instant but counted: its clock runs that much
-    ahead of the real one, so a call's budget ends after the waits it skipped (a bulk
-    call's 429s are sent again until the budget ends, not ``max_retries``)."""
-    skipped = [0.0]
-    real = client._transport.clock
+class SkippedSleeps:
+    """A clock (``Client(clock=...)``) on real time whose sleeps return at once, recorded
+    in ``sleeps``. ``counted``: its time runs ahead by the sleeps it skipped, so that a
+    call's budget ends after the waits it skipped (a bulk call's 429s are sent again
+    until the budget ends, not ``max_retries``); else the sleeps cost no time at all.
+    ``random``: the jitter (None: ``random.random``)."""
 
-    async def sleep(delay: float) -> None:
-        skipped[0] += delay
+    def __init__(self, *, counted: bool = True, random: float | None = None) -> None:
+        self.counted = counted
+        self.fixed = random
+        self.skipped = 0.0
+        self.sleeps: list[float] = []
+
+    def now(self) -> float:
+        return time.monotonic() + self.skipped
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        if self.counted:
+            self.skipped += max(0.0, seconds)
         await asyncio.sleep(0)
 
-    client._transport.sleep = sleep
-    client._transport.clock = lambda: real() + skipped[0]
-    return client
+    def random(self) -> float:
+        return _random.random() if self.fixed is None else self.fixed
+
+
+class Sleeper(SkippedSleeps):
+    """A clock whose sleeps, while ``long``, signal ``sleeping`` and last ``hold``
+    seconds at least (for real: only ``close()`` or a cancellation ends them); else
+    they are skipped."""
+
+    def __init__(self, hold: float = 10.0) -> None:
+        super().__init__(counted=False)
+        self.hold = hold
+        self.sleeping = asyncio.Event()
+        self.long = False
+
+    async def sleep(self, seconds: float) -> None:
+        if not self.long:
+            await super().sleep(seconds)
+            return
+        self.sleeping.set()
+        await asyncio.sleep(max(seconds, self.hold))
+
+
+@asynccontextmanager
+async def engine_of(clock: Any, base: str = BASE, **settings: Any) -> AsyncIterator[Transport]:
+    """The engine alone, composed from its parts as a ``Client`` composes it (for the
+    core's own tests: operations of their own, ``CallOptions`` built by hand), on
+    ``clock``; closed on exit. ``settings``: ``timeout``, ``max_retries``,
+    ``attempt_timeout``."""
+    owner = SessionOwner(settings.pop("session", None), max_connections=100,
+                         trust_env=False)
+    engine = make_transport(
+        credentials=Credentials(api_key=API_KEY, username=USERNAME),
+        base_urls=dict.fromkeys(Area, base), sessions=owner, clock=clock,
+        timeout=settings.pop("timeout", 60.0), max_retries=settings.pop("max_retries", 2),
+        **settings)
+    try:
+        yield engine
+    finally:
+        await owner.close()
+
+
+def pace_of(client: asyncsdk.Client, area: Area = Area.VALIDATION) -> Pace:
+    """``client``'s pace of ``area`` (for the key ``API_KEY``). White-box: the client's
+    table of paces."""
+    return client._paces.pace(key_fingerprint(API_KEY), area.argument)
+
+
+def paced_in_flight(client: asyncsdk.Client, area: Area = Area.VALIDATION) -> int:
+    """The attempts ``client``'s pace of ``area`` let out and has not heard of (0 once
+    every place in its window is given back)."""
+    return pace_of(client, area).in_flight
 
 
 class TokenBucket:

@@ -53,6 +53,7 @@ LAYERS: dict[str, float] = {
     "asyncsdk._core.credentials": 4,
     "asyncsdk._core.log": 4,
     "asyncsdk._core.raw": 4,
+    "asyncsdk._core.clock": 4,
     "asyncsdk._core.operation": 5,
     "asyncsdk._core.aiohttp_compat": 5,
     "asyncsdk._core.timeouts": 5,
@@ -63,9 +64,11 @@ LAYERS: dict[str, float] = {
     "asyncsdk._core.middleware": 6,
     "asyncsdk._core.pace": 6,
     "asyncsdk._core.session": 7,
+    "asyncsdk._core.policy": 7,
     "asyncsdk._core.answer": 8,
+    "asyncsdk._core.options": 8,
     "asyncsdk._core.streamed": 9,
-    "asyncsdk._core.policy": 9,
+    "asyncsdk._core.engine": 9,
     "asyncsdk._core.transport": 10,
     "asyncsdk._core": 10,  # the package's own docstring
     # the areas
@@ -300,7 +303,7 @@ def test_the_application_check_sees_a_private_import() -> None:
 IMPORTS_BY_NAME = "asyncsdk._lazy"
 #: ... and the only modules that use it: the faces, whose tables are tested against
 #: their ``TYPE_CHECKING`` imports.
-LAZY_FACES = ("asyncsdk", "asyncsdk.testing")
+LAZY_FACES = ("asyncsdk", "asyncsdk.testing", "asyncsdk._core")
 
 
 def _imports_by_string(tree: ast.AST) -> list[int]:
@@ -356,3 +359,92 @@ def test_the_fleet_uses_only_public_names_of_asyncsdk(module: str) -> None:
         wrong)
     assert all(not part.startswith("_") for used_module in FLEET_USES
                for part in used_module.split("."))
+# --- the engine's face: what resources and tests may reach ----------------------------
+TESTS_DIR = Path(__file__).resolve().parent
+RESOURCES_DIR = PACKAGE_DIR / "resources"
+#: Attributes of the engine's insides that only ``_core`` and the client (the
+#: composition root) touch: reached from a resource or a test, they are a way around
+#: ``Engine`` (resources) or around the ``Client(clock=...)`` seam (tests).
+CORE_PRIVATE = {"_transport", "_engine", "sessions", "credentials"}
+#: The old test seam: a test that assigns these swaps the engine's time by hand.
+TIME_ATTRIBUTES = {"sleep", "rand", "clock"}
+#: The core's own exception for a wait ``close()`` ended: the engine reports it.
+CORE_ONLY_NAMES = {"ClosedInFlight"}
+
+
+def _core_exports() -> set[str]:
+    """``asyncsdk._core.__all__``, read from its source."""
+    tree = ast.parse((PACKAGE_DIR / "_core" / "__init__.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == "__all__"):
+            return set(ast.literal_eval(node.value))
+    raise AssertionError("asyncsdk._core has no __all__")
+
+
+def _reaches_into_the_core(source: str, *, own_engine: bool) -> list[str]:
+    """Where ``source`` reaches past the engine's face (``own_engine``: a resource may
+    keep its engine as ``self._engine``)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute):
+            base = ast.unparse(node.value)
+            if node.attr in CORE_PRIVATE and not (
+                    own_engine and node.attr == "_engine" and base == "self"):
+                found.append(f"line {node.lineno}: {base}.{node.attr}")
+            elif node.attr in TIME_ATTRIBUTES and isinstance(node.ctx, ast.Store):
+                found.append(f"line {node.lineno}: {base}.{node.attr} = ...")
+        elif isinstance(node, ast.Name) and node.id in CORE_ONLY_NAMES:
+            found.append(f"line {node.lineno}: {node.id}")
+        elif isinstance(node, ast.alias) and node.name in CORE_ONLY_NAMES:
+            found.append(f"import of {node.name}")
+    return found
+
+
+def _files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*.py") if p.name != "test_architecture.py")
+
+
+@pytest.mark.parametrize("path", _files(TESTS_DIR),
+                         ids=lambda p: p.relative_to(TESTS_DIR).as_posix())
+def test_no_test_reaches_into_the_engine(path: Path) -> None:
+    """Tests set time through ``Client(clock=...)`` (``asyncsdk.testing.VirtualClock``)
+    and the core's tests compose an engine of their own (``helpers.engine_of``): none
+    reaches a client's engine, session owner or credentials."""
+    wrong = _reaches_into_the_core(path.read_text(encoding="utf-8"), own_engine=False)
+    assert not wrong, f"{path.name} reaches into the engine:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("path", _files(RESOURCES_DIR),
+                         ids=lambda p: p.relative_to(RESOURCES_DIR).as_posix())
+def test_resources_see_only_the_engines_face(path: Path) -> None:
+    """A resource uses ``Engine`` and the names ``asyncsdk._core`` exports, nothing
+    else of the core: no submodule of it, no internal attribute or exception."""
+    module = _module_name(path)
+    exported = _core_exports()
+    wrong = _reaches_into_the_core(path.read_text(encoding="utf-8"), own_engine=True)
+    for target, names, line in _imports(module, path):
+        if target.startswith(CORE + "."):
+            wrong.append(f"line {line}: imports {target} (import from asyncsdk._core)")
+        elif target == CORE:
+            wrong += [f"line {line}: {n} is not in asyncsdk._core.__all__"
+                      for n in names if n not in exported]
+    assert not wrong, f"{module} reaches past the engine's face:\n" + "\n".join(wrong)
+
+
+def test_the_face_test_sees_a_reach() -> None:
+    """The oracle itself, on lines of the code this test replaced."""
+    old = ("c._transport.sleep = s\nc.rand = r\nfrom asyncsdk._core.session import "
+           "ClosedInFlight\nt.sessions.session()\nt.credentials.clean(e)\n"
+           "job._engine.now()\n")
+    found = _reaches_into_the_core(old, own_engine=True)
+    assert len(found) == 7, found  # line 1 twice: the reach and the assignment
+    assert _reaches_into_the_core("self._engine.now()", own_engine=True) == []
+
+
+def test_the_core_exports_what_it_names() -> None:
+    import asyncsdk._core as core
+
+    assert sorted(core.__all__) == sorted(_core_exports())
+    for name in core.__all__:
+        assert getattr(core, name) is not None, name

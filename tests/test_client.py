@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import re
 import types
 import warnings
 from collections.abc import Iterator, Mapping
@@ -16,8 +17,10 @@ from auth_helpers import serve
 from helpers import API_KEY, USERNAME
 
 import asyncsdk
+import asyncsdk.testing
 from asyncsdk._core.credentials import Credentials, SecretValue
 from asyncsdk.resources._areas import Area
+from asyncsdk.testing import Sandbox
 
 ENV_VARS = ["ASYNCSDK_API_KEY", "ASYNCSDK_USERNAME", "ASYNCSDK_BASE_URL",
             "ASYNCSDK_CONTACTS_URL", "ASYNCSDK_CRM_URL", "ASYNCSDK_INVOICING_URL",
@@ -31,7 +34,15 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def urls(client: asyncsdk.Client) -> dict[Area, str | None]:
-    return client._transport.urls.by_area
+    """Each area's URL as the client shows it (``contacts_url`` and the others)."""
+    return {area: getattr(client, area.argument) for area in Area}
+
+
+async def first_call(client: asyncsdk.Client, base: str = "https://h") -> None:
+    """A call (mocked): the client's session is made and the client bound to this loop."""
+    with asyncsdk.testing.aioresponses() as mocked:
+        mocked.get(f"{base}/api/v1/contact/", payload=[])
+        assert await client.contacts.list() == []
 
 
 def test_constructed_outside_a_loop_without_a_session() -> None:
@@ -45,10 +56,16 @@ def test_credentials_and_urls_from_environment(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("ASYNCSDK_BASE_URL", "https://base.env/")
     monkeypatch.setenv("ASYNCSDK_MAIL_URL", "https://mail.env")
     client = asyncsdk.Client()
-    creds = client._transport.credentials
-    assert (creds.api_key, creds.username) == ("env-key", "env-user")
     assert urls(client)[Area.MAIL] == "https://mail.env"
     assert urls(client)[Area.CONTACTS] == "https://base.env"
+
+
+async def test_credentials_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ASYNCSDK_API_KEY", "env-key")
+    monkeypatch.setenv("ASYNCSDK_USERNAME", "env-user")
+    async with Sandbox(api_key="env-key", username="env-user") as sb, asyncsdk.Client(
+            base_url=sb.base_url) as client:
+        await client.validation.check("ann@example.com")  # the key and the user name
 
 
 def test_arguments_beat_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -56,7 +73,6 @@ def test_arguments_beat_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ASYNCSDK_MAIL_URL", "https://mail.env")
     monkeypatch.setenv("ASYNCSDK_CRM_URL", "https://crm.env")
     client = asyncsdk.Client("arg-key", base_url="https://base.arg", crm_url="https://crm.arg")
-    assert client._transport.credentials.api_key == "arg-key"
     # base_url= is never redirected by an area variable of the environment
     assert urls(client)[Area.MAIL] == "https://base.arg"
     assert urls(client)[Area.CRM] == "https://crm.arg"
@@ -143,42 +159,49 @@ def test_bad_numbers_are_refused(kwargs: dict[str, object], field: str) -> None:
     assert info.value.field == field
 
 
-def test_base_url_path_is_kept_as_prefix() -> None:
+async def test_base_url_path_is_kept_as_prefix() -> None:
     client = asyncsdk.Client("k", "u", base_url="https://h/x/")
-    from asyncsdk.resources.validation.resource import CHECK
 
-    assert client._transport.urls.of(CHECK) == "https://h/x/api/v1/single/check"
+    assert client.validation_url == "https://h/x"
+    with asyncsdk.testing.aioresponses() as mocked:
+        mocked.get(re.compile(r"https://h/x/api/v1/single/check\?.*"),
+                   payload={"email": "a@b.com", "status": "success", "result": "Valid",
+                            "role": False})
+        await client.validation.check("a@b.com")
+    await client.close()
 
 
 def test_repr_hides_credentials() -> None:
     client = asyncsdk.Client(API_KEY, USERNAME, base_url="https://h")
-    text = repr(client) + repr(client._transport.credentials)
+    text = repr(client) + repr(Credentials(api_key=API_KEY, username=USERNAME))
     assert API_KEY not in text and USERNAME not in text
 
 
 async def test_own_session_is_lazy_limited_and_closed() -> None:
     client = asyncsdk.Client("k", base_url="https://h", max_connections=7)
-    session = client._transport.sessions.session()
+    await first_call(client)
+    session = client._session
     assert isinstance(session, aiohttp.ClientSession)
     assert session.connector is not None and session.connector.limit == 7
     await client.close()
     assert session.closed and client.closed
     await client.close()  # twice is fine
     with pytest.raises(asyncsdk.UsageError, match="closed"):
-        client._transport.sessions.session()
+        await client.contacts.list()
 
 
 async def test_injected_session_is_never_closed() -> None:
     async with aiohttp.ClientSession() as session:
         async with asyncsdk.Client("k", base_url="https://h", session=session) as client:
-            assert client._transport.sessions.session() is session
+            await first_call(client)
+            assert client._session is session
         assert not session.closed
 
 
 def test_unclosed_client_warns_once() -> None:
     async def use() -> None:
         client = asyncsdk.Client("k", base_url="https://h")
-        client._transport.sessions.session()
+        await first_call(client)
         session = client._session
         assert session is not None
         del client
@@ -196,7 +219,7 @@ def test_unclosed_client_warns_once() -> None:
 def test_closed_client_does_not_warn() -> None:
     async def use() -> None:
         async with asyncsdk.Client("k", base_url="https://h") as client:
-            client._transport.sessions.session()
+            await first_call(client)
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -209,7 +232,7 @@ def test_client_used_from_another_loop_raises_clearly() -> None:
     client = asyncsdk.Client("k", "u", base_url="https://h")
 
     async def first() -> None:
-        client._transport.sessions.session()
+        await first_call(client)
 
     async def second() -> None:
         with pytest.raises(asyncsdk.UsageError, match="another event loop"):
@@ -224,7 +247,7 @@ def test_client_used_from_another_loop_raises_clearly() -> None:
         assert session is not None
         loop1.run_until_complete(session.close())
         loop1.close()
-        client._transport.sessions.closed = True
+        asyncio.run(client.close())  # its loop has ended: the client is just marked closed
 
 
 # --- issue 38, item 8: no secret in any repr reachable from the client ---------------------

@@ -14,6 +14,8 @@ import asyncsdk
 
 EXPECTED = {
     "Client", "UNSET", "UnsetType", "__version__", "RawResponse",
+    # the seam of time (``Client(clock=...)``), for typing a clock of one's own
+    "Clock",
     # for the filters of tracers, error trackers and recorders
     "CREDENTIAL_FIELDS", "redact_url",
     # errors

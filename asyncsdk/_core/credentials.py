@@ -114,10 +114,10 @@ class Placement:
         return self.part is Part.FORM
 
 
-KEY_IN_QUERY = Placement(Part.QUERY, (("api_key", Secret.API_KEY),))
-KEY_AND_USER_IN_QUERY = Placement(
+KEY_IN_QUERY: Final[Placement] = Placement(Part.QUERY, (("api_key", Secret.API_KEY),))
+KEY_AND_USER_IN_QUERY: Final[Placement] = Placement(
     Part.QUERY, (("api", Secret.API_KEY), ("username", Secret.USERNAME)))
-KEY_AND_USER_IN_FORM = Placement(
+KEY_AND_USER_IN_FORM: Final[Placement] = Placement(
     Part.FORM, (("api", Secret.API_KEY), ("username", Secret.USERNAME)))
 
 

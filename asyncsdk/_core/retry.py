@@ -41,8 +41,8 @@ from collections.abc import Callable
 from .. import _constants as C
 from .failures import Failure
 
-__all__ = ["backoff_delay", "parse_retry_after", "resent_free", "retries_answer",
-           "retries_at_once", "retries_failure"]
+__all__ = ["backoff_delay", "parse_retry_after", "retries_answer", "retries_at_once",
+           "retries_failure"]
 
 _SECONDS = re.compile(r"[0-9]+(?:\.[0-9]+)?", re.ASCII)
 
@@ -88,13 +88,6 @@ def backoff_delay(retry: int, rand: Callable[[], float] = random.random) -> floa
 def retries_answer(status: int, safe: bool) -> bool:
     """True when an answer with ``status`` is worth another attempt (retries left)."""
     return status in C.RETRYABLE_STATUSES and (safe or status == 429)
-
-
-def resent_free(status: int, bulk: bool) -> bool:
-    """True for an answer that a bulk call (``check_many``, the fleet) sends again after
-    the wait asked for without spending a retry, until its budget ends: a 429, "not
-    processed, come back later" (DESIGN §3). A single call's 429 spends one."""
-    return bulk and status == 429
 
 
 def retries_failure(failure: Failure, safe: bool) -> bool:

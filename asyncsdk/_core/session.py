@@ -41,7 +41,7 @@ import contextlib
 import platform
 import sys
 import weakref
-from collections.abc import AsyncGenerator, Callable, Coroutine
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
 from typing import Any, Protocol, TypeVar
 
 import aiohttp
@@ -214,8 +214,11 @@ class SessionOwner:
         finally:
             self._attempts.discard(own)
 
-    async def pause(self, seconds: float, waiter: asyncio.Future[None] | None = None) -> None:
+    async def pause(self, seconds: float, waiter: asyncio.Future[None] | None = None,
+                    sleep: Callable[[float], Awaitable[None]] | None = None) -> None:
         """Sleep ``seconds``, or until ``waiter`` (if given) is done; ``close()`` wakes it.
+        ``sleep``: a clock's own sleep (``_core.clock``; None: the loop's timer), run in a
+        task of the owner's that the wake-up ends.
 
         Raises:
             ClosedInFlight: the client is (or got) closed.
@@ -224,7 +227,9 @@ class SessionOwner:
             loop = asyncio.get_running_loop()
             if waiter is None:
                 waiter = loop.create_future()
-            timer = loop.call_later(seconds, _wake, waiter)
+            timer: asyncio.TimerHandle | asyncio.Task[None] = (
+                loop.call_later(seconds, _wake, waiter) if sleep is None
+                else loop.create_task(_slept(sleep(seconds), waiter)))
             self._pauses.add(waiter)
             try:
                 await waiter
@@ -293,6 +298,17 @@ class SessionOwner:
 def _wake(waiter: asyncio.Future[None]) -> None:
     if not waiter.done():
         waiter.set_result(None)
+
+
+async def _slept(sleep: Awaitable[None], waiter: asyncio.Future[None]) -> None:
+    """``sleep``, then ``waiter`` woken; a failure of the clock's is the pause's."""
+    try:
+        await sleep
+    except Exception as exc:
+        if not waiter.done():
+            waiter.set_exception(exc)
+        return
+    _wake(waiter)
 
 
 def _released_at_the_end_of_the_loop(

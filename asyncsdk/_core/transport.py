@@ -1,26 +1,31 @@
 """One call's whole life, in layers (as httpx's client goes ``send`` ->
 ``_send_handling_auth`` -> ``_send_handling_redirects`` -> ``_send_single_request``):
 
-* ``Transport.request`` / ``Transport.stream``: the call — arguments and configuration
-  checked at once, the ``Call`` record made, the answer handed out as data (read,
-  interpreted, decoded: ``_finish``) or as an open stream (``_open``).
+* ``Transport.request(options)`` / ``Transport.stream``: the call — its ``CallOptions``
+  and the configuration checked at once, its ``Attempts`` record made, the answer handed
+  out as data (read, interpreted, decoded: ``_finish``) or as an open stream (``_open``).
 * ``_send_handling_retries``: the call's budget and its attempts; after each, the retry
   policy (``_core.retry``: small predicates) decides between handing the answer out,
-  another attempt after a pause, and the call's error (``_next_pause``). A bulk call's
-  attempt is first let through by its area's pace (``_core.pace``: ``_paced``), which
-  hears what came of it; a 429 it gets is sent again after the wait the service asked
-  for without spending ``max_retries``, until the budget ends it (DESIGN §3).
+  another attempt after a pause, and the call's error (``_next_pause``).
+* ``_send_with_policy``: the call's send policy (``_core.policy``) admits each attempt
+  and hears what came of it: a single call's at once; a bulk call's when its area's pace
+  lets it, a 429 sent again without spending ``max_retries`` (DESIGN §3).
 * ``_attempt``: one attempt — the request sent, and its answer either finished or, when
   it is to be retried, read and released. aiohttp's failures become a ``Failure``.
+  (Each layer is a coroutine frame per call: the layers are few on purpose.)
 * ``_send_single_request``: the request handed to aiohttp, marked as the library's own
   (``middleware.OUTGOING``), so that the library's middleware adds the credentials last.
-* The answer interpreter (``_core.answer``, which ``Transport`` is): status, headers and
-  body to data or the SDK error.
 
-Time (``_core.timeouts``): ``timeout`` is one budget for the whole call, pauses
-included; ``attempt_timeout`` bounds one attempt of a safe operation, the rest of the
-budget one of an unsafe operation. ``Client.close()`` ends a call in flight through the
-session owner (``ClosedInFlight``): the call then raises ``APIConnectionError``.
+The transport is composed, not inherited: it is given the answer interpreter
+(``_core.answer``: status, headers and body to data or the SDK error), the session owner
+(``_core.session``), the clock (``_core.clock``: time, sleep, jitter), the time limits
+(``_core.timeouts``), the base URLs and logins, and the table of bulk paces
+(``_core.policy``). ``make_transport`` builds those parts from a client's settings.
+
+Time: ``timeout`` is one budget for the whole call, pauses included; ``attempt_timeout``
+bounds one attempt of a safe operation, the rest of the budget one of an unsafe
+operation. ``Client.close()`` ends a call in flight through the session owner
+(``ClosedInFlight``): the call then raises ``APIConnectionError``.
 
 Every ``SDKError`` leaving ``request`` and ``stream`` goes through ``Credentials.clean``
 (``clean_errors``). aiohttp's exceptions are described (``describe_exception``), never
@@ -30,22 +35,29 @@ chained.
 from __future__ import annotations
 
 import asyncio
-import copy
 import logging
-import random
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 import aiohttp
 import attrs
 from yarl import URL
 
 from .. import _constants as C
-from .._errors import APIError, RateLimitError, SDKError, ServerError, UsageError
+from .._errors import (
+    APIConnectionError,
+    APIError,
+    RateLimitError,
+    ResponseDecodeError,
+    SDKError,
+    ServerError,
+    UsageError,
+)
 from .answer import Interpreter
+from .clock import Clock, SystemClock
 from .credentials import Credentials, SecretValue
+from .engine import Deadline
 from .failures import (
     CLOSED_IN_FLIGHT,
     TIME_RAN_OUT,
@@ -57,11 +69,11 @@ from .failures import (
 from .log import log_attempt, log_give_up, log_retry, logger
 from .middleware import OUTGOING, Outgoing
 from .operation import Call, Extras, Operation
-from .pace import Pace
+from .options import CallOptions
+from .policy import SINGLE, Admission, PacedPolicy, PaceTable, SendPolicy, key_fingerprint
 from .retry import (
     backoff_delay,
     parse_retry_after,
-    resent_free,
     retries_answer,
     retries_at_once,
     retries_failure,
@@ -71,36 +83,53 @@ from .streamed import StreamedResponse
 from .timeouts import TimeLimits
 from .urls import BaseUrls, split_login
 
-__all__ = ["Answer", "Attempted", "Attempts", "Exchange", "Transport"]
+__all__ = ["Answer", "Attempts", "Transport", "make_transport"]
 
-T = TypeVar("T")
 #: A final answer's status, headers and body, read in full.
 Answer = tuple[int, Mapping[str, str], bytes]
 
 
-class Exchange:
-    """What every attempt of one call shares: the call, its credentials (``outgoing``),
-    its JSON body, its time (budget and per-attempt bound), and how its final answer is
-    handed out: decoded as ``model`` (a list of them, ``many``), or as an open stream. A
-    bulk call's attempts wait for ``pace`` (``paced``: its rate and window too, not only
-    its holds)."""
+class _Retry:
+    """What an attempt gives when another may follow: its answer or failure is on the
+    call's ``Attempts`` (``answer``, ``failure``)."""
 
-    __slots__ = ("budget", "call", "many", "model", "outgoing", "pace", "paced",
-                 "per_attempt", "sent", "streaming")
+    __slots__ = ()
 
-    def __init__(self, call: Call, outgoing: Outgoing | None, json_body: Any, budget: float,
-                 per_attempt: float | None, *, model: type[Any] | None = None,
-                 many: bool = False, streaming: bool = False, pace: Pace | None = None,
-                 paced: bool = True) -> None:
+
+_RETRY = _Retry()
+
+
+class Attempts:
+    """One call in flight: what every attempt shares — the call, its credentials
+    (``outgoing``), what aiohttp is given (``sent``), its time (budget, deadline,
+    per-attempt bound), how its final answer is handed out (decoded as ``model``, a list
+    of them with ``many``, or as an open stream), its send ``policy`` — and the attempts
+    so far: the count (``retry``: attempts made less one; ``free``: of those, the ones
+    the policy resent without spending a retry), what the last gave (``answer`` to
+    retry, or ``failure``), and whether any may have reached the service."""
+
+    __slots__ = ("answer", "begun", "budget", "call", "deadline", "dropped", "failure",
+                 "free", "many", "model", "outgoing", "per_attempt", "policy", "retry",
+                 "sent", "sent_maybe", "streaming")
+
+    def __init__(self, call: Call, outgoing: Outgoing | None, json_body: Any,
+                 budget: float, per_attempt: float | None, *,
+                 model: type[Any] | None = None, many: bool = False,
+                 streaming: bool = False, policy: SendPolicy = SINGLE) -> None:
         self.call = call
-        self.pace = pace
-        self.paced = paced
         self.outgoing = outgoing
         self.budget = budget
         self.per_attempt = per_attempt
         self.model = model
         self.many = many
         self.streaming = streaming
+        self.policy = policy
+        self.begun = self.deadline = 0.0  # ``start``
+        self.retry = self.free = 0
+        self.sent_maybe = False
+        self.dropped = False  # a connection already dropped before its answer
+        self.answer: Answer | None = None
+        self.failure: Failure | None = None
         #: What aiohttp is given besides the method, URL and timeout: only what differs
         #: from its defaults. Unsafe operations follow no redirect (DESIGN §3).
         self.sent: dict[str, Any] = {"params": call.query or None}
@@ -113,61 +142,31 @@ class Exchange:
         if call.headers:
             self.sent["headers"] = call.headers
 
-
-class Attempted(Generic[T]):
-    """What one attempt gave: the call's result (``done``), an answer to retry
-    (``answer``), or a failure (``failure``)."""
-
-    __slots__ = ("answer", "done", "failure", "value")
-
-    def __init__(self, *, value: Any = None, answer: Answer | None = None,
-                 failure: Failure | None = None) -> None:
-        self.done = answer is None and failure is None
-        self.value: T = value
-        self.answer = answer
-        self.failure = failure
-
-    @property
-    def status(self) -> int | None:
-        """The answer's status for the pace: an answer to retry's, 200 for the call's
-        result (the service took it), None for a failure (no answer)."""
-        if self.answer is not None:
-            return self.answer[0]
-        return None if self.failure is not None else 200
-
-    def discard(self) -> None:
-        """Release what the result holds (an open stream) when no one will take it."""
-        if isinstance(self.value, StreamedResponse):
-            self.value.release()
-
-
-class Attempts:
-    """The attempts of one call so far: the count (``retry``: attempts made less one;
-    ``free``: of those, the 429s of a ``bulk`` call, which spend no retry), the clock, what
-    the last gave, and whether any may have reached the service."""
-
-    __slots__ = ("begun", "bulk", "deadline", "dropped", "free", "last", "retry",
-                 "sent_maybe")
-
-    def __init__(self, begun: float, budget: float, bulk: bool = False) -> None:
-        self.begun = begun
-        self.deadline = begun + budget
-        self.bulk = bulk
-        self.retry = 0
-        self.free = 0
-        self.sent_maybe = False
-        self.dropped = False  # a connection already dropped before its answer
-        self.last: Attempted[Any] | None = None
+    def start(self, now: float) -> None:
+        """The call's clock starts: its deadline is its budget from ``now``."""
+        self.begun = now
+        self.deadline = now + self.budget
 
     @property
     def spent(self) -> int:
         """The retries spent so far (``max_retries`` bounds them)."""
         return self.retry - self.free
 
-    def count(self, attempted: Attempted[Any]) -> None:
-        """Another attempt follows ``attempted``."""
+    @property
+    def status(self) -> int | None:
+        """The status of the last attempt's answer to retry (None: it failed)."""
+        return None if self.answer is None else self.answer[0]
+
+    def retry_with(self, answer: Answer | None, failure: Failure | None) -> _Retry:
+        """The last attempt gave ``answer`` (to retry) or ``failure``."""
+        self.answer = answer
+        self.failure = failure
+        return _RETRY
+
+    def count(self) -> None:
+        """Another attempt follows the last."""
         self.retry += 1
-        if attempted.answer is not None and resent_free(attempted.answer[0], self.bulk):
+        if self.answer is not None and self.policy.resends_free(self.answer[0]):
             self.free += 1
 
     def failed(self, failure: Failure) -> Failure:
@@ -178,48 +177,51 @@ class Attempts:
         return attrs.evolve(failure, may_have_been_sent=self.sent_maybe)
 
 
-class Transport(Interpreter):
-    """Sends operations for a ``Client`` and reads their answers (``Interpreter``);
-    ``sleep``, ``rand``, ``clock``: plain attributes, for tests never to really wait."""
+def _discard(value: Any) -> None:
+    """Release what an attempt's result holds (an open stream) when no one takes it."""
+    if isinstance(value, StreamedResponse):
+        value.release()
 
-    def __init__(self, *, credentials: Credentials, base_urls: Mapping[Any, str | None],
-                 sessions: SessionOwner, timeout: float, max_retries: int,
-                 attempt_timeout: float | None = None) -> None:
-        super().__init__(credentials.with_urls(base_urls.values()))  # their passwords too
-        split = {area: split_login(url) if url else (url, None)
-                 for area, url in base_urls.items()}
-        self.urls = BaseUrls({area: url for area, (url, _) in split.items()})
-        #: Each area's base URL login, sent by the middleware (``split_login``).
-        self._logins = {area.argument: SecretValue(login)
-                        for area, (_, login) in split.items() if login is not None}
+
+class Transport:
+    """Sends operations for a ``Client`` and reads their answers, through the parts it is
+    given (see the module docstring); ``Engine`` is what resources see of it."""
+
+    __slots__ = ("_logins", "_now", "_outgoing", "_pace_key", "_paces", "_sleep", "clock",
+                 "credentials", "extras", "interpreter", "limits", "max_retries",
+                 "sessions", "urls")
+
+    def __init__(self, *, interpreter: Interpreter, sessions: SessionOwner, clock: Clock,
+                 limits: TimeLimits, max_retries: int, urls: BaseUrls,
+                 logins: Mapping[str, SecretValue], paces: PaceTable, pace_key: bytes,
+                 extras: Extras | None = None) -> None:
+        self.interpreter = interpreter
+        self.credentials: Credentials = interpreter.credentials
         self.sessions = sessions
-        self.limits = TimeLimits(timeout, attempt_timeout)
+        self.clock = clock
+        self._now = clock.now
+        #: The clock's own sleep, raced against ``close()`` (None: the loop's timer,
+        #: the system clock's sleep without a task per pause).
+        self._sleep = None if type(clock) is SystemClock else clock.sleep
+        self.limits = limits
         self.max_retries = max_retries
-        self.sleep: Callable[[float], Awaitable[Any]] = sessions.pause
-        self.rand: Callable[[], float] = random.random
-        self.clock: Callable[[], float] = time.monotonic
+        self.urls = urls
+        #: Each area's base URL login, sent by the middleware (``split_login``).
+        self._logins = logins
         #: Each area's credentials to add (by its argument), worked out at its first call.
         self._outgoing: dict[str, Outgoing] = {}
+        self._paces = paces
+        self._pace_key = pace_key
         #: What the caller adds to every request by default (``with_extras``).
-        self.extras: Extras | None = None
-        #: Each area's pace of bulk work (by its argument), made at its first bulk call.
-        self._paces: dict[str, Pace] = {}
+        self.extras = extras
 
-    # --- the call -------------------------------------------------------------------
-    def request(self, op: Operation, *, path_id: str | int | None = None,
-                params: Mapping[str, Any] | None = None, json_body: Any = None,
-                form: Mapping[str, Any] | None = None, timeout: float | None = None,
-                attempt_timeout: float | None = None, model: type[Any] | None = None,
-                many: bool = False, extras: Extras | None = None,
-                bulk: bool = False, paced: bool = True) -> Awaitable[Any]:
-        """Send ``op``; the awaitable gives its parsed JSON answer (None for an empty
-        2xx body), decoded as ``model`` (a list of them with ``many``) when one is given.
-        ``extras``: what the caller adds to this call's requests (``extra_query=``,
-        ``extra_headers=``; default: this transport's, ``with_extras``).
-
-        ``bulk``: one call of many (``check_many``): each attempt waits for the area's
-        pace (its holds; with ``paced`` its rate and window too), and a 429 is sent again
-        after the wait asked for without spending ``max_retries``, until the budget ends.
+    # --- what resources see (``Engine``) -----------------------------------------------
+    def request(self, options: CallOptions) -> Awaitable[Any]:
+        """Send ``options.op``; the awaitable gives its parsed JSON answer (None for an
+        empty 2xx body), decoded as ``options.model`` (a list of them with ``many``)
+        when one is given. ``options.extras``: what the caller adds to this call's
+        requests (default: this transport's, ``with_extras``); ``options.policy``: when
+        its attempts may leave (``bulk_policy``: a bulk call's).
 
         Arguments and configuration are checked at once (``ConfigurationError``,
         ``InvalidInputError``). Awaiting raises the ``APIError`` subclass the answer maps
@@ -227,30 +229,16 @@ class Transport(Interpreter):
         ``ResponseDecodeError`` for a body that is not JSON or not of the model's shape.
         """
         try:
-            if extras is None:
-                extras = self.extras
-            if extras is not None:
-                self._check_extras(op, extras)
-            call = Call(op, self.urls.of(op, path_id), params, form, extras=extras)
-            budget, per_attempt = self.limits.for_call(timeout, attempt_timeout,
-                                                       op.safe_to_repeat)
-            exchange = Exchange(call, self._credentials_of(call), json_body, budget,
-                                per_attempt, model=model, many=many,
-                                pace=self.pace(op) if bulk else None, paced=paced)
+            attempts = self._attempts_of(options)
         except SDKError as exc:
             self.credentials.clean(exc)
             raise
-        return self._send_handling_retries(exchange)
+        return self._send_handling_retries(attempts)
 
     @asynccontextmanager
-    async def stream(
-        self,
-        op: Operation,
-        *,
-        params: Mapping[str, Any] | None = None,
-        timeout: float | None = None,
-        absolute_url: str | None = None,
-    ) -> AsyncIterator[StreamedResponse]:
+    async def stream(self, op: Operation, *, query: Mapping[str, Any] | None = None,
+                     timeout: float | None = None, absolute_url: str | None = None,
+                     ) -> AsyncIterator[StreamedResponse]:
         """Send ``op`` and hand out its 2xx answer unread, releasing it on exit.
 
         ``timeout`` bounds the wait for a pooled connection, connecting and each read (a
@@ -262,7 +250,7 @@ class Transport(Interpreter):
         """
         # Opened by a method of its own: this frame stays in the traceback of an error
         # raised while the stream is read, so it holds no URL, query or answer.
-        streamed = await self._open_stream(op, params, timeout, absolute_url)
+        streamed = await self._open_stream(op, query, timeout, absolute_url)
         owner = self.sessions
         try:
             owner.add_stream(streamed)
@@ -271,57 +259,99 @@ class Transport(Interpreter):
             owner.discard_stream(streamed)
             streamed.release()
 
-    async def _open_stream(self, op: Operation, params: Mapping[str, Any] | None,
-                           timeout: float | None, absolute_url: str | None,
-                           ) -> StreamedResponse:
+    async def pause(self, seconds: float, *, operation: str) -> None:
+        """Wait ``seconds`` on the clock; ``UsageError`` when the client is closed now,
+        ``APIConnectionError`` (nothing sent) when ``close()`` ends the wait."""
+        self.sessions.session()  # a closed client: UsageError now
         try:
-            if absolute_url is None:
-                if self.extras is not None:
-                    self._check_extras(op, self.extras)
-                call = Call(op, self.urls.of(op), params, extras=self.extras)
-                outgoing: Outgoing | None = self._credentials_of(call)
-            else:
-                call = Call(op, absolute_url, params, with_credentials=False)
-                outgoing = Outgoing(URL(absolute_url), (), in_form=False)  # none added
-            exchange = Exchange(call, outgoing, None, self.limits.budget(timeout), None,
-                                streaming=True)
-        except SDKError as exc:
-            self.credentials.clean(exc)
-            raise
-        streamed: StreamedResponse = await self._send_handling_retries(exchange)
-        return streamed
+            await self._pause(seconds)
+        except ClosedInFlight:
+            raise APIConnectionError("the Client was closed while this wait was in progress",
+                                     operation=operation, may_have_been_sent=False) from None
+
+    def deadline(self, seconds: float) -> Deadline:
+        """A deadline ``seconds`` from now, on the clock."""
+        return Deadline(self._now, seconds)
+
+    def now(self) -> float:
+        """The clock's time."""
+        return self._now()
+
+    def jitter(self) -> float:
+        """The clock's random number in [0, 1]."""
+        return self.clock.random()
+
+    def budget(self, request_timeout: float | None) -> float:
+        """A call's time budget: ``request_timeout`` (checked) or the client's."""
+        return self.limits.budget(request_timeout)
+
+    def decode_error(self, op: Operation, data: Any, why: str) -> ResponseDecodeError:
+        """The ``ResponseDecodeError`` for ``data`` that is not what ``op`` expects."""
+        return self.interpreter.decode_error(op, data, why)
+
+    def scrub(self, text: str) -> str:
+        """``text`` with every credential replaced."""
+        return self.credentials.scrub(text)
+
+    def clean(self, exc: SDKError) -> None:
+        """``exc`` through ``Credentials.clean``."""
+        self.credentials.clean(exc)
 
     def with_extras(self, extras: Extras | None) -> Transport:
         """This transport, whose requests and streams carry ``extras`` by default: for
         code that sends on behalf of one call (``self`` when there are none)."""
         if extras is None:
             return self
-        bound = copy.copy(self)
-        bound.extras = extras
-        return bound
+        return Transport(interpreter=self.interpreter, sessions=self.sessions,
+                         clock=self.clock, limits=self.limits, max_retries=self.max_retries,
+                         urls=self.urls, logins=self._logins, paces=self._paces,
+                         pace_key=self._pace_key, extras=extras)
+
+    def bulk_policy(self, op: Operation, *, adaptive: bool) -> PacedPolicy:
+        """The policy of a bulk call of ``op``: its area's pace for this client's key
+        (shared with the client's copies of the same key)."""
+        return PacedPolicy(self._paces.pace(self._pace_key, op.area.argument), self._park,
+                           adaptive=adaptive)
+
+    # --- the call -------------------------------------------------------------------
+    def _attempts_of(self, options: CallOptions) -> Attempts:
+        op = options.op
+        extras = self.extras if options.extras is None else options.extras
+        if extras is not None:
+            self._check_extras(op, extras)
+        call = Call(op, self.urls.of(op, options.path_id), options.query, options.form,
+                    extras=extras)
+        budget, per_attempt = self.limits.for_call(options.timeout, options.attempt_timeout,
+                                                   op.safe_to_repeat)
+        return Attempts(call, self._credentials_of(call), options.json_body, budget,
+                        per_attempt, model=options.model, many=options.many,
+                        policy=options.policy)
+
+    async def _open_stream(self, op: Operation, query: Mapping[str, Any] | None,
+                           timeout: float | None, absolute_url: str | None,
+                           ) -> StreamedResponse:
+        try:
+            if absolute_url is None:
+                if self.extras is not None:
+                    self._check_extras(op, self.extras)
+                call = Call(op, self.urls.of(op), query, extras=self.extras)
+                outgoing: Outgoing | None = self._credentials_of(call)
+            else:
+                call = Call(op, absolute_url, query, with_credentials=False)
+                outgoing = Outgoing(URL(absolute_url), (), in_form=False)  # none added
+            attempts = Attempts(call, outgoing, None, self.limits.budget(timeout), None,
+                                streaming=True)
+        except SDKError as exc:
+            self.credentials.clean(exc)
+            raise
+        streamed: StreamedResponse = await self._send_handling_retries(attempts)
+        return streamed
 
     def _check_extras(self, op: Operation, extras: Extras) -> None:
         """``InvalidInputError`` for extras that would replace a credential of ``op``'s
         area (``Extras`` refused the others when made)."""
         if op.area.argument in self._logins:
             extras.refuse_login()
-
-    def pace(self, op: Operation) -> Pace:
-        """The pace of ``op``'s area on this client (made at first use)."""
-        key = op.area.argument
-        pace = self._paces.get(key)
-        if pace is None:
-            pace = self._paces[key] = Pace(lambda: self.clock(), self._park,
-                                           lambda: self.rand())
-        return pace
-
-    async def _park(self, waiter: asyncio.Future[None] | None, seconds: float) -> None:
-        """A pace's wait: ``seconds`` (``sleep``), or until ``waiter`` is done, at most
-        ``seconds``; ``close()`` ends both (``ClosedInFlight``)."""
-        if waiter is None:
-            await self.sleep(seconds)
-        else:
-            await self.sessions.pause(seconds, waiter)
 
     def _credentials_of(self, call: Call) -> Outgoing:
         """What the middleware adds to ``call``'s requests (``ConfigurationError``: a
@@ -335,114 +365,130 @@ class Transport(Interpreter):
                 authorization=self._logins.get(area.argument))
         return outgoing if call.form is None else outgoing.with_form(call.form)
 
+    # --- waits ----------------------------------------------------------------------
+    async def _pause(self, seconds: float) -> None:
+        """Sleep ``seconds`` on the clock; ``close()`` ends it (``ClosedInFlight``)."""
+        await self.sessions.pause(seconds, None, self._sleep)
+
+    async def _park(self, waiter: asyncio.Future[None] | None, seconds: float) -> None:
+        """A pace's wait: ``seconds`` on the clock, or until ``waiter`` is done (on the
+        loop's timer: a wait for a place, bounded), at most ``seconds``; ``close()``
+        ends both (``ClosedInFlight``)."""
+        if waiter is None:
+            await self._pause(seconds)
+        else:
+            await self.sessions.pause(seconds, waiter)
+
     # --- the attempts ---------------------------------------------------------------
     @clean_errors
-    async def _send_handling_retries(self, exchange: Exchange) -> Any:
+    async def _send_handling_retries(self, attempts: Attempts) -> Any:
         """Attempts until one gives the call's result, or the call's error."""
-        attempts = Attempts(self.clock(), exchange.budget, exchange.pace is not None)
+        now = self._now
+        attempts.start(now())
         sessions = self.sessions
         session = sessions.session()  # a closed client, another loop: UsageError now
         cancelled_before = sessions.cancellations()
         while True:
-            if attempts.deadline <= self.clock():
-                raise self._ran_out(exchange.call, attempts)
-            if exchange.pace is None:
-                attempted = await self._run(session, exchange, attempts, cancelled_before)
-            else:
-                attempted = await self._paced(session, exchange, attempts, cancelled_before)
-            if attempted.done:
-                return attempted.value
-            attempts.last = attempted
-            pause = self._next_pause(exchange.call, attempted, attempts)
+            if attempts.deadline <= now():
+                raise self._ran_out(attempts)
+            result = await self._send_with_policy(session, attempts, cancelled_before)
+            if result is not _RETRY:
+                return result
+            pause = self._next_pause(attempts)
             if pause:
                 try:
-                    await self.sleep(pause)
+                    await self._pause(pause)
                 except ClosedInFlight:
-                    raise self.connection_error(
-                        exchange.call, attempts.failed(CLOSED_IN_FLIGHT)) from None
-            attempts.count(attempted)
+                    raise self._closed(attempts) from None
+            attempts.count()
 
-    async def _run(self, session: aiohttp.ClientSession, exchange: Exchange,
-                   attempts: Attempts, cancelled_before: int) -> Attempted[Any]:
-        """One attempt within what is left of the budget (on a caller's session in a
-        task of the client's own); ended by ``close()``: a failure."""
+    async def _send_with_policy(self, session: aiohttp.ClientSession, attempts: Attempts,
+                                cancelled_before: int) -> Any:
+        """One attempt, sent once the call's policy admits it (the call's error when no
+        moment is left in its budget) within what is left of the budget, its outcome
+        reported to the policy. On a caller's session it runs in a task of the client's
+        own; ended by ``close()``, it is a failure."""
+        policy = attempts.policy
+        admission: Admission | None = policy
+        if policy is not SINGLE:  # SINGLE admits at once and hears nothing: not asked,
+            try:  # a coroutine less per call
+                admission = await policy.admit(attempts.deadline)
+            except ClosedInFlight:
+                raise self._closed(attempts) from None
+            if admission is None:
+                raise self._not_admitted(attempts)
         sessions = self.sessions
-        timeout = self.limits.for_attempt(attempts.deadline - self.clock(), exchange.budget,
-                                          exchange.per_attempt, exchange.streaming)
-        attempt = self._attempt(session, exchange, timeout,
-                                attempts.spent >= self.max_retries, attempts)
+        status: int | None = None
         try:
-            return await (attempt if sessions.owns_session
-                          else sessions.in_own_task(attempt, Attempted.discard))
+            attempt = self._attempt(session, attempts, self.limits.for_attempt(
+                attempts.deadline - self._now(), attempts.budget, attempts.per_attempt,
+                attempts.streaming))
+            result = await (attempt if sessions.owns_session
+                            else sessions.in_own_task(attempt, _discard))
+            status = 200 if result is not _RETRY else attempts.status
         except asyncio.CancelledError:
             if not sessions.closed_under(cancelled_before):
                 raise
-            return Attempted(failure=CLOSED_IN_FLIGHT)
-
-    async def _paced(self, session: aiohttp.ClientSession, exchange: Exchange,
-                     attempts: Attempts, cancelled_before: int) -> Attempted[Any]:
-        """One attempt of a bulk call, sent once its area's pace lets it (the call's
-        error when no moment is left in its budget), its outcome told to the pace."""
-        pace = exchange.pace
-        assert pace is not None
-        try:
-            ticket = await pace.ready(exchange.paced, attempts.deadline)
-        except ClosedInFlight:
-            raise self.connection_error(exchange.call,
-                                        attempts.failed(CLOSED_IN_FLIGHT)) from None
-        if ticket is None:
-            held = pace.held_until - self.clock()
-            raise (self._held_back(exchange.call, held) if held > 0 and attempts.last is None
-                   else self._ran_out(exchange.call, attempts))
-        status: int | None = None
-        attempted: Attempted[Any] | None = None
-        try:
-            attempted = await self._run(session, exchange, attempts, cancelled_before)
-            status = attempted.status
+            result = attempts.retry_with(None, CLOSED_IN_FLIGHT)
         except APIError as exc:  # a final answer refused: the service took it
             status = exc.status_code or 200
             raise
         finally:
-            answer = attempted.answer if attempted is not None else None
-            pace.done(ticket, status, parse_retry_after(
-                answer[1].get("Retry-After")) if answer and status == 429 else None)
-        return attempted
+            if policy is not SINGLE:
+                policy.report(admission, status,
+                              None if status != 429 else self._asked_wait(attempts))
+        return result
 
-    def _held_back(self, call: Call, seconds: float) -> RateLimitError:
-        """The error of a bulk call the pace holds past its budget before its first
-        attempt: the service asked this client to wait (a 429 while it took nothing)."""
+    @staticmethod
+    def _asked_wait(attempts: Attempts) -> float | None:
+        """The wait the last answer (a 429 to retry) asked for (None: it said nothing)."""
+        answer = attempts.answer
+        return None if answer is None else parse_retry_after(answer[1].get("Retry-After"))
+
+    def _closed(self, attempts: Attempts) -> SDKError:
+        """The error of a call whose wait ``close()`` ended."""
+        return self.interpreter.connection_error(attempts.call,
+                                                 attempts.failed(CLOSED_IN_FLIGHT))
+
+    def _not_admitted(self, attempts: Attempts) -> SDKError:
+        """The error of a call its policy would not let out within its budget: held
+        back before its first attempt (the service asked this client to wait: a 429
+        while it took nothing), or its time ran out."""
+        held = attempts.policy.held_until - self._now()
+        if held <= 0 or attempts.retry:
+            return self._ran_out(attempts)
+        call = attempts.call
         error = RateLimitError(
-            f"not sent: the service asked for a wait of {seconds:.1f} s (HTTP 429 to "
+            f"not sent: the service asked for a wait of {held:.1f} s (HTTP 429 to "
             "this client), past this call's time", operation=call.op.name,
-            url=call.shown_url, retry_after=seconds)
+            url=call.shown_url, retry_after=held)
         if logger.isEnabledFor(logging.WARNING):
             log_give_up(call.op.method, self._shown(call), str(error), 0)
         return error
 
-    def _ran_out(self, call: Call, attempts: Attempts) -> SDKError:
+    def _ran_out(self, attempts: Attempts) -> SDKError:
         """The error of a call whose budget ended before another attempt could be made."""
-        last = attempts.last
-        return self._given_up(call, attempts, None if last and last.answer else TIME_RAN_OUT)
+        return self._given_up(attempts, None if attempts.answer else TIME_RAN_OUT)
 
-    def _next_pause(self, call: Call, attempted: Attempted[Any], attempts: Attempts) -> float:
+    def _next_pause(self, attempts: Attempts) -> float:
         """The pause before the next attempt; raises the call's error when there is none
         to make (the policy says no, or it could not finish within the budget)."""
-        failure = attempted.failure
+        call = attempts.call
+        failure = attempts.failure
         if failure is not None:
             failure = attempts.failed(CLOSED_IN_FLIGHT if self.sessions.closed else failure)
             if self.max_retries <= attempts.spent or not retries_failure(
                     failure, call.op.safe_to_repeat):
-                raise self._given_up(call, attempts, failure)
+                raise self._given_up(attempts, failure)
             if retries_at_once(failure, attempts.dropped):
                 attempts.dropped = True
                 self._log_retry(call, failure.message, 0.0, attempts)
                 return 0.0
-            reason, delay = failure.message, backoff_delay(attempts.spent, self.rand)
+            reason, delay = failure.message, backoff_delay(attempts.spent, self.clock.random)
         else:
-            assert attempted.answer is not None
-            reason, delay = self._answer_pause(call, attempted.answer, attempts)
-        if self.clock() + delay >= attempts.deadline:  # a retry could not finish in time
-            raise self._given_up(call, attempts, failure)
+            reason, delay = self._answer_pause(attempts)
+        if self._now() + delay >= attempts.deadline:  # a retry could not finish in time
+            raise self._given_up(attempts, failure)
         self._log_retry(call, reason, delay, attempts)
         return delay
 
@@ -451,10 +497,11 @@ class Transport(Interpreter):
         if logger.isEnabledFor(logging.INFO):
             log_retry(call.op.method, self._shown(call), reason, delay, attempts.retry + 2)
 
-    def _answer_pause(self, call: Call, answer: Answer, attempts: Attempts,
-                      ) -> tuple[str, float]:
-        """Why and how long to wait before retrying ``answer``; raises what its body
-        decides (``_decided``)."""
+    def _answer_pause(self, attempts: Attempts) -> tuple[str, float]:
+        """Why and how long to wait before retrying the last answer; raises what its
+        body decides (``_decided``)."""
+        call, answer = attempts.call, attempts.answer
+        assert answer is not None
         attempts.sent_maybe = True
         if call.op.fail_in_body and (meant := self._decided(call, answer)):
             raise meant
@@ -462,17 +509,19 @@ class Transport(Interpreter):
         delay = parse_retry_after(headers.get("Retry-After"))
         if delay:
             return f"HTTP {status}", delay
-        free = resent_free(status, attempts.bulk)
+        free = attempts.policy.resends_free(status)
         return f"HTTP {status}", backoff_delay(attempts.free if free else attempts.spent,
-                                               self.rand)
+                                               self.clock.random)
 
-    def _given_up(self, call: Call, attempts: Attempts, failure: Failure | None) -> SDKError:
+    def _given_up(self, attempts: Attempts, failure: Failure | None) -> SDKError:
         """The call's error: ``failure``'s, or (None) the refusal of the last answer."""
+        call = attempts.call
         if failure is None:
-            assert attempts.last is not None and attempts.last.answer is not None
-            error: SDKError = self._timed(self.refused(call, *attempts.last.answer), attempts)
+            assert attempts.answer is not None
+            error: SDKError = self._timed(self.interpreter.refused(call, *attempts.answer),
+                                          attempts)
         else:
-            error = self.connection_error(call, attempts.failed(failure))
+            error = self.interpreter.connection_error(call, attempts.failed(failure))
         if logger.isEnabledFor(logging.WARNING):
             log_give_up(call.op.method, self._shown(call), str(error), attempts.retry + 1)
         return error
@@ -482,7 +531,7 @@ class Transport(Interpreter):
         so far and its attempts."""
         if isinstance(error, APIError) and error.response is not None:
             error.response = attrs.evolve(error.response, attempts=attempts.retry + 1,
-                                          elapsed=self.clock() - attempts.begun)
+                                          elapsed=self._now() - attempts.begun)
         return error
 
     def _shown(self, call: Call) -> str:
@@ -494,55 +543,62 @@ class Transport(Interpreter):
         """The error a retryable answer means when its body's ``fail`` text decides (no
         credit, a wrong key: the same on every retry), whatever its status; else None (the
         classes a status alone gives, or an unknown text: retried)."""
-        meant = self.refused(call, *answer)
+        meant = self.interpreter.refused(call, *answer)
         return None if type(meant) in (APIError, ServerError, RateLimitError) else meant
 
-    async def _attempt(self, session: aiohttp.ClientSession, exchange: Exchange,
-                       timeout: aiohttp.ClientTimeout, final: bool,
-                       attempts: Attempts) -> Attempted[Any]:
-        """One attempt: the request sent; its answer completed (``complete``) unless it
-        is to be retried (not ``final``), then read for the record and released."""
-        call = exchange.call
-        debug = logger.isEnabledFor(logging.DEBUG)
-        started = self.clock() if debug else 0.0
+    async def _attempt(self, session: aiohttp.ClientSession, attempts: Attempts,
+                       timeout: aiohttp.ClientTimeout) -> Any:
+        """One attempt: the request sent; its answer read and released for a retry
+        (``_RETRY``, the answer or failure on ``attempts``) while one may follow, else
+        completed as the call's result or error."""
+        call = attempts.call
+        started = self._now() if logger.isEnabledFor(logging.DEBUG) else None
         try:
-            response = await self._send_single_request(session, exchange, timeout)
+            response = await self._send_single_request(session, attempts, timeout)
         except TRANSPORT_ERRORS as exc:
             failure = describe_exception(exc)
-            if debug:
-                log_attempt(call.op.method, self._shown(call), failure.message,
-                            self.clock() - started, attempts.retry + 1)
-            return Attempted(failure=failure)
-        if debug:
-            log_attempt(call.op.method, self._shown(call), response.status,
-                        self.clock() - started, attempts.retry + 1)
+            if started is not None:
+                self._log_attempt(call, failure.message, started, attempts)
+            return attempts.retry_with(None, failure)
         status = response.status
+        if started is not None:
+            self._log_attempt(call, status, started, attempts)
         if retries_answer(status, call.op.safe_to_repeat) and (
-                not final or resent_free(status, attempts.bulk)):
-            body = await self.read_for_retry(call, response)
-            return Attempted(answer=(response.status, response.headers, body))
+                attempts.spent < self.max_retries or attempts.policy.resends_free(status)):
+            body = await self.interpreter.read_for_retry(call, response)
+            return attempts.retry_with((status, response.headers, body), None)
         try:
-            if exchange.streaming:
-                return Attempted(value=await self._open(call, response))
-            return Attempted(value=await self._finish(call, response, attempts,
-                                                      exchange.model, exchange.many))
+            if attempts.streaming:
+                return await self._open(call, response)
+            return await self._finish(call, response, attempts)
         except TRANSPORT_ERRORS as exc:  # the answer broke off: as a dropped connection
-            return Attempted(failure=describe_exception(exc))
+            return attempts.retry_with(None, describe_exception(exc))
         except APIError as exc:
-            self._timed(exc, attempts)
-            if exc.status_code in C.RETRYABLE_STATUSES and logger.isEnabledFor(logging.WARNING):
-                log_give_up(call.op.method, self._shown(call), str(exc),
-                            attempts.retry + 1)  # the last of its retries
+            self._refused_at_last(exc, attempts)
             raise
 
-    async def _send_single_request(self, session: aiohttp.ClientSession, exchange: Exchange,
+    def _log_attempt(self, call: Call, outcome: int | str, started: float,
+                     attempts: Attempts) -> None:
+        """The DEBUG line of an attempt."""
+        log_attempt(call.op.method, self._shown(call), outcome, self._now() - started,
+                    attempts.retry + 1)
+
+    def _refused_at_last(self, exc: APIError, attempts: Attempts) -> None:
+        """``exc``, a final answer's refusal: timed, and said at WARNING when it is the
+        last of a call's retries."""
+        self._timed(exc, attempts)
+        if exc.status_code in C.RETRYABLE_STATUSES and logger.isEnabledFor(logging.WARNING):
+            call = attempts.call
+            log_give_up(call.op.method, self._shown(call), str(exc), attempts.retry + 1)
+
+    async def _send_single_request(self, session: aiohttp.ClientSession, attempts: Attempts,
                                    timeout: aiohttp.ClientTimeout) -> aiohttp.ClientResponse:
         """The request handed to aiohttp, marked for the library's middleware."""
-        call = exchange.call
-        marked = OUTGOING.set(exchange.outgoing)
+        call = attempts.call
+        marked = OUTGOING.set(attempts.outgoing)
         try:
             return await session.request(call.op.method, call.url, timeout=timeout,
-                                         **exchange.sent, **self.sessions.request_options)
+                                         **attempts.sent, **self.sessions.request_options)
         except RuntimeError:
             if session.closed:  # the caller closed the session they gave the client
                 raise UsageError("the aiohttp session given to Client was closed") from None
@@ -551,33 +607,55 @@ class Transport(Interpreter):
             OUTGOING.reset(marked)
 
     # --- completing the answer ------------------------------------------------------
-    async def _finish(self, call: Call, response: aiohttp.ClientResponse, attempts: Attempts,
-                      model: type[Any] | None, many: bool) -> Any:
+    async def _finish(self, call: Call, response: aiohttp.ClientResponse,
+                      attempts: Attempts) -> Any:
         """A final answer read in full, interpreted and decoded (a big one off the loop).
 
         An answer that arrived whole with its head (a small one usually does) is taken
         as aiohttp buffered it (``StreamReader.read_nowait``), not through ``read()``'s
         coroutines; not on a caller's session, whose trace configs see ``read()``."""
+        interpreter = self.interpreter
         content = response.content
         try:
             if self.sessions.library_session and content.is_eof():
                 raw = content.read_nowait()
                 if len(raw) > C.MAX_JSON_BODY_BYTES:
-                    raise self.too_large(call, response.status, " (decompressed)",
-                                         C.MAX_JSON_BODY_BYTES)
+                    raise interpreter.too_large(call, response.status, " (decompressed)",
+                                                C.MAX_JSON_BODY_BYTES)
             else:
-                raw = await self.read_capped(call, response)
+                raw = await interpreter.read_capped(call, response)
         finally:
             response.release()
-        elapsed = self.clock() - attempts.begun
+        elapsed = self._now() - attempts.begun
         if len(raw) < C.OFFLOAD_DECODE_BYTES:
-            return self.finish(call, response, raw, attempts.retry + 1, elapsed, model, many)
-        return await self.finish_off_loop(call, response, raw, attempts.retry + 1, elapsed,
-                                          model, many)
+            return interpreter.finish(call, response, raw, attempts.retry + 1, elapsed,
+                                      attempts.model, attempts.many)
+        return await interpreter.finish_off_loop(call, response, raw, attempts.retry + 1,
+                                                 elapsed, attempts.model, attempts.many)
 
     async def _open(self, call: Call, response: aiohttp.ClientResponse) -> StreamedResponse:
         """A final answer handed out as a stream (a refusal read and raised)."""
         if not 200 <= response.status < 300:
-            raise await self.refusal(call, response)
-        return StreamedResponse(self, call, response)
+            raise await self.interpreter.refusal(call, response)
+        return StreamedResponse(self.interpreter, call, response)
+
+
+def make_transport(*, credentials: Credentials, base_urls: Mapping[Any, str | None],
+                   sessions: SessionOwner, clock: Clock, timeout: float, max_retries: int,
+                   attempt_timeout: float | None = None,
+                   paces: PaceTable | None = None) -> Transport:
+    """A client's transport, its parts made from the client's settings: each area's base
+    URL and its login taken apart (``split_login``; the passwords scrubbed too), the
+    time limits, the interpreter; ``paces``: the bulk paces it shares (a copy's parent's;
+    None: a table of its own)."""
+    split = {area: split_login(url) if url else (url, None)
+             for area, url in base_urls.items()}
+    logins = {area.argument: SecretValue(login)
+              for area, (_, login) in split.items() if login is not None}
+    return Transport(
+        interpreter=Interpreter(credentials.with_urls(base_urls.values())),
+        sessions=sessions, clock=clock, limits=TimeLimits(timeout, attempt_timeout),
+        max_retries=max_retries, urls=BaseUrls({a: url for a, (url, _) in split.items()}),
+        logins=logins, paces=PaceTable(clock) if paces is None else paces,
+        pace_key=key_fingerprint(credentials.api_key))
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 
 from .. import _constants as C
-from .._core.credentials import (
+from .._core import (
     KEY_AND_USER_IN_FORM,
     KEY_AND_USER_IN_QUERY,
     KEY_IN_QUERY,

@@ -1,4 +1,4 @@
-"""What every resource class shares: the transport, id and argument checks, and the five
+"""What every resource class shares: the engine, id and argument checks, and the five
 request shapes of the CRUD areas (list, get, create, update, delete).
 
 Safety (DESIGN §3): creates (POST) are not safe to repeat and are sent at most once when
@@ -15,8 +15,7 @@ from typing import Any, ClassVar, NamedTuple, TypeVar
 import attrs
 
 from .._checks import check_id
-from .._core.operation import Extras, Operation
-from .._core.transport import Transport
+from .._core import CallOptions, Engine, Extras, Operation
 from .._errors import InvalidInputError, ResponseDecodeError
 from .._serde.converter import encode
 from ..models._base import InputModel
@@ -92,22 +91,22 @@ def crud_operations(name: str, area: Area, collection: str) -> CrudOperations:
 class Resource:
     """Base of ``client.contacts``, ``client.validation`` and the others."""
 
-    __slots__ = ("_transport",)
+    __slots__ = ("_engine",)
 
-    def __init__(self, transport: Transport) -> None:
-        self._transport = transport
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
 
     # --- shared request shapes (each checks its arguments before anything is sent) --
     async def _list(self, op: Operation, out: type[M], limits: Limits) -> list[M]:
-        return await self._transport.request(  # type: ignore[no-any-return]
+        return await self._engine.request(CallOptions(  # type: ignore[no-any-return]
             op, timeout=limits.timeout, attempt_timeout=limits.attempt_timeout, model=out,
-            many=True, extras=limits.extras)
+            many=True, extras=limits.extras))
 
     async def _get(self, op: Operation, id: object, out: type[M], limits: Limits) -> M:
         path_id = check_id(id)
-        return await self._transport.request(  # type: ignore[no-any-return]
+        return await self._engine.request(CallOptions(  # type: ignore[no-any-return]
             op, path_id=path_id, timeout=limits.timeout,
-            attempt_timeout=limits.attempt_timeout, model=out, extras=limits.extras)
+            attempt_timeout=limits.attempt_timeout, model=out, extras=limits.extras))
 
     async def _create(
         self, op: Operation, arg: tuple[str, object], model: type[InputModel],
@@ -130,16 +129,16 @@ class Resource:
         self, op: Operation, path_id: int | str | None, payload: Any, out: type[M],
         limits: Limits,
     ) -> M:
-        return await self._transport.request(  # type: ignore[no-any-return]
+        return await self._engine.request(CallOptions(  # type: ignore[no-any-return]
             op, path_id=path_id, json_body=payload, timeout=limits.timeout,
-            attempt_timeout=limits.attempt_timeout, model=out, extras=limits.extras)
+            attempt_timeout=limits.attempt_timeout, model=out, extras=limits.extras))
 
     async def _delete(self, op: Operation, id: object, limits: Limits) -> None:
         path_id = check_id(id)
         try:
-            await self._transport.request(
+            await self._engine.request(CallOptions(
                 op, path_id=path_id, timeout=limits.timeout,
-                attempt_timeout=limits.attempt_timeout, extras=limits.extras)
+                attempt_timeout=limits.attempt_timeout, extras=limits.extras))
         except ResponseDecodeError as exc:
             # Any 2xx answer means deleted, whatever its body (the document shows none).
             if exc.status_code is None or not 200 <= exc.status_code < 300:

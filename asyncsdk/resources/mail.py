@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .._checks import check_email, check_single_line, check_text
-from .._core.operation import Operation
+from .._core import CallOptions, Operation
 from .._errors import InvalidInputError
 from ..models.mail import MailResult
 from ._areas import Area
@@ -65,5 +65,5 @@ class Mail(Resource):
             raise InvalidInputError("html: expected non-empty HTML text", field="html")
         form = {"from": sender, "to": to, "subject": subject, "message": html}
         extras = extras_of(extra_headers, extra_query)
-        return await self._transport.request(  # type: ignore[no-any-return]
-            SEND, form=form, timeout=request_timeout, model=MailResult, extras=extras)
+        return await self._engine.request(CallOptions(  # type: ignore[no-any-return]
+            SEND, form=form, timeout=request_timeout, model=MailResult, extras=extras))

@@ -98,7 +98,9 @@ Tools in your tests
     out of cassettes. ``aioresponses``: aioresponses' mock, working on aiohttp 3.14
     (a drop-in for ``aioresponses.aioresponses``). What either sees of asyncsdk's
     requests carries no credential: the library adds them last (README, "Tracing, error
-    tracking and recording").
+    tracking and recording"). ``VirtualClock``: time that moves only when the client
+    sleeps (``sb.client(clock=VirtualClock())``): retries' and polls' pauses return at
+    once, recorded in ``clock.sleeps``, and budgets are counted on it.
 
 Observation
     ``sb.requests`` (method, path, query, headers, raw body with ``.json``/``.form``,
@@ -112,6 +114,7 @@ from .._lazy import lazy_attributes
 
 if TYPE_CHECKING:  # at run time these load on first use: the pytest plugin, loaded in
     # every pytest run, must not pull in aiohttp unless a fixture is used
+    from ._clock import VirtualClock
     from ._faults import Fault, FaultKind, Faults
     from ._limits import LimitStats, RateLimit, RateLimits, Refusal, TokenBucket
     from ._mocks import aioresponses
@@ -141,6 +144,7 @@ _LAZY = {
     "run_standalone": "._server",
     "Account": "._state",
     "Settings": "._state",
+    "VirtualClock": "._clock",
 }
 
 
@@ -166,6 +170,7 @@ __all__ = [
     "Settings",
     "TokenBucket",
     "ValidationRules",
+    "VirtualClock",
     "aioresponses",
     "run_standalone",
     "vcr_config",

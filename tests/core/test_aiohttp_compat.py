@@ -12,11 +12,12 @@ import logging
 
 import aiohttp
 import pytest
+from helpers import engine_of
 
 import asyncsdk
-from asyncsdk._core import aiohttp_compat
-from asyncsdk._core.operation import Operation
+from asyncsdk._core import CallOptions, Operation, aiohttp_compat
 from asyncsdk.resources._areas import Area
+from asyncsdk.testing import VirtualClock
 
 
 async def start_dropping_server() -> tuple[asyncio.AbstractServer, list[bytes], int]:
@@ -67,10 +68,10 @@ async def test_an_attempt_reaches_the_server_once(safe: bool, own_session: bool)
     op = Operation("validation.create_job", "GET", Area.VALIDATION, "/api/v1/jobs/create", safe)
     session = None if own_session else aiohttp.ClientSession()
     try:
-        async with asyncsdk.Client("k", "u", base_url=f"http://127.0.0.1:{port}",
-                                   max_retries=0, session=session) as client:
+        async with engine_of(VirtualClock(), f"http://127.0.0.1:{port}", max_retries=0,
+                             session=session) as engine:
             with pytest.raises(asyncsdk.APIConnectionError) as info:
-                await client._transport.request(op, params={"file_name": "x"})
+                await engine.request(CallOptions(op, query={"file_name": "x"}))
     finally:
         if session is not None:
             await session.close()
@@ -87,15 +88,10 @@ async def test_max_retries_is_exact_and_each_attempt_is_logged(
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="asyncsdk")
     server, seen, port = await start_dropping_server()
-    sleeps: list[float] = []
-
-    async def sleep(delay: float) -> None:
-        sleeps.append(delay)
-
+    clock = VirtualClock()
     try:
         async with asyncsdk.Client("k", "u", base_url=f"http://127.0.0.1:{port}",
-                                   max_retries=max_retries) as client:
-            client._transport.sleep = sleep
+                                   max_retries=max_retries, clock=clock) as client:
             with pytest.raises(asyncsdk.APIConnectionError):
                 await client.validation.check("a@b.com")
     finally:
@@ -107,7 +103,7 @@ async def test_max_retries_is_exact_and_each_attempt_is_logged(
     assert len(lines) == len(seen)
     # The first dropped connection is retried at once (a stale keep-alive connection),
     # the later ones after a backoff sleep.
-    assert len(sleeps) == max(0, max_retries - 1)
+    assert len(clock.sleeps) == max(0, max_retries - 1)
 
 
 def test_a_session_whose_middlewares_cannot_be_read_warns_once(

@@ -20,10 +20,9 @@ import sys
 import textwrap
 
 import pytest
-from helpers import SleepRecorder
 
 import asyncsdk
-from asyncsdk.testing import Sandbox
+from asyncsdk.testing import Sandbox, VirtualClock
 
 KEY = "kÖ+y/Z=9==Qx"
 USER = "logging.user"
@@ -34,10 +33,9 @@ async def test_retries_at_info_and_the_give_up_at_warning(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger="asyncsdk")
-    async with Sandbox(api_key=KEY, username=USER) as sb, sb.client(max_retries=3) as client:
-        sleeps = SleepRecorder()
-        client._transport.sleep = sleeps
-        client._transport.rand = lambda: 1.0  # the full backoff: 0.5, 1, 2 seconds
+    clock = VirtualClock(random=1.0)  # the full backoff: 0.5, 1, 2 seconds
+    async with Sandbox(api_key=KEY, username=USER) as sb, sb.client(max_retries=3,
+                                                                    clock=clock) as client:
         sb.faults.status(CHECK, 503, times=None)
         with pytest.raises(asyncsdk.ServerError):
             await client.validation.check("ada@example.org")
@@ -51,7 +49,7 @@ async def test_retries_at_info_and_the_give_up_at_warning(
             rf"in {wait} seconds \(attempt {attempt}: HTTP 503\)", line), line
     assert re.match(rf"Giving up GET http://127\.0\.0\.1:\d+{CHECK}\?\S* after 4 attempt\(s\)"
                     r": .*HTTP 503", lines[3]), lines[3]
-    assert sleeps.delays == [0.5, 1.0, 2.0]
+    assert clock.sleeps == [0.5, 1.0, 2.0]
     for line in lines:
         assert KEY not in line and USER not in line
         assert "username=REDACTED" in line
@@ -61,9 +59,8 @@ async def test_a_connection_failure_retry_names_its_reason(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger="asyncsdk")
-    async with Sandbox(api_key=KEY, username=USER) as sb, sb.client() as client:
-        client._transport.sleep = SleepRecorder()
-        client._transport.rand = lambda: 0.5
+    async with Sandbox(api_key=KEY, username=USER) as sb, sb.client(
+            clock=VirtualClock(random=0.5)) as client:
         sb.faults.reset(CHECK, times=2)
         assert (await client.validation.check("ada@example.org")).email == "ada@example.org"
     records = [r for r in caplog.records if r.name == "asyncsdk"]
@@ -79,14 +76,13 @@ async def test_a_connection_failure_retry_names_its_reason(
 SCRIPT = textwrap.dedent(f"""
     import asyncio, logging, sys
     import asyncsdk
-    from asyncsdk.testing import Sandbox
+    from asyncsdk.testing import Sandbox, VirtualClock
 
     async def main():
         if "configured" in sys.argv:
             logging.basicConfig(format="APP %(levelname)s %(name)s %(message)s")
         async with Sandbox(api_key={KEY!r}, username={USER!r}) as sb:
-            client = sb.client(max_retries=3)
-            client._transport.rand = lambda: 0.001  # waits of a millisecond or so
+            client = sb.client(max_retries=3, clock=VirtualClock())  # no real waits
             if "configured-later" in sys.argv:  # after the first Client read the variable
                 logging.basicConfig(format="APP %(levelname)s %(name)s %(message)s")
             sb.faults.status({CHECK!r}, 503, times=None)

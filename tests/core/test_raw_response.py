@@ -52,7 +52,7 @@ async def test_raw_response_of_a_listing_and_of_an_error(client: asyncsdk.Client
 
 
 async def test_an_api_error_keeps_its_answers_headers_and_response(
-        client: asyncsdk.Client, mocked: aioresponses, sleeps: Any) -> None:
+        client: asyncsdk.Client, mocked: aioresponses) -> None:
     """Rate-limit headers on a refusal are not lost: ``APIError.headers`` and
     ``APIError.response`` (a ``RawResponse`` of the last answer, after the retries),
     each value scrubbed (a header echoing the request), and both survive pickling (bulk
@@ -95,7 +95,7 @@ async def test_raw_response_refuses_what_is_not_one_request(client: asyncsdk.Cli
     with pytest.raises(AttributeError):
         client.with_raw_response.no_such_area  # noqa: B018
     with pytest.raises(AttributeError):
-        client.with_raw_response.contacts._transport  # noqa: B018
+        client.with_raw_response.contacts._list  # noqa: B018
 
 
 def _agent(headers: dict[str, str]) -> str:

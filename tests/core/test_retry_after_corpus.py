@@ -27,6 +27,7 @@ from helpers import corpus_json
 import asyncsdk
 from asyncsdk import _constants as C
 from asyncsdk._core.retry import backoff_delay, parse_retry_after
+from asyncsdk.testing import VirtualClock
 
 _EMPTY = {"values": [], "rows": [], "now": 0, "now_utc": "2000-01-01T00:00:00+00:00"}
 TABLES: dict[str, Any] = corpus_json("retry-after/tables.json", default=collections.
@@ -135,21 +136,17 @@ async def test_retry_now_uses_the_normal_backoff_not_a_tight_loop(value: str) ->
     """End to end: a 429 saying "retry now" is retried after the jittered backoff."""
     from aiohttp import web
 
-    slept: list[float] = []
     answers = iter([web.json_response({}, status=429, headers={"Retry-After": value}),
                     web.json_response([])])
 
     async def handler(request: web.Request) -> web.Response:
         return next(answers)
 
-    async def sleep(delay: float) -> None:
-        slept.append(delay)
-
-    async with serve(handler) as base, asyncsdk.Client("k", "u", base_url=base) as client:
-        client._transport.sleep = sleep
-        client._transport.rand = lambda: 1.0
+    clock = VirtualClock(random=1.0)
+    async with serve(handler) as base, asyncsdk.Client("k", "u", base_url=base,
+                                                       clock=clock) as client:
         assert await client.contacts.list() == []
-    assert slept == [C.INITIAL_RETRY_DELAY]
+    assert clock.sleeps == [C.INITIAL_RETRY_DELAY]
 
 
 @pytest.mark.parametrize("digits", [35, 308, 309, 400, 5000])

@@ -6,20 +6,22 @@ import asyncio
 import logging
 import re
 import traceback
+from collections.abc import AsyncIterator
 from types import SimpleNamespace
 from typing import Any
 
 import aiohttp
 import pytest
 from aioresponses import CallbackResult, aioresponses
-from helpers import API_KEY, BASE, USERNAME, SleepRecorder
+from helpers import API_KEY, BASE, USERNAME, Sleeper, engine_of
 
 import asyncsdk
 from asyncsdk import _constants
-from asyncsdk._core.operation import Operation
+from asyncsdk._core import CallOptions, Operation
 from asyncsdk._core.retry import parse_retry_after
+from asyncsdk._core.transport import Transport
 from asyncsdk.resources._areas import Area
-from asyncsdk.testing import Sandbox
+from asyncsdk.testing import Sandbox, VirtualClock
 
 CHECK_URL = re.compile(r"^https://api\.test/api/v1/single/check(\?.*)?$")
 CREATE_URL = re.compile(r"^https://api\.test/api/v1/jobs/create(\?.*)?$")
@@ -30,6 +32,13 @@ SAFE_GET = Operation("test.safe", "GET", Area.VALIDATION, "/api/v1/single/check"
 UNSAFE_GET = Operation("test.unsafe", "GET", Area.VALIDATION, "/api/v1/jobs/create", False)
 UNSAFE_POST = Operation("test.create", "POST", Area.CONTACTS, "/api/v1/contact/", False)
 SAFE_RESOURCE = Operation("test.list", "GET", Area.CONTACTS, "/api/v1/contact/", True)
+
+
+@pytest.fixture
+async def engine(clock: VirtualClock) -> AsyncIterator[Transport]:
+    """The engine alone (as a ``Client`` composes it), for operations of the tests' own."""
+    async with engine_of(clock) as composed:
+        yield composed
 
 
 def sent(m: aioresponses) -> int:
@@ -43,7 +52,7 @@ def refused() -> aiohttp.ClientConnectorError:
 
 @pytest.mark.parametrize("status", sorted(_constants.RETRYABLE_STATUSES))
 async def test_retryable_status_is_retried_then_succeeds(
-    client: asyncsdk.Client, mocked: aioresponses, sleeps: SleepRecorder, status: int
+    client: asyncsdk.Client, mocked: aioresponses, clock: VirtualClock, status: int
 ) -> None:
     mocked.get(CHECK_URL, status=status, body="busy")
     mocked.get(CHECK_URL, status=status, body="busy")
@@ -51,7 +60,7 @@ async def test_retryable_status_is_retried_then_succeeds(
     result = await client.validation.check("a@b.com")
     assert result.result is asyncsdk.Verdict.VALID
     assert sent(mocked) == 3
-    assert sleeps.delays == [0.5, 1.0]  # full jitter at its top (rand=1.0): base * 2**n
+    assert clock.sleeps == [0.5, 1.0]  # full jitter at its top (rand=1.0): base * 2**n
 
 
 async def test_retries_stop_at_max_retries(
@@ -76,11 +85,11 @@ async def test_max_retries_zero_sends_once(mocked: aioresponses) -> None:
 
 @pytest.mark.parametrize("status", [400, 401, 403, 404, 409, 422])
 async def test_client_errors_are_not_retried(
-    client: asyncsdk.Client, mocked: aioresponses, status: int
+    engine: Transport, mocked: aioresponses, status: int
 ) -> None:
     mocked.get(RESOURCE_URL, status=status, payload={"detail": "nope"})
     with pytest.raises(asyncsdk.APIError) as info:
-        await client._transport.request(SAFE_RESOURCE)
+        await engine.request(CallOptions(SAFE_RESOURCE))
     assert sent(mocked) == 1
     assert info.value.status_code == status and info.value.error_text == "nope"
 
@@ -107,56 +116,56 @@ async def test_connection_errors_are_retried_for_safe_operations(
     ids=["500", "502", "408", "timeout", "disconnect", "cut-short"],
 )
 async def test_unsafe_operation_is_sent_once_when_it_may_have_arrived(
-    client: asyncsdk.Client, mocked: aioresponses, op: Operation,
+    engine: Transport, mocked: aioresponses, op: Operation,
     answer: dict[str, Any], error: type[Exception],
 ) -> None:
     url = CREATE_URL if op is UNSAFE_GET else RESOURCE_URL
     getattr(mocked, op.method.lower())(url, **answer)
     getattr(mocked, op.method.lower())(url, payload={"status": "success", "job_id": 1})
     with pytest.raises(error) as info:
-        await client._transport.request(op)
+        await engine.request(CallOptions(op))
     assert sent(mocked) == 1
     if isinstance(info.value, asyncsdk.APIConnectionError):
         assert info.value.may_have_been_sent is True
 
 
 async def test_unsafe_operation_is_retried_after_429(
-    client: asyncsdk.Client, mocked: aioresponses, sleeps: SleepRecorder
+    engine: Transport, mocked: aioresponses, clock: VirtualClock
 ) -> None:
     mocked.get(CREATE_URL, status=429, headers={"Retry-After": "2"})
     mocked.get(CREATE_URL, payload={"status": "success", "job_id": 7})
-    assert await client._transport.request(UNSAFE_GET) == {"status": "success", "job_id": 7}
+    assert await engine.request(CallOptions(UNSAFE_GET)) == {"status": "success", "job_id": 7}
     assert sent(mocked) == 2
-    assert sleeps.delays == [2.0]
+    assert clock.sleeps == [2.0]
 
 
 async def test_unsafe_operation_is_retried_when_it_never_left(
-    client: asyncsdk.Client, mocked: aioresponses
+    engine: Transport, mocked: aioresponses
 ) -> None:
     mocked.post(RESOURCE_URL, exception=refused())
     mocked.post(RESOURCE_URL, payload={"id": 1}, status=201)
-    assert await client._transport.request(UNSAFE_POST, json_body={}) == {"id": 1}
+    assert await engine.request(CallOptions(UNSAFE_POST, json_body={})) == {"id": 1}
     assert sent(mocked) == 2
 
 
 async def test_connect_failure_reports_not_sent(
-    client: asyncsdk.Client, mocked: aioresponses
+    engine: Transport, mocked: aioresponses
 ) -> None:
     for _ in range(3):
         mocked.post(RESOURCE_URL, exception=refused())
     with pytest.raises(asyncsdk.APIConnectionError) as info:
-        await client._transport.request(UNSAFE_POST, json_body={})
+        await engine.request(CallOptions(UNSAFE_POST, json_body={}))
     assert info.value.may_have_been_sent is False
     assert not isinstance(info.value, asyncsdk.APITimeoutError)
 
 
-async def test_retry_after_http_date_and_cap(mocked: aioresponses, sleeps: SleepRecorder) -> None:
-    async with asyncsdk.Client(API_KEY, USERNAME, base_url=BASE, timeout=3600) as client:
-        client._transport.sleep = sleeps
+async def test_retry_after_http_date_and_cap(mocked: aioresponses, clock: VirtualClock) -> None:
+    async with asyncsdk.Client(API_KEY, USERNAME, base_url=BASE, timeout=3600,
+                               clock=clock) as client:
         mocked.get(CHECK_URL, status=429, headers={"Retry-After": "100000"})
         mocked.get(CHECK_URL, payload=OK_CHECK)
         await client.validation.check("a@b.com")
-    assert sleeps.delays == [_constants.MAX_RETRY_AFTER]
+    assert clock.sleeps == [_constants.MAX_RETRY_AFTER]
 
 
 async def test_rate_limit_error_carries_retry_after(
@@ -182,24 +191,15 @@ def test_parse_retry_after(header: str | None, expected: float | None) -> None:
 
 
 async def test_no_retry_starts_past_the_deadline(mocked: aioresponses) -> None:
-    clock = SimpleNamespace(now=0.0)
-    slept: list[float] = []
-
-    async def sleep(delay: float) -> None:
-        slept.append(delay)
-        clock.now += delay
-
+    clock = VirtualClock(random=1.0)
     async with asyncsdk.Client(API_KEY, USERNAME, base_url=BASE, timeout=1.0,
-                               max_retries=5) as client:
-        client._transport.sleep = sleep
-        client._transport.clock = lambda: clock.now
-        client._transport.rand = lambda: 1.0
+                               max_retries=5, clock=clock) as client:
         for _ in range(6):
             mocked.get(CHECK_URL, status=503)
         with pytest.raises(asyncsdk.ServerError):
             await client.validation.check("a@b.com")
     # 0.5 fits in 1.0 s; the next (1.0) would end past the deadline, so it is not taken.
-    assert slept == [0.5]
+    assert clock.sleeps == [0.5]
     assert sent(mocked) == 2
 
 
@@ -246,7 +246,7 @@ async def test_oversized_answer_is_refused(
 
 async def test_secrets_never_surface(
     client: asyncsdk.Client, mocked: aioresponses, caplog: pytest.LogCaptureFixture
-) -> None:
+) -> None:  # through the public face: the frames the engine's errors pass are a client's
     caplog.set_level(logging.DEBUG, logger="asyncsdk")
     echo = f'{{"detail": "bad key {API_KEY} for {USERNAME}"}}'
     mocked.get(RESOURCE_URL, status=401, body=echo)
@@ -255,7 +255,7 @@ async def test_secrets_never_surface(
     mocked.get(CHECK_URL, exception=asyncio.TimeoutError())
     errors: list[BaseException] = []
     with pytest.raises(asyncsdk.AuthenticationError) as auth:
-        await client._transport.request(SAFE_RESOURCE)
+        await client.contacts.list()
     errors.append(auth.value)
     with pytest.raises(asyncsdk.APITimeoutError) as conn:
         await client.validation.check("a@b.com")
@@ -310,17 +310,12 @@ async def test_cancellation_propagates_and_client_keeps_working(
 
 
 async def test_cancellation_during_retry_sleep(mocked: aioresponses) -> None:
-    sleeping = asyncio.Event()
-
-    async def sleep_forever(delay: float) -> None:
-        sleeping.set()
-        await asyncio.Event().wait()
-
-    async with asyncsdk.Client(API_KEY, USERNAME, base_url=BASE) as client:
-        client._transport.sleep = sleep_forever
+    clock = Sleeper(hold=3600)
+    clock.long = True
+    async with asyncsdk.Client(API_KEY, USERNAME, base_url=BASE, clock=clock) as client:
         mocked.get(CHECK_URL, status=503)
         task = asyncio.create_task(client.validation.check("a@b.com"))
-        await sleeping.wait()
+        await clock.sleeping.wait()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -328,7 +323,7 @@ async def test_cancellation_during_retry_sleep(mocked: aioresponses) -> None:
 
 async def test_credentials_go_where_the_area_wants_them() -> None:
     async with Sandbox(api_key=API_KEY, username=USERNAME) as sb, sb.client() as client:
-        await client._transport.request(SAFE_RESOURCE)
+        await client.contacts.list()
         await client.validation.check("a@example.com")
         listing, check = sb.requests
     assert listing.query == {"api_key": API_KEY}

@@ -65,16 +65,12 @@ def sandbox(**options: Any) -> Sandbox:
                    download_shape="url", **options)
 
 
-async def _no_wait(_: float) -> None:
-    return None
-
-
 async def exercise(client: asyncsdk.Client, sb: Sandbox) -> list[asyncsdk.SDKError]:
     """Calls of every area and shape through ``client``: checks (one answered 503 then
     retried), every resource list, a mail (form), a job from a hosted file with its
     rows from a result hosted elsewhere (fetched without credentials), and three
-    refusals (404, a bad address, 500 after the retries), which are returned."""
-    client._transport.sleep = _no_wait  # retries without their pauses
+    refusals (404, a bad address, 500 after the retries), which are returned. The
+    client is on a ``VirtualClock`` (retries without their pauses)."""
     errors: list[asyncsdk.SDKError] = []
     await client.validation.check("ann@example.com")
     sb.faults.status("/api/v1/single/check", 503, times=1)
@@ -93,7 +89,7 @@ async def exercise(client: asyncsdk.Client, sb: Sandbox) -> list[asyncsdk.SDKErr
                     lambda: client.validation.check("bob@example.com")):
         if len(errors) == 2:  # the last: 500 on every attempt
             sb.faults.status("/api/v1/single/check", 500,
-                             times=client._transport.max_retries + 1)
+                             times=client.max_retries + 1)
         try:
             await refused()
         except asyncsdk.APIError as exc:

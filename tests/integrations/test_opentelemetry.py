@@ -31,6 +31,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import asyncsdk
+from asyncsdk.testing import VirtualClock
 
 URL_ATTRIBUTES = ("http.url", "url.full")
 
@@ -95,7 +96,7 @@ async def _pool_wait_times_out(client_options: dict[str, Any]) -> list[web.Reque
 @pytest.mark.usefixtures("instrumented")
 async def test_the_global_instrumentor_records_no_credential(
         exporter: InMemorySpanExporter) -> None:
-    async with sandbox() as sb, sb.client(max_retries=2) as client:
+    async with sandbox() as sb, sb.client(max_retries=2, clock=VirtualClock()) as client:
         await exercise(client, sb)
         served = assert_the_service_got_them(sb.requests)
     spans = exporter.get_finished_spans()
@@ -128,7 +129,7 @@ async def test_its_trace_config_on_your_session_with_redact_url_as_url_filter(
     request of the caller's own that puts the key in its URL."""
     tracer = create_trace_config(url_filter=asyncsdk.redact_url, tracer_provider=provider)
     async with aiohttp.ClientSession(trace_configs=[tracer]) as session, \
-            sandbox() as sb, sb.client(session=session) as client:
+            sandbox() as sb, sb.client(session=session, clock=VirtualClock()) as client:
         await exercise(client, sb)
         async with session.get(f"{sb.base_url}/api/v1/contact/",
                                params={"api_key": KEY}) as mine:  # the caller's own

@@ -24,6 +24,8 @@ from sentry_sdk.envelope import Envelope
 from sentry_sdk.integrations.aiohttp import AioHttpIntegration
 from sentry_sdk.transport import Transport
 
+from asyncsdk.testing import VirtualClock
+
 
 class InMemory(Transport):
     """Keeps every envelope instead of sending it."""
@@ -64,7 +66,7 @@ def _payloads(envelopes: list[Envelope], kind: str) -> list[dict[str, Any]]:
 
 async def test_envelopes_hold_no_credential(envelopes: list[Envelope]) -> None:
     with sentry_sdk.isolation_scope(), sentry_sdk.start_transaction(name="job", op="task"):
-        async with sandbox() as sb, sb.client() as client:
+        async with sandbox() as sb, sb.client(clock=VirtualClock()) as client:
             errors = await exercise(client, sb)
             for error in errors:
                 sentry_sdk.capture_exception(error)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import API_KEY, USERNAME
+from helpers import API_KEY, USERNAME, SkippedSleeps
 
 import asyncsdk
 from asyncsdk.models.contacts import ContactInput, ContactListCreate, ContactUpdate
@@ -49,20 +49,15 @@ SERVER_DELAY = 0.13
 MAX_RETRIES = 2
 
 
-async def no_sleep(delay: float) -> None:
-    """Replaces ``Transport.sleep``: a retry's backoff costs one loop turn, not seconds."""
-    await asyncio.sleep(0)
-
-
 def sandbox(**options: Any) -> Sandbox:
     """A sandbox for the suite's distinctive credentials (``helpers.API_KEY/USERNAME``)."""
     return Sandbox(api_key=API_KEY, username=USERNAME, **options)
 
 
-def instant(client: asyncsdk.Client) -> asyncsdk.Client:
-    """``client`` with retry sleeps made instant."""
-    client._transport.sleep = no_sleep
-    return client
+def instant() -> SkippedSleeps:
+    """A clock for the client under test (``Client(clock=instant())``): a retry's
+    backoff costs one loop turn, not seconds, and no time."""
+    return SkippedSleeps(counted=False)
 
 
 

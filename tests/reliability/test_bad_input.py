@@ -393,8 +393,7 @@ async def test_bad_arguments_send_nothing(name: str, tmp_path: Path) -> None:
     count("call")
     async with sandbox() as sb:
         world = prepare(sb, tmp_path)
-        async with sb.client() as client:
-            instant(client)
+        async with sb.client(clock=instant()) as client:
             with pytest.raises(asyncsdk.InvalidInputError):
                 await BAD_CALLS[name](client, world)
         assert sb.requests == []
@@ -407,8 +406,7 @@ async def test_bad_request_timeout_sends_nothing(op: Op, timeout: Any, tmp_path:
     count("request_timeout")
     async with sandbox() as sb:
         world = prepare(sb, tmp_path)
-        async with sb.client() as client:
-            instant(client)
+        async with sb.client(clock=instant()) as client:
             if "bulk" in op.tags:  # refused at once, or each input's outcome says so
                 try:
                     outcomes = [o async for o in client.validation.check_many(

@@ -13,11 +13,12 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import Sleeper
 from reliability_helpers import (
     OPS,
     Op,
@@ -67,8 +68,7 @@ async def test_cancel_with_request_in_flight_for_every_operation(tmp_path: Path)
     """One sandbox for all operations (the held handlers end together, fast)."""
     async with sandbox() as sb:
         world = prepare(sb, tmp_path)
-        async with sb.client() as client:
-            instant(client)
+        async with sb.client(clock=instant()) as client:
             for op in OPS:
                 path = op.target(world)
                 sb.faults.clear()
@@ -110,34 +110,25 @@ async def ready(sb: Sandbox, op: Op, world: Any) -> None:
             setattr(world, key, seeded)
 
 
-def sleeper(event: asyncio.Event) -> Callable[[float], Awaitable[None]]:
-    """A ``Transport.sleep`` that signals it started, then sleeps for real."""
-
-    async def sleep(delay: float) -> None:
-        event.set()
-        await asyncio.sleep(max(delay, 10.0))
-
-    return sleep
-
-
 async def test_cancel_in_retry_sleep() -> None:
-    async with sandbox() as sb, sb.client() as client:
-        sleeping = asyncio.Event()
-        client._transport.sleep = sleeper(sleeping)
+    clock = Sleeper()
+    async with sandbox() as sb, sb.client(clock=clock) as client:
+        clock.long = True
         sb.faults.status("/api/v1/contact/", 503)
         task = asyncio.create_task(client.contacts.list())
-        await asyncio.wait_for(sleeping.wait(), 5)
+        await asyncio.wait_for(clock.sleeping.wait(), 5)
         await cancel_and_check(task, client)
-        instant(client)
+        clock.long = False
         assert await client.contacts.list() == []
 
 
 async def test_cancel_in_wait_between_polls() -> None:
-    async with sandbox(job_polls=1000) as sb, sb.client() as client:
+    clock = Sleeper()
+    async with sandbox(job_polls=1000) as sb, sb.client(clock=clock) as client:
         url = sb.host_file("email\nada@example.com\n")
         job = await client.validation.create_job(url)
-        sleeping = asyncio.Event()
-        client._transport.sleep = sleeper(sleeping)
+        clock.long = True
+        sleeping = clock.sleeping
         task = asyncio.create_task(job.wait())
         await asyncio.wait_for(sleeping.wait(), 5)
         await cancel_and_check(task, client)

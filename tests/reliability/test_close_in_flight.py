@@ -17,6 +17,7 @@ import pytest
 from scripted_server import CHECK_PATH, DOWNLOAD_PATH, ScriptedServer, scripted_server
 
 import asyncsdk
+import asyncsdk.testing
 
 HANG = 10.0  # only reached if the call hangs: the test then fails
 
@@ -99,8 +100,10 @@ async def test_download_in_flight_ends_and_leaves_no_part_file(tmp_path: Path) -
 def test_close_from_another_event_loop_refuses() -> None:
     client = asyncsdk.Client("k", "u", base_url="https://h")
 
-    async def use() -> None:
-        client._transport.sessions.session()
+    async def use() -> None:  # a call binds the client to this loop (its session made)
+        with asyncsdk.testing.aioresponses() as mocked:
+            mocked.get("https://h/api/v1/contact/", payload=[])
+            assert await client.contacts.list() == []
 
     loop = asyncio.new_event_loop()
     try:

@@ -17,6 +17,7 @@ from reliability_helpers import assert_no_secrets, exception_text
 
 import asyncsdk
 from asyncsdk import _constants
+from asyncsdk.testing import VirtualClock
 
 CAP = _constants.ERROR_BODY_PREVIEW
 
@@ -175,12 +176,9 @@ async def test_a_fail_text_decides_before_a_retry(
         return web.json_response({"status": "fail", "error": text}, status=status,
                                  headers={"Retry-After": "0"})
 
-    async with serve(handler) as base, _client(base, max_retries=2) as client:
-        client._transport.sleep = _no_sleep
+    async with serve(handler) as base, _client(base, max_retries=2,
+                                               clock=VirtualClock()) as client:
         with pytest.raises(error):
             await client.validation.check("a@b.com")
     assert sent == sends
 
-
-async def _no_sleep(delay: float) -> None:
-    return None

@@ -41,7 +41,6 @@ DEPENDENCIES = {"aiohttp", "yarl", "multidict", "asyncio", "attr", "attrs", "cat
 OWN_PRIVATE = {
     "_client.py": {"copy._setup"},  # Client.with_options sets up its copy
     "_core/credentials.py": {"other._value"},  # SecretValue.__eq__
-    "resources/validation/jobs.py": {"job._transport"},  # ValidationJob's own helper
 }
 #: ``.cancel()`` calls of the library, each on something it made itself.
 OWN_CANCELS = {

@@ -31,6 +31,8 @@ from reliability_helpers import FIGURES, assert_no_secrets, exception_text, inst
 
 import asyncsdk
 from asyncsdk import _constants
+from asyncsdk._core.answer import Interpreter
+from asyncsdk._core.credentials import Credentials
 from asyncsdk._core.operation import Call as Request
 from asyncsdk._core.operation import Operation
 from asyncsdk._serde.converter import DecodeFailure, decode
@@ -97,11 +99,12 @@ def deep(depth: int, kind: str) -> Any:
     return value
 
 
-def client() -> asyncsdk.Client:
-    return asyncsdk.Client(API_KEY, USERNAME, base_url="http://127.0.0.1:9")
+def interpreter() -> Interpreter:
+    """The answer interpreter of a client with these credentials (no session needed)."""
+    return Interpreter(Credentials(api_key=API_KEY, username=USERNAME))
 
 
-TRANSPORT = client()._transport  # decoding needs no session
+INTERPRETER = interpreter()
 RESOURCE_OP = Operation("hostile.get", "GET", Area.CRM, "/mysite/api/v1/lead/1/", True)
 VALIDATION_OP = Operation("hostile.check", "GET", Area.VALIDATION, "/api/v1/single/check",
                           True)
@@ -131,8 +134,7 @@ def test_transport_decode_gives_model_or_response_decode_error(data: st.DataObje
     body = data.draw(st.one_of(json_values, wrong_typed_object(model),
                                st.lists(wrong_typed_object(model), max_size=3)))
     tried("transport.decode")
-    transport = TRANSPORT
-    for decoder in (transport.decode, transport.decode_many):
+    for decoder in (INTERPRETER.decode, INTERPRETER.decode_many):
         try:
             out = decoder(RESOURCE_OP, body, model)
         except asyncsdk.ResponseDecodeError as exc:
@@ -144,7 +146,7 @@ def test_transport_decode_gives_model_or_response_decode_error(data: st.DataObje
 @pytest.mark.parametrize("kind", ["list", "dict"])
 @pytest.mark.parametrize("model", [ContactList, Lead, Invoice], ids=lambda m: m.__name__)
 def test_deep_nesting_is_a_decode_error_or_kept(model: type[Any], kind: str) -> None:
-    transport = client()._transport
+    transport = interpreter()
     for depth in (50, 5000):
         nested = deep(depth, kind)
         for body in (nested, {"id": 1, "emaillist": nested, "productinvoices": nested,
@@ -160,7 +162,7 @@ def test_deep_nesting_is_a_decode_error_or_kept(model: type[Any], kind: str) -> 
 
 
 def test_huge_numbers_are_read_or_refused() -> None:
-    transport = client()._transport
+    transport = interpreter()
     for number in (10**400, -(10**400), 1e308, 10**18 + 0.5):
         for model, key in ((Lead, "annual_revenue"), (Product, "selling_price"),
                            (Invoice, "customer"), (Contact, "mobile")):
@@ -184,7 +186,7 @@ def test_parse_answer_returns_data_or_raises_sdk_errors(
     raw: bytes, status: int, area: Operation
 ) -> None:
     tried("parse_answer")
-    transport = client()._transport
+    transport = interpreter()
     query = {"api": API_KEY, "username": USERNAME}
     try:
         transport.interpret(Request(area, "http://127.0.0.1:9/x", query), status,
@@ -379,8 +381,8 @@ async def test_end_to_end_hostile_body(name: str, value: Any, raw: bytes, csv_te
     tried("e2e")
     body = _e2e_body(value, raw, csv_text, which)
     async with (serving(body, status, content_type) as base,
-                instant(asyncsdk.Client(API_KEY, USERNAME, base_url=base, max_retries=0,
-                                        timeout=5)) as c):
+                asyncsdk.Client(API_KEY, USERNAME, base_url=base, max_retries=0,
+                                timeout=5, clock=instant()) as c):
         try:
             await asyncio.wait_for(E2E_CALLS[name](c), 5)  # never a hang
         except (asyncsdk.APIError, asyncsdk.ResponseDecodeError) as exc:
@@ -441,8 +443,8 @@ async def test_answer_stalling_mid_body_times_out(name: str) -> None:
     await site.start()
     try:
         base = f"http://127.0.0.1:{runner.addresses[0][1]}"
-        async with instant(asyncsdk.Client(API_KEY, USERNAME, base_url=base,
-                                           timeout=0.2, max_retries=1)) as c:
+        async with asyncsdk.Client(API_KEY, USERNAME, base_url=base,
+                                   timeout=0.2, max_retries=1, clock=instant()) as c:
             with pytest.raises(asyncsdk.APITimeoutError):
                 await asyncio.wait_for(E2E_CALLS[name](c), 5)
     finally:

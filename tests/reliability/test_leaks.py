@@ -71,8 +71,7 @@ async def test_long_run_with_faults_leaks_nothing(
         ], seed=7, retry_after=0)
         ok = failed = 0
         errors: Counter[str] = Counter()
-        async with sb.client(max_connections=10) as client:
-            instant(client)
+        async with sb.client(max_connections=10, clock=instant()) as client:
             for i in range(LEAK_CALLS):
                 op = ops[i % len(ops)]
                 try:
@@ -186,8 +185,7 @@ async def test_rows_cancelled_mid_stream_releases() -> None:
 
 
 async def test_download_failing_half_way_removes_its_temporary_file(tmp_path: Path) -> None:
-    async with sandbox() as sb, sb.client() as client:
-        instant(client)
+    async with sandbox() as sb, sb.client(clock=instant()) as client:
         job = client.validation.job(sb.make_job(rows=ROWS))
         sb.faults.truncated("/api/v1/jobs/download", times=None)
         target = tmp_path / "out.csv"

@@ -24,6 +24,7 @@ from auth_helpers import leaks, serve
 from reliability_helpers import FIGURES
 
 import asyncsdk
+from asyncsdk.testing import VirtualClock
 
 KEY = "kÖ+y/Z=9==Qx"  # base64 punctuation and a non-ASCII letter
 USER = "o"  # one letter: redacted as a token, never as a substring
@@ -90,15 +91,9 @@ async def echo() -> AsyncIterator[EchoServer]:
         yield server
 
 
-async def _no_sleep(delay: float) -> None:
-    return None
-
-
 def _client(server: EchoServer, **options: Any) -> asyncsdk.Client:
-    client = asyncsdk.Client(KEY, USER, base_url=server.base,
-                             max_retries=0, **options)
-    client._transport.sleep = _no_sleep
-    return client
+    return asyncsdk.Client(KEY, USER, base_url=server.base, max_retries=0,
+                           clock=VirtualClock(), **options)
 
 
 async def _download(client: asyncsdk.Client, tmp: Path) -> None:

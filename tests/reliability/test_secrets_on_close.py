@@ -10,6 +10,7 @@ import traceback
 
 import pytest
 from auth_helpers import leaks
+from helpers import Sleeper
 from scripted_server import CHECK_PATH, scripted_server
 
 import asyncsdk
@@ -27,20 +28,14 @@ def _shown(exc: BaseException) -> str:
 
 @pytest.mark.parametrize("status", [503, 429])
 async def test_a_call_ended_in_its_retry_sleep_shows_no_credential(status: int) -> None:
-    sleeping = asyncio.Event()
+    clock = Sleeper(hold=3600)  # ended only by close()
+    clock.long = True
 
     async with scripted_server() as server:
         server.on(CHECK_PATH, server.answer({"detail": f"busy {KEY}"}, status=status))
-        client = asyncsdk.Client(KEY, USER, base_url=server.base_url)
-        pause = client._transport.sleep
-
-        async def sleep(delay: float) -> None:
-            sleeping.set()
-            await pause(3600)  # ended only by close()
-
-        client._transport.sleep = sleep
+        client = asyncsdk.Client(KEY, USER, base_url=server.base_url, clock=clock)
         task = asyncio.ensure_future(client.validation.check("a@b.com"))
-        await asyncio.wait_for(sleeping.wait(), HANG)
+        await asyncio.wait_for(clock.sleeping.wait(), HANG)
         await client.close()
         with pytest.raises(asyncsdk.APIConnectionError) as info:
             await asyncio.wait_for(task, HANG)

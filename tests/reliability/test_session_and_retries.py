@@ -76,8 +76,7 @@ async def test_a_stalled_attempt_is_abandoned_and_retried_within_the_budget() ->
     async with scripted_server() as server:
         server.on(CHECK_PATH, server.stall(), server.answer(CHECK_OK))
         async with asyncsdk.Client("k", "u", base_url=server.base_url, timeout=30,
-                                   attempt_timeout=0.05) as client:
-            instant(client)
+                                   attempt_timeout=0.05, clock=instant()) as client:
             result = await client.validation.check("a@b.com")
         assert result.email == "a@b.com"
         assert server.count(CHECK_PATH) == 2  # before: the first attempt ate the budget
@@ -86,8 +85,8 @@ async def test_a_stalled_attempt_is_abandoned_and_retried_within_the_budget() ->
 async def test_attempt_timeout_per_call_overrides_the_clients() -> None:
     async with scripted_server() as server:
         server.on(CHECK_PATH, server.stall(), server.answer(CHECK_OK))
-        async with asyncsdk.Client("k", "u", base_url=server.base_url, timeout=30) as client:
-            instant(client)
+        async with asyncsdk.Client("k", "u", base_url=server.base_url, timeout=30,
+                                   clock=instant()) as client:
             await client.validation.check("a@b.com", attempt_timeout=0.05)
         assert server.count(CHECK_PATH) == 2
 
@@ -97,8 +96,7 @@ async def test_an_unsafe_attempt_is_never_abandoned_early() -> None:
         path = "/api/v1/jobs/create"
         server.on(path, server.stall())
         async with asyncsdk.Client("k", "u", base_url=server.base_url, timeout=0.3,
-                                   attempt_timeout=0.01) as client:
-            instant(client)
+                                   attempt_timeout=0.01, clock=instant()) as client:
             with pytest.raises(asyncsdk.APITimeoutError) as info:
                 await client.validation.create_job("https://files.test/x.csv")
         assert server.count(path) == 1
@@ -172,8 +170,7 @@ async def test_a_redirect_that_cannot_be_followed_is_not_retried(location: str) 
     async with scripted_server() as server:
         server.on("/api/v1/contact/", server.answer({}, 302, {"Location": location}))
         async with asyncsdk.Client("k", "u", base_url=server.base_url,
-                                   max_retries=2) as client:
-            instant(client)
+                                   max_retries=2, clock=instant()) as client:
             with pytest.raises(asyncsdk.APIConnectionError, match="redirect") as caught:
                 await client.contacts.list()
         hops = 10 if location.startswith("/") else 1  # aiohttp stops at its 10th redirect

@@ -54,9 +54,8 @@ async def _outcome(op: Op, fault: str, tmp: Path,
     tmp.mkdir()
     async with sandbox(**op.options) as sb:
         world: World = prepare(sb, tmp)
-        async with sb.client(session=session, max_retries=MAX_RETRIES) as client:
+        async with sb.client(session=session, max_retries=MAX_RETRIES, clock=instant()) as client:
             op.skip_unless_available(client)
-            instant(client)
             path = op.target(world)
             FAULTS[fault](sb.faults, path, op.method)
             try:

@@ -113,8 +113,8 @@ async def test_check_many_soak() -> None:
     tally = Tally()
     measures: list[tuple[int, int]] = []
     fills: list[tuple[int, float]] = []  # (most in flight at the server, hold)
-    async with sandbox(record=False) as sb, sb.client(max_connections=CONCURRENCY) as client:
-        instant(client)
+    async with sandbox(record=False) as sb, sb.client(max_connections=CONCURRENCY,
+                                                      clock=instant()) as client:
         started = time.monotonic()
         for number in range(ROUNDS + 1):  # round 0: warm-up
             await faulted_round(sb, client, number, tally)

@@ -26,8 +26,8 @@ async def test_unknown_ca_is_a_clear_connection_error_not_retried(
     ca: trustme.CA, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="asyncsdk")
-    async with tls_server(ca) as (base, seen), instant(
-            asyncsdk.Client(API_KEY, USERNAME, base_url=base, max_retries=2)) as client:
+    async with tls_server(ca) as (base, seen), asyncsdk.Client(
+            API_KEY, USERNAME, base_url=base, max_retries=2, clock=instant()) as client:
         with pytest.raises(asyncsdk.APIConnectionError) as info:
             await client.contacts.list()
     error = info.value

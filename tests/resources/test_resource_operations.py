@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from aioresponses import aioresponses
+from aioresponses import CallbackResult, aioresponses
 from helpers import API_KEY
 from resource_cases import CASES, Case, url
 
@@ -86,16 +86,21 @@ async def test_only_creates_are_not_repeated_after_a_server_error(
 
 
 @ALL
-async def test_request_timeout_is_passed_to_the_transport(
-    client: asyncsdk.Client, monkeypatch: pytest.MonkeyPatch, case: Case
+async def test_request_timeout_bounds_the_call(
+    client: asyncsdk.Client, mocked: aioresponses, case: Case
 ) -> None:
-    seen: list[float | None] = []
+    """Seen as aiohttp's bound of the attempt (its ``ClientTimeout.total``): within
+    ``request_timeout`` when given, else within the client's timeout and past 3.5 s."""
+    seen: list[float] = []
 
-    async def fake_request(op: Any, **kwargs: Any) -> Any:
-        seen.append(kwargs.get("timeout"))
-        return case.answer
+    def answered(url: Any, **kwargs: Any) -> CallbackResult:
+        seen.append(kwargs["timeout"].total)
+        return CallbackResult(status=204 if case.answer is None else 200,
+                              payload=case.answer)
 
-    monkeypatch.setattr(client._transport, "request", fake_request)
+    answer(mocked, case, callback=answered, repeat=True)
     await case.call(client)
     await case.call(client, request_timeout=3.5)
-    assert seen == [None, 3.5]
+    default, given = seen
+    assert 3.5 < default <= client.timeout
+    assert given <= 3.5

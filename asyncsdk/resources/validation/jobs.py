@@ -1,7 +1,7 @@
 """``ValidationJob``: a submitted validation file, to poll, wait on, read and download.
 
 A job is plain data (``job_id``, ``file_url``, ``submitted_at``) plus the client's
-transport. ``to_dict()`` / ``Validation.job_from_dict()`` let a worker persist the job and
+engine. ``to_dict()`` / ``Validation.job_from_dict()`` let a worker persist the job and
 resume waiting on it in another process after a crash.
 """
 
@@ -19,9 +19,7 @@ from typing import Any, BinaryIO
 
 from ... import _constants as C
 from ..._checks import check_file_path, check_job_id, check_number, check_seconds
-from ..._core.operation import Operation
-from ..._core.session import ClosedInFlight
-from ..._core.transport import Transport
+from ..._core import CallOptions, Deadline, Engine, Operation
 from ..._errors import (
     APIConnectionError,
     InvalidInputError,
@@ -63,17 +61,17 @@ class ValidationJob:
         submitted_at: when ``create_job`` was answered (UTC), or None if unknown.
     """
 
-    __slots__ = ("_transport", "file_url", "job_id", "submitted_at")
+    __slots__ = ("_engine", "file_url", "job_id", "submitted_at")
 
     def __init__(
         self,
-        transport: Transport,
+        engine: Engine,
         job_id: int,
         *,
         file_url: str | None = None,
         submitted_at: dt.datetime | None = None,
     ) -> None:
-        self._transport = transport
+        self._engine = engine
         self.job_id = job_id
         self.file_url = file_url
         self.submitted_at = submitted_at
@@ -92,7 +90,7 @@ class ValidationJob:
         }
 
     @classmethod
-    def from_dict(cls, transport: Transport, data: Any) -> ValidationJob:
+    def from_dict(cls, engine: Engine, data: Any) -> ValidationJob:
         """Rebuild a job saved with ``to_dict`` (use ``client.validation.job_from_dict``).
 
         Raises:
@@ -114,7 +112,7 @@ class ValidationJob:
                 raise InvalidInputError(
                     f"submitted_at: expected ISO 8601 text or None, got {raw_when!r}",
                     field="submitted_at") from None
-        return cls(transport, job_id, file_url=file_url, submitted_at=when)
+        return cls(engine, job_id, file_url=file_url, submitted_at=when)
 
     # --- status ----------------------------------------------------------------------
     async def status(self, *, request_timeout: float | None = None,
@@ -140,12 +138,12 @@ class ValidationJob:
                 ``fail`` answer with an error text; APIConnectionError: no answer;
             ResponseDecodeError: an answer without a status.
         """
-        data = await self._transport.request(
-            STATUS, params={"job_id": self.job_id}, timeout=request_timeout,
-            extras=extras_of(extra_headers, extra_query))
+        data = await self._engine.request(CallOptions(
+            STATUS, query={"job_id": self.job_id}, timeout=request_timeout,
+            extras=extras_of(extra_headers, extra_query)))
         raw = data.get("status") if isinstance(data, dict) else None
         if not isinstance(raw, str) or not raw.strip():
-            error = self._transport.decode_error(STATUS, data, "jobs/status gave no status")
+            error = self._engine.decode_error(STATUS, data, "jobs/status gave no status")
             data = raw = None  # the answer (it may echo the request) stays out of tracebacks
             raise error
         return JobStatus(raw)
@@ -213,16 +211,16 @@ class ValidationJob:
             raise InvalidInputError(
                 "on_status: expected a function called as on_status(status, elapsed), got "
                 f"{type(on_status).__name__}", field="on_status")
-        transport = self._bound(extra_headers, extra_query)
-        job = self if transport is self._transport else ValidationJob(
-            transport, self.job_id, file_url=self.file_url, submitted_at=self.submitted_at)
-        return await _poll_until_done(job, interval, max_interval, factor, deadline,
+        engine = self._bound(extra_headers, extra_query)
+        job = self if engine is self._engine else ValidationJob(
+            engine, self.job_id, file_url=self.file_url, submitted_at=self.submitted_at)
+        return await _poll_until_done(engine, job, interval, max_interval, factor, deadline,
                                       on_status, request_timeout)
 
     def _bound(self, extra_headers: ExtraHeaders | None,
-               extra_query: ExtraQuery | None) -> Transport:
-        """The transport for one call, whose requests carry its extras (checked)."""
-        return self._transport.with_extras(extras_of(extra_headers, extra_query))
+               extra_query: ExtraQuery | None) -> Engine:
+        """The engine for one call, whose requests carry its extras (checked)."""
+        return self._engine.with_extras(extras_of(extra_headers, extra_query))
 
     # --- results ---------------------------------------------------------------------
     def rows(
@@ -259,9 +257,9 @@ class ValidationJob:
             APIConnectionError: the connection failed or broke;
             UsageError: the client was closed meanwhile.
         """
-        transport = self._bound(extra_headers, extra_query)
-        return email_rows(csv_text(transport, self.job_id, request_timeout),
-                          partial(decode_error, transport))
+        engine = self._bound(extra_headers, extra_query)
+        return email_rows(csv_text(engine, self.job_id, request_timeout),
+                          partial(decode_error, engine))
 
     async def download(
         self, path: str | os.PathLike[str], *, request_timeout: float | None = None,
@@ -294,7 +292,7 @@ class ValidationJob:
             The errors of ``rows()``, and OSError when the file cannot be written.
         """
         target = check_file_path(path)  # before anything is sent
-        transport = self._bound(extra_headers, extra_query)
+        engine = self._bound(extra_headers, extra_query)
         temp = temporary_name(target)
         reader = CsvRecordReader()
         builder = EmailRows()
@@ -302,7 +300,7 @@ class ValidationJob:
         failure: ResponseDecodeError | None = None
         try:
             with open(temp, "xb") as handle:  # noqa: ASYNC230 - see the docstring
-                pieces_of = csv_text(transport, self.job_id, request_timeout)
+                pieces_of = csv_text(engine, self.job_id, request_timeout)
                 async with aclosing(pieces_of) as pieces:
                     async for text in pieces:
                         handle.write(text.encode("utf-8"))
@@ -319,7 +317,7 @@ class ValidationJob:
                 raise
             # Built here, raised below: outside the ``except`` it chains nothing (the
             # StreamDecodeError quotes the CSV unscrubbed, and its frames hold records).
-            failure = decode_error(self._transport, exc)
+            failure = decode_error(self._engine, exc)
         if failure is not None:
             raise failure
         return count
@@ -339,6 +337,7 @@ async def _to_disk(handle: BinaryIO) -> None:
 
 
 async def _poll_until_done(
+    engine: Engine,
     job: ValidationJob,
     interval: float,
     max_interval: float,
@@ -349,45 +348,45 @@ async def _poll_until_done(
 ) -> JobStatus:
     """The polling loop of ``ValidationJob.wait`` (arguments already checked): poll,
     until the job ends, pausing as the backoff says and the deadline allows."""
-    transport = job._transport
-    wait = _Wait(job, deadline, on_status, request_timeout)
-    pauses = _backoff(transport, interval, max_interval, factor)
+    wait = _Wait(engine, job, deadline, on_status, request_timeout)
+    pauses = _backoff(engine, interval, max_interval, factor)
     while True:
         status = await wait.poll()
         if status is JobStatus.SUCCESS:
             return status
         if status is JobStatus.FAIL:
             raise JobFailedError(f"validation job {job.job_id} failed", job_id=job.job_id)
-        await _pause(transport, wait.pause(next(pauses)))
+        # ``close()`` ends the pause at once (APIConnectionError, nothing sent), as it
+        # ends a call waiting for its answer, instead of the next poll finding out.
+        await engine.pause(wait.pause(next(pauses)), operation=STATUS.name)
 
 
-def _backoff(transport: Transport, interval: float, max_interval: float,
+def _backoff(engine: Engine, interval: float, max_interval: float,
              factor: float) -> Iterator[float]:
     """The pauses between polls: ``interval`` growing by ``factor`` up to
     ``max_interval``, each shortened by a random part of up to ``POLL_JITTER``."""
     step = interval
     while True:
-        yield min(max_interval, step) * (1.0 - C.POLL_JITTER * transport.rand())
+        yield min(max_interval, step) * (1.0 - C.POLL_JITTER * engine.jitter())
         step = min(max_interval, step * factor)
 
 
 class _Deadline:
-    """The ``deadline`` of one wait, counted from ``started`` on ``clock``: the time left,
-    and the pauses cut so that one last poll still starts ``reserve`` before it
+    """The ``deadline`` of one wait (on the engine's clock): the time left, and the
+    pauses cut so that one last poll still starts ``reserve`` before it
     (``WAIT_FINAL_POLL_RESERVE``, or a tenth of a deadline under 10 s)."""
 
-    __slots__ = ("clock", "ends_at", "last_poll", "reserve", "seconds")
+    __slots__ = ("_at", "last_poll", "reserve", "seconds")
 
-    def __init__(self, clock: Callable[[], float], started: float, seconds: float) -> None:
-        self.clock = clock
-        self.seconds = seconds
-        self.ends_at = started + seconds
-        self.reserve = min(C.WAIT_FINAL_POLL_RESERVE, C.WAIT_FINAL_POLL_SHARE * seconds)
+    def __init__(self, at: Deadline) -> None:
+        self._at = at
+        self.seconds = at.seconds
+        self.reserve = min(C.WAIT_FINAL_POLL_RESERVE, C.WAIT_FINAL_POLL_SHARE * at.seconds)
         self.last_poll = False  # the next poll is the last one
 
     def left(self) -> float:
         """Seconds until the deadline (<= 0: passed)."""
-        return self.ends_at - self.clock()
+        return self._at.left()
 
     def cut(self, pause: float) -> float | None:
         """``pause``, shortened to end ``reserve`` before the deadline (the poll after it
@@ -405,20 +404,18 @@ class _Wait:
     """One ``ValidationJob.wait`` in progress: its polls, bounded by the deadline if any;
     the transient failures it rides out; the statuses it reports to ``on_status``."""
 
-    __slots__ = ("budget", "clock", "deadline", "failures", "job", "last_error",
-                 "last_status", "on_status", "request_timeout", "started")
+    __slots__ = ("budget", "deadline", "failures", "job", "last_error", "last_status",
+                 "now", "on_status", "request_timeout", "started")
 
-    def __init__(self, job: ValidationJob, deadline: float | None,
+    def __init__(self, engine: Engine, job: ValidationJob, deadline: float | None,
                  on_status: StatusCallback | None, request_timeout: float | None) -> None:
-        transport = job._transport
         self.job = job
-        self.clock = transport.clock
-        self.budget = transport.limits.budget
+        self.now = engine.now
+        self.budget = engine.budget
         self.on_status = on_status
         self.request_timeout = request_timeout
-        self.started = transport.clock()
-        self.deadline = (None if deadline is None
-                         else _Deadline(transport.clock, self.started, deadline))
+        self.started = engine.now()
+        self.deadline = None if deadline is None else _Deadline(engine.deadline(deadline))
         self.last_status: JobStatus | None = None
         self.last_error: BaseException | None = None  # of the polls failing since the last answer
         self.failures = 0  # consecutive transient failures
@@ -479,7 +476,7 @@ class _Wait:
     async def _report(self, status: JobStatus, on_status: StatusCallback) -> None:
         """``on_status(status, elapsed)``, awaited if it returns an awaitable; the
         deadline bounds that too (cancelled at it: the job's end is still reported)."""
-        outcome = on_status(status, self.clock() - self.started)
+        outcome = on_status(status, self.now() - self.started)
         if not inspect.isawaitable(outcome):
             return
         if self.deadline is None:
@@ -494,18 +491,6 @@ class _Wait:
     def _timed_out(self) -> JobTimeoutError:
         assert self.deadline is not None
         return _timed_out(self.job, self.deadline.seconds, self.last_status)
-
-
-async def _pause(transport: Transport, seconds: float) -> None:
-    """The pause between two polls: ``Client.close()`` ends it at once with
-    ``APIConnectionError`` (nothing sent), as it ends a call waiting for its answer,
-    instead of the wait finding out at its next poll (up to ``max_interval`` later)."""
-    transport.sessions.session()  # a closed client: UsageError now
-    try:
-        await transport.sleep(seconds)
-    except ClosedInFlight:
-        raise APIConnectionError("the Client was closed while this wait was in progress",
-                                 operation=STATUS.name, may_have_been_sent=False) from None
 
 
 def _timed_out(job: ValidationJob, deadline: float | None,

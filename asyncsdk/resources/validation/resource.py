@@ -9,7 +9,7 @@ from typing import Any
 
 from ..._checks import MAX_ID, check_email, check_http_url, check_job_id, check_seconds
 from ..._constants import DEFAULT_CHECK_CONCURRENCY, DEFAULT_VALIDITY_TIMEOUT
-from ..._core.operation import Extras, Operation
+from ..._core import CallOptions, Extras, Operation, SendPolicy
 from ..._serde.converter import parse_int
 from ...models.validation import CheckOutcome, CheckResult
 from .._areas import Area
@@ -65,22 +65,22 @@ class Validation(Resource):
             check_seconds(validity_timeout, "validity_timeout")
         params = {"email": email, "timeout": validity_timeout}
         extras = extras_of(extra_headers, extra_query)
-        return await self._transport.request(  # type: ignore[no-any-return]
-            CHECK, params=params, timeout=request_timeout, attempt_timeout=attempt_timeout,
-            model=CheckResult, extras=extras)
+        return await self._engine.request(CallOptions(  # type: ignore[no-any-return]
+            CHECK, query=params, timeout=request_timeout, attempt_timeout=attempt_timeout,
+            model=CheckResult, extras=extras))
 
     async def _bulk_check(self, email: str, *, validity_timeout: float,
-                          request_timeout: float | None, paced: bool,
+                          request_timeout: float | None, policy: SendPolicy,
                           extras: Extras | None) -> CheckResult:
-        """``check`` as one of many (``check_many``): a bulk call, so its attempts wait
-        for the validation area's pace (with ``paced``, its rate and window; else only
-        its holds) and a 429 is sent again after the wait asked for, without spending
-        ``max_retries``, until ``request_timeout`` (the client's timeout) ends it."""
+        """``check`` as one of many (``check_many``): a bulk call, its attempts let out
+        by ``policy`` (the validation area's pace: ``Engine.bulk_policy``), a 429 sent
+        again after the wait asked for, without spending ``max_retries``, until
+        ``request_timeout`` (the client's timeout) ends it."""
         check_email(email, "email")
         params = {"email": email, "timeout": validity_timeout}
-        return await self._transport.request(  # type: ignore[no-any-return]
-            CHECK, params=params, timeout=request_timeout, model=CheckResult, extras=extras,
-            bulk=True, paced=paced)
+        return await self._engine.request(CallOptions(  # type: ignore[no-any-return]
+            CHECK, query=params, timeout=request_timeout, model=CheckResult, extras=extras,
+            policy=policy))
 
     def check_many(
         self,
@@ -176,7 +176,8 @@ class Validation(Resource):
             already sent have been yielded.
         """
         extras = extras_of(extra_headers, extra_query)  # checked at once
-        check = partial(self._bulk_check, paced=adaptive is True, extras=extras)
+        policy = self._engine.bulk_policy(CHECK, adaptive=adaptive is True)
+        check = partial(self._bulk_check, policy=policy, extras=extras)
         return check_many(check, emails, concurrency=concurrency, adaptive=adaptive,
                           validity_timeout=validity_timeout, request_timeout=request_timeout)
 
@@ -214,18 +215,18 @@ class Validation(Resource):
         url = check_http_url(file_url, "file_url", what="an absolute http(s) URL of the file")
         params = {"file_name": url, "timeout": check_seconds(validity_timeout, "validity_timeout")}
         extras = extras_of(extra_headers, extra_query)
-        data = await self._transport.request(CREATE_JOB, params=params, timeout=request_timeout,
-                                             extras=extras)
+        data = await self._engine.request(CallOptions(
+            CREATE_JOB, query=params, timeout=request_timeout, extras=extras))
         raw = data.get("job_id") if isinstance(data, dict) else None
         try:
             job_id = parse_int(raw)
         except ValueError:
             job_id = -1
         if not 0 <= job_id <= MAX_ID:  # what ``job()`` would refuse is no job id either
-            error = self._transport.decode_error(CREATE_JOB, data, "jobs/create gave no job id")
+            error = self._engine.decode_error(CREATE_JOB, data, "jobs/create gave no job id")
             data = raw = None  # the answer (it may echo the request) stays out of tracebacks
             raise error
-        return ValidationJob(self._transport, job_id, file_url=url,
+        return ValidationJob(self._engine, job_id, file_url=url,
                              submitted_at=dt.datetime.now(dt.timezone.utc))
 
     def job(self, job_id: int) -> ValidationJob:
@@ -240,7 +241,7 @@ class Validation(Resource):
         Raises:
             InvalidInputError: ``job_id`` is not a non-negative integer.
         """
-        return ValidationJob(self._transport, check_job_id(job_id))
+        return ValidationJob(self._engine, check_job_id(job_id))
 
     def job_from_dict(self, data: dict[str, Any]) -> ValidationJob:
         """Rebuild a job from ``job.to_dict()`` (e.g. in another process, after a crash).
@@ -254,4 +255,4 @@ class Validation(Resource):
         Raises:
             InvalidInputError: ``data`` is not such a dict.
         """
-        return ValidationJob.from_dict(self._transport, data)
+        return ValidationJob.from_dict(self._engine, data)

@@ -37,9 +37,7 @@ import aiohttp
 
 from ... import _constants as C
 from ..._checks import is_http_url
-from ..._core.failures import forget_own_frames
-from ..._core.operation import Operation
-from ..._core.transport import Transport
+from ..._core import Engine, Operation, forget_own_frames
 from ..._errors import APIConnectionError, ResponseDecodeError, SDKError, UsageError
 from .._areas import Area
 from .readers import JsonMemberReader, StreamDecodeError, Utf8Decoder
@@ -53,7 +51,7 @@ class _Disposition(Protocol):
 
 
 class Answer(Protocol):
-    """What ``ResultText`` needs of a streamed answer (``_core.answer.StreamedResponse``)."""
+    """What ``ResultText`` needs of a streamed answer (``_core.StreamedResponse``)."""
 
     @property
     def content_type(self) -> str: ...
@@ -259,7 +257,7 @@ DOWNLOAD = Operation("validation.job_download", "GET", Area.VALIDATION,
 _FOREIGN = (RuntimeError, OSError, asyncio.TimeoutError, aiohttp.ClientError)
 
 
-async def csv_text(transport: Transport, job_id: int,
+async def csv_text(engine: Engine, job_id: int,
                    request_timeout: float | None) -> AsyncGenerator[str, None]:
     """The result CSV of job ``job_id`` as decoded text pieces, whichever shape it came
     in: the job's answer, then the hosted result file it may point to (fetched without
@@ -267,17 +265,17 @@ async def csv_text(transport: Transport, job_id: int,
 
     The outermost frame of the stream's own, and what leaves it is clean: the hosted URL
     is the service's text and may carry a credential (``?api=...``), and so do the locals
-    of ``_answer_texts`` (``hosted``, ``chunk``) and the frames of ``Transport.stream``
+    of ``_answer_texts`` (``hosted``, ``chunk``) and the frames of ``Engine.stream``
     below (``absolute_url``). This frame holds none of them, and runs ``_answer_texts``
     closed on the way out (``aclosing``): whatever leaves here has passed through frames
     that are finished, and has them cleared: an ``SDKError`` through
-    ``Credentials.clean``, any other through ``forget_own_frames`` (the library's
+    ``Engine.clean``, any other through ``forget_own_frames`` (the library's
     frames only); this frame's own text is reset. A failure of the stream that is not
     the library's is raised as an SDK error outside the ``except`` (it chains nothing).
     """
     failure: SDKError | None = None
     try:
-        async with aclosing(_answer_texts(transport, job_id, request_timeout)) as texts:
+        async with aclosing(_answer_texts(engine, job_id, request_timeout)) as texts:
             async for text in texts:
                 yield text
     except GeneratorExit:  # closed early by the consumer: nothing shown
@@ -285,7 +283,7 @@ async def csv_text(transport: Transport, job_id: int,
     except BaseException as exc:
         text = ""  # a piece of the CSV (its header may echo a credential)
         if isinstance(exc, SDKError):
-            transport.credentials.clean(exc)
+            engine.clean(exc)
             raise
         forget_own_frames(exc)
         if not isinstance(exc, _FOREIGN):  # a cancellation, a bug: as it is
@@ -295,7 +293,7 @@ async def csv_text(transport: Transport, job_id: int,
         raise failure
 
 
-async def _answer_texts(transport: Transport, job_id: int,
+async def _answer_texts(engine: Engine, job_id: int,
                         request_timeout: float | None) -> AsyncGenerator[str, None]:
     """The CSV text of the job's answer, then of the result file it points to, if any
     (``ResultText.hosted_url``, fetched without credentials). Its locals may hold that
@@ -303,10 +301,9 @@ async def _answer_texts(transport: Transport, job_id: int,
     hosted: str | None = None
     while True:
         if hosted is None:
-            stream = transport.stream(
-                DOWNLOAD, params={"job_id": job_id}, timeout=request_timeout)
+            stream = engine.stream(DOWNLOAD, query={"job_id": job_id}, timeout=request_timeout)
         else:
-            stream = transport.stream(DOWNLOAD, absolute_url=hosted, timeout=request_timeout)
+            stream = engine.stream(DOWNLOAD, absolute_url=hosted, timeout=request_timeout)
         async with stream as response:
             result = ResultText(response, hosted=hosted is not None)
             chunks = response.iter_chunks()
@@ -327,11 +324,11 @@ async def _answer_texts(transport: Transport, job_id: int,
             return
 
 
-def decode_error(transport: Transport, exc: StreamDecodeError) -> ResponseDecodeError:
+def decode_error(engine: Engine, exc: StreamDecodeError) -> ResponseDecodeError:
     """The ``ResponseDecodeError`` of an unreadable result. The reason may quote the
     answer (a header, a JSON member): credentials are scrubbed first, then the text is
     shortened (a cut through a credential would leave its prefix)."""
-    why = transport.credentials.scrub(str(exc))[: C.ERROR_BODY_PREVIEW]
+    why = engine.scrub(str(exc))[: C.ERROR_BODY_PREVIEW]
     return ResponseDecodeError(f"job result unreadable: {why}", operation=DOWNLOAD.name)
 
 

@@ -7,10 +7,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 from aiohttp import web
-from helpers import API_KEY, USERNAME, SleepRecorder
+from helpers import API_KEY, USERNAME
 from validation_tools import LocalServer
 
 import asyncsdk
+import asyncsdk.testing
 
 
 @pytest.fixture
@@ -31,9 +32,7 @@ async def local() -> AsyncIterator[LocalServer]:
 
 
 @pytest.fixture
-async def local_client(local: LocalServer, sleeps: SleepRecorder
+async def local_client(local: LocalServer, clock: asyncsdk.testing.VirtualClock
                        ) -> AsyncIterator[asyncsdk.Client]:
-    async with asyncsdk.Client(API_KEY, USERNAME, base_url=local.url) as c:
-        c._transport.sleep = sleeps
-        c._transport.rand = lambda: 1.0
+    async with asyncsdk.Client(API_KEY, USERNAME, base_url=local.url, clock=clock) as c:
         yield c

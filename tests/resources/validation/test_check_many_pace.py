@@ -11,17 +11,17 @@ bulk a 429 is "not processed, come back later").
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter
 from typing import Any
 
 import pytest
 from aiohttp import web
 from aioresponses import aioresponses
-from helpers import API_KEY, USERNAME, TokenBucket, skipped_but_counted
+from helpers import API_KEY, USERNAME, SkippedSleeps, TokenBucket, pace_of, paced_in_flight
 from validation_tools import LocalServer, other_tasks, url_of
 
 import asyncsdk
-from asyncsdk.resources.validation.resource import CHECK as CHECK_OP
 
 CHECK = url_of("/api/v1/single/check")
 CHECK_PATH = "/api/v1/single/check"
@@ -76,8 +76,8 @@ async def test_only_the_budget_ends_a_rate_limited_check(local: LocalServer) -> 
                                  headers={"Retry-After": "1"})
 
     local.routes[CHECK_PATH] = handle
-    async with asyncsdk.Client(API_KEY, USERNAME, base_url=local.url, max_retries=0) as c:
-        skipped_but_counted(c)
+    async with asyncsdk.Client(API_KEY, USERNAME, base_url=local.url, max_retries=0,
+                               clock=SkippedSleeps()) as c:
         outcomes = [o async for o in c.validation.check_many(
             emails(2), concurrency=1, request_timeout=4.5)]
     assert all(isinstance(o.error, asyncsdk.RateLimitError) for o in outcomes)
@@ -97,8 +97,7 @@ async def test_no_input_fails_for_a_429_and_none_is_answered_twice(
     inputs = emails(150)
     async with asyncsdk.Client(API_KEY, USERNAME, base_url=local.url, max_retries=0) as c:
         outcomes = [o async for o in c.validation.check_many(inputs)]
-        pace = c._transport.pace(CHECK_OP)
-        assert pace.in_flight == 0  # every place in the window given back
+        assert paced_in_flight(c) == 0  # every place in the window given back
     assert sorted(o.email for o in outcomes) == sorted(inputs)
     assert all(o.ok for o in outcomes), [o.error for o in outcomes if not o.ok][:3]
     assert bucket.limited > 0  # the limit was met: the path under test ran
@@ -185,8 +184,7 @@ async def test_cancelling_the_consumer_gives_the_window_back(local: LocalServer)
         with pytest.raises(asyncio.CancelledError):
             await task
         release.set()
-        pace = c._transport.pace(CHECK_OP)
-        assert pace.in_flight == 0
+        assert paced_in_flight(c) == 0
         # and the client goes on
         outcomes = [o async for o in c.validation.check_many(emails(5, "v"))]
         assert all(o.ok for o in outcomes)
@@ -239,11 +237,12 @@ async def test_checks_that_gave_up_in_a_hold_leave_the_pace_free(
                                                           request_timeout=0.5)]
         assert len(first) == 1000 and not any(o.ok for o in first)
         assert local.count(CHECK_PATH) < 100  # held back, not sent
-        pace = c._transport.pace(CHECK_OP)
+        pace = pace_of(c)
         assert pace.held_until > 0  # the hold the issue is about came
         assert pace.in_flight == 0
-        # The schedule is not ahead of the hold (its next moment: ``_next``).
-        assert pace._next <= max(c._transport.clock(), pace.held_until) + 1.0
+        # The schedule is not ahead of the hold (its next moment: ``_next``; the
+        # client's clock is the system's, time.monotonic).
+        assert pace._next <= max(time.monotonic(), pace.held_until) + 1.0
         refusing = False
         later = [o async for o in c.validation.check_many(emails(5, "v"),
                                                           request_timeout=10)]

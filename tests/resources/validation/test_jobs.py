@@ -6,7 +6,6 @@ import asyncio
 import datetime as dt
 import json
 import os
-import random
 from contextlib import aclosing
 from pathlib import Path
 from typing import Any
@@ -14,11 +13,12 @@ from typing import Any
 import pytest
 from aiohttp import web
 from aioresponses import CallbackResult, aioresponses
-from helpers import API_KEY, USERNAME
+from helpers import API_KEY, BASE, USERNAME
 from validation_tools import LocalServer, stalling, streaming, url_of
 
 import asyncsdk
 from asyncsdk import JobStatus, Verdict
+from asyncsdk.testing import VirtualClock
 
 CREATE = url_of("/api/v1/jobs/create")
 STATUS = url_of("/api/v1/jobs/status")
@@ -119,8 +119,8 @@ def test_job_handle_and_dict_round_trip_through_json(client: asyncsdk.Client) ->
     job = client.validation.job(7)
     assert (job.job_id, job.file_url, job.submitted_at) == (7, None, None)
     when = dt.datetime(2024, 5, 6, 7, 8, 9, tzinfo=dt.timezone.utc)
-    full = asyncsdk.ValidationJob(client._transport, 9, file_url="https://h/x.csv",
-                                  submitted_at=when)
+    full = client.validation.job_from_dict({"job_id": 9, "file_url": "https://h/x.csv",
+                                            "submitted_at": when.isoformat()})
     saved = json.loads(json.dumps(full.to_dict()))
     assert saved == {"job_id": 9, "file_url": "https://h/x.csv",
                      "submitted_at": "2024-05-06T07:08:09+00:00"}
@@ -182,34 +182,13 @@ async def test_status_without_a_status_is_a_decode_error(
 
 
 # --- wait ------------------------------------------------------------------------------
-class FakeTime:
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.sleeps: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    async def sleep(self, delay: float) -> None:
-        self.sleeps.append(delay)
-        self.now += delay
-
-
-@pytest.fixture
-def fake_time(client: asyncsdk.Client) -> FakeTime:
-    t = FakeTime()
-    client._transport.clock = t.clock
-    client._transport.sleep = t.sleep
-    return t
-
-
-def job_finishing_at(mocked: aioresponses, t: FakeTime, at: float, end: str = "success"
-                     ) -> list[float]:
+def job_finishing_at(mocked: aioresponses, clock: VirtualClock, at: float,
+                     end: str = "success") -> list[float]:
     polls: list[float] = []
 
     def answer(url: Any, **kwargs: Any) -> CallbackResult:
-        polls.append(t.now)
-        return CallbackResult(payload={"status": end if t.now >= at else "processing"})
+        polls.append(clock.now())
+        return CallbackResult(payload={"status": end if clock.now() >= at else "processing"})
 
     mocked.get(STATUS, callback=answer, repeat=True)
     return polls
@@ -217,36 +196,36 @@ def job_finishing_at(mocked: aioresponses, t: FakeTime, at: float, end: str = "s
 
 @pytest.mark.parametrize("rand", [0.0, 0.5, 1.0, None])
 async def test_wait_defaults_find_a_60s_job_with_few_polls_and_little_delay(
-    client: asyncsdk.Client, mocked: aioresponses, fake_time: FakeTime, rand: float | None
+    mocked: aioresponses, rand: float | None
 ) -> None:
-    rng = random.Random(4)
-    client._transport.rand = (lambda: rand) if rand is not None else rng.random
-    polls = job_finishing_at(mocked, fake_time, 60.0)
-    assert await client.validation.job(1).wait() is JobStatus.SUCCESS
+    clock = VirtualClock(seed=4) if rand is None else VirtualClock(random=rand)
+    polls = job_finishing_at(mocked, clock, 60.0)
+    async with asyncsdk.Client(API_KEY, USERNAME, base_url=BASE, clock=clock) as client:
+        assert await client.validation.job(1).wait() is JobStatus.SUCCESS
     assert len(polls) <= 12  # status requests
     assert polls[-1] - 60.0 <= 30.0  # detected within max_interval of finishing
-    assert max(fake_time.sleeps) <= 30.0
+    assert max(clock.sleeps) <= 30.0
 
 
+@pytest.mark.parametrize(("rand", "pauses"), [
+    (0.0, [1, 2, 4, 8, 10, 10]),  # no jitter: the bare schedule
+    (1.0, [0.75, 1.5, 3.0, 6.0, 7.5, 7.5]),  # the most jitter shortens by a quarter
+])
 async def test_wait_backs_off_exponentially_up_to_the_cap(
-    client: asyncsdk.Client, mocked: aioresponses, fake_time: FakeTime
+    client: asyncsdk.Client, mocked: aioresponses, clock: VirtualClock, rand: float,
+    pauses: list[float],
 ) -> None:
-    client._transport.rand = lambda: 0.0  # no jitter: the bare schedule
-    job_finishing_at(mocked, fake_time, 100.0)
+    clock.random_value = rand
+    job_finishing_at(mocked, clock, 100.0)
     await client.validation.job(1).wait(interval=1, factor=2, max_interval=10)
-    assert fake_time.sleeps[:6] == [1, 2, 4, 8, 10, 10]
-    client._transport.rand = lambda: 1.0  # the most jitter shortens by a quarter
-    fake_time.sleeps.clear()
-    fake_time.now = 0.0
-    await client.validation.job(1).wait(interval=1, factor=2, max_interval=10)
-    assert fake_time.sleeps[:5] == [0.75, 1.5, 3.0, 6.0, 7.5]
+    assert clock.sleeps[:6] == pauses
 
 
 async def test_wait_reports_each_status_and_awaits_async_callbacks(
-    client: asyncsdk.Client, mocked: aioresponses, fake_time: FakeTime
+    client: asyncsdk.Client, mocked: aioresponses, clock: VirtualClock
 ) -> None:
-    job_finishing_at(mocked, fake_time, 3.0)
-    client._transport.rand = lambda: 0.0
+    job_finishing_at(mocked, clock, 3.0)
+    clock.random_value = 0.0
     seen: list[tuple[Any, float]] = []
 
     async def on_status(status: Any, elapsed: float) -> None:
@@ -258,67 +237,65 @@ async def test_wait_reports_each_status_and_awaits_async_callbacks(
 
 
 async def test_wait_raises_job_failed(
-    client: asyncsdk.Client, mocked: aioresponses, fake_time: FakeTime
+    client: asyncsdk.Client, mocked: aioresponses, clock: VirtualClock
 ) -> None:
-    job_finishing_at(mocked, fake_time, 5.0, end="fail")
+    job_finishing_at(mocked, clock, 5.0, end="fail")
     with pytest.raises(asyncsdk.JobFailedError) as info:
         await client.validation.job(8).wait()
     assert info.value.job_id == 8
 
 
 async def test_wait_deadline_never_sleeps_past_it_and_polls_at_it(
-    client: asyncsdk.Client, mocked: aioresponses, fake_time: FakeTime
+    client: asyncsdk.Client, mocked: aioresponses, clock: VirtualClock
 ) -> None:
-    client._transport.rand = lambda: 0.0
-    polls = job_finishing_at(mocked, fake_time, 1000.0)
+    clock.random_value = 0.0
+    polls = job_finishing_at(mocked, clock, 1000.0)
     with pytest.raises(asyncsdk.JobTimeoutError) as info:
         await client.validation.job(3).wait(deadline=10.0)
     # the last pause cut so that the last poll starts WAIT_FINAL_POLL_RESERVE (1 s)
     # before the deadline and can answer within it
     assert polls == [0.0, 1.0, 3.0, 7.0, 9.0]
-    assert fake_time.now == 9.0
+    assert clock.now() == 9.0
     assert info.value.job_id == 3
     assert info.value.last_status is JobStatus.PROCESSING
 
 
 async def test_wait_deadline_last_poll_can_still_succeed(
-    client: asyncsdk.Client, mocked: aioresponses, fake_time: FakeTime
+    client: asyncsdk.Client, mocked: aioresponses, clock: VirtualClock
 ) -> None:
-    client._transport.rand = lambda: 0.0
-    job_finishing_at(mocked, fake_time, 9.0)
+    clock.random_value = 0.0
+    job_finishing_at(mocked, clock, 9.0)
     assert await client.validation.job(3).wait(deadline=10.0) is JobStatus.SUCCESS
 
 
 @pytest.mark.parametrize(("deadline", "request_timeout"), [
     (1.0, None), (10.0, None), (100.0, 30.0), (0.05, None), (250.0, None)])
 async def test_wait_bounds_every_poll_by_the_time_left(
-    client: asyncsdk.Client, mocked: aioresponses, fake_time: FakeTime, deadline: float,
+    client: asyncsdk.Client, mocked: aioresponses, clock: VirtualClock, deadline: float,
     request_timeout: float | None,
 ) -> None:
     """Regression: each poll ran with the full client timeout (60 s), so
-    ``wait(deadline=1.0)`` could take a minute against a stalled service."""
-    job_finishing_at(mocked, fake_time, 1e9)
-    transport = client._transport
-    forward = transport.request
+    ``wait(deadline=1.0)`` could take a minute against a stalled service. Seen as
+    aiohttp's bound of each attempt (``ClientTimeout.total``)."""
     seen: list[tuple[float, Any]] = []
 
-    async def spy(*args: Any, **kwargs: Any) -> Any:
-        seen.append((fake_time.now, kwargs.get("timeout")))
-        return await forward(*args, **kwargs)
+    def answer(url: Any, **kwargs: Any) -> CallbackResult:
+        seen.append((clock.now(), kwargs.get("timeout")))
+        return CallbackResult(payload={"status": "processing"})
 
-    transport.request = spy  # type: ignore[method-assign]
+    mocked.get(STATUS, callback=answer, repeat=True)
     with pytest.raises(asyncsdk.JobTimeoutError):
         await client.validation.job(3).wait(deadline=deadline,
                                             request_timeout=request_timeout)
     assert seen
     for at, timeout in seen:
-        assert timeout is not None and 0 < timeout <= deadline - at
-        assert timeout <= transport.limits.budget(request_timeout)
-    assert fake_time.now <= deadline
+        assert timeout is not None and 0 < timeout.total <= deadline - at
+        assert timeout.total <= (request_timeout or client.timeout)
+    assert clock.now() <= deadline
 
 
 async def test_wait_with_a_zero_deadline_polls_nothing(
-    client: asyncsdk.Client, mocked: aioresponses, fake_time: FakeTime
+    client: asyncsdk.Client, mocked: aioresponses, clock: VirtualClock
 ) -> None:
     with pytest.raises(asyncsdk.JobTimeoutError):
         await client.validation.job(3).wait(deadline=0)
@@ -326,16 +303,16 @@ async def test_wait_with_a_zero_deadline_polls_nothing(
 
 
 async def test_wait_treats_an_unknown_status_as_processing(
-    client: asyncsdk.Client, mocked: aioresponses, fake_time: FakeTime
+    client: asyncsdk.Client, mocked: aioresponses, clock: VirtualClock
 ) -> None:
     mocked.get(STATUS, payload={"status": "queued"})
     mocked.get(STATUS, payload={"status": "success"})
     assert await client.validation.job(3).wait() is JobStatus.SUCCESS
-    assert len(fake_time.sleeps) == 1
+    assert len(clock.sleeps) == 1
 
 
 async def test_wait_survives_transient_errors_escaping_the_core(
-    client: asyncsdk.Client, mocked: aioresponses, fake_time: FakeTime
+    client: asyncsdk.Client, mocked: aioresponses, clock: VirtualClock
 ) -> None:
     for _ in range(3):  # one poll: the first attempt and its two retries
         mocked.get(STATUS, status=503, body="busy")
@@ -345,7 +322,7 @@ async def test_wait_survives_transient_errors_escaping_the_core(
 
 
 async def test_wait_without_deadline_gives_up_after_many_failed_polls(
-    client: asyncsdk.Client, mocked: aioresponses, fake_time: FakeTime
+    client: asyncsdk.Client, mocked: aioresponses, clock: VirtualClock
 ) -> None:
     mocked.get(STATUS, status=503, body="busy", repeat=True)
     with pytest.raises(asyncsdk.ServerError):
@@ -354,17 +331,17 @@ async def test_wait_without_deadline_gives_up_after_many_failed_polls(
 
 
 async def test_wait_with_deadline_keeps_polling_through_errors_until_it(
-    client: asyncsdk.Client, mocked: aioresponses, fake_time: FakeTime
+    client: asyncsdk.Client, mocked: aioresponses, clock: VirtualClock
 ) -> None:
     mocked.get(STATUS, status=503, body="busy", repeat=True)
     with pytest.raises(asyncsdk.JobTimeoutError) as info:
         await client.validation.job(3).wait(deadline=120.0)
     assert isinstance(info.value.__cause__, asyncsdk.ServerError)
-    assert fake_time.now <= 120.0 + 20  # retries' sleeps of the last poll at most
+    assert clock.now() <= 120.0 + 20  # retries' sleeps of the last poll at most
 
 
 async def test_wait_does_not_swallow_a_refusal(
-    client: asyncsdk.Client, mocked: aioresponses, fake_time: FakeTime
+    client: asyncsdk.Client, mocked: aioresponses, clock: VirtualClock
 ) -> None:
     mocked.get(STATUS, payload={"status": "fail", "error": NOT_YOURS})
     with pytest.raises(asyncsdk.JobNotFoundError):
