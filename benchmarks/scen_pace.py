@@ -33,8 +33,9 @@ in batches of 100; needs a redis-server, skipped without one). With several proc
 the most requests sent in any span beyond R x its length + the burst is reported (what
 the service let through stays under it by construction). Issue 40's targets are checked
 on asyncsdk's medians, the floor's of the same run beside each. The table goes to
-``benchmarks/RESULTS.md`` between ``<!-- pace:start -->`` and ``<!-- pace:end -->``
-(``--no-write``: printed only).
+``benchmarks/RESULTS.md`` between ``<!-- pace40:start -->`` and ``<!-- pace40:end -->``
+(appended at the end the first time; issue 31's table stays as it stood; ``--no-write``:
+printed only).
 
 The machine may be shared and has few cores: the service, the clients (and Redis and
 the workers) share them. The service's rate does not move with the load, the client's
@@ -47,6 +48,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import statistics
 import subprocess
 import sys
@@ -64,11 +66,13 @@ from ._common import ROOT, SERVER_CPU, Section, Target
 R = 500.0
 BURST = 50
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
-START = "<!-- pace:start -->"
-END = "<!-- pace:end -->"
+# Issue 40's table has its own markers: a run appends it once, then replaces it, and
+# leaves issue 31's table (between ``pace:start`` and ``pace:end``) as it stood.
+START = "<!-- pace40:start -->"
+END = "<!-- pace40:end -->"
 #: The addresses the fresh client spends its bucket on before its blackout.
 DRAIN = "drain-"
-HEADING = "## Issue 31: bulk at the service's pace"
+HEADING = "## Issue 40: bulk at the service's pace, the generated table"
 SCENARIOS = ("one", "no_retry_after", "slow", "drop", "two", "two_long", "cap", "recovery",
              "fleet", "fleet4")
 #: The contender that starts when the service takes again (``recovery``), beside the
@@ -229,7 +233,7 @@ def above_the_limit(times: list[float], rate: float) -> float:
         level = j - rate * t
         lowest = min(lowest, level)
         most = max(most, level - lowest + 1)
-    return most - BURST
+    return float(math.floor(most + 1e-9) - BURST)  # whole requests
 
 
 def _back_to(times: list[float], since: float, rate: float) -> float:
@@ -593,7 +597,7 @@ def main(argv: list[str] | None = None) -> int:
         write(sec, f"Run {facts['date']}, {sec.seconds:.0f} s; {facts['machine']}; load "
                    f"average at start {load}; Python {facts['python']}, aiohttp "
                    f"{facts['aiohttp']}.")
-        print(f"written: {RESULTS.relative_to(ROOT)} (between the pace markers)")
+        print(f"written: {RESULTS.relative_to(ROOT)} (between the pace40 markers)")
     return 0
 
 
