@@ -493,12 +493,12 @@ TARGETS: tuple[tuple[str, str, str, str, float], ...] = (
     ("two", "two processes, 2.4 s run: goodput >= 0.90 R together", "goodput", ">=", 0.90),
     ("two_long", "two processes, 10 s run: goodput >= 0.95 R together", "goodput", ">=",
      0.95),
-    ("fleet", "fleet, 2 workers: goodput >= 0.95 R", "goodput", ">=", 0.95),
-    ("fleet", "fleet, 2 workers: <= 3 % 429", "share_429", "<=", 0.03),
-    ("fleet", "fleet, 2 workers: sent never above R x t + burst", "sent_above", "<=", 0),
-    ("fleet4", "fleet, 4 workers: goodput >= 0.95 R", "goodput", ">=", 0.95),
-    ("fleet4", "fleet, 4 workers: <= 3 % 429", "share_429", "<=", 0.03),
-    ("fleet4", "fleet, 4 workers: sent never above R x t + burst", "sent_above", "<=", 0),
+    *((name, f"fleet, {workers} workers: {text}", what, op, limit)
+      for name, workers in (("fleet", 2), ("fleet4", 4))
+      for text, what, op, limit in (("goodput >= 0.95 R", "goodput", ">=", 0.95),
+                                    ("<= 3 % 429", "share_429", "<=", 0.03),
+                                    ("sent never above R x t + burst", "sent_above", "<=",
+                                     0))),
     ("cap", "a cap of 8 in flight: goodput >= 0.90 of what the cap allows", "goodput", ">=",
      0.90),
     ("recovery", "recovery: back to 0.9 R within 1 s of the service taking again",
