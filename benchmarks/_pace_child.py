@@ -1,14 +1,17 @@
 """One client process of the pace benchmark (issue 31): ``python -m
 benchmarks._pace_child ARGS`` reads ``{"url", "key", "contender", "prefix", "count",
-"in_flight", "start_at"}`` (JSON, its argument), waits until ``start_at`` (wall clock: two
-processes start together), checks ``count`` addresses and prints ``{"outcomes", "ok",
-"failed_429", "failed_other", "most_per_input", "errors"}``.
+"in_flight", "start_at"}`` and optionally ``{"drain", "drain_prefix", "blackout"}`` (JSON,
+its argument), waits until ``start_at`` (wall clock: two processes start together),
+checks ``count`` addresses and prints ``{"outcomes", "ok", "failed_429",
+"failed_other", "most_per_input", "errors"}``.
 
 Contenders:
 
 * ``asyncsdk``: ``client.validation.check_many(addresses)`` with every default (the
   pace on, ``concurrency`` the default bound, ``max_retries`` and ``timeout`` the
-  client's defaults);
+  client's defaults); with ``drain`` (a fresh client once a blackout ends), it first
+  spends the key's bucket with ``drain`` raw requests, whose start begins the service's
+  blackout, and checks nothing until ``blackout`` seconds after it;
 * ``floor``: raw aiohttp with a fixed semaphore of ``in_flight`` requests, hand-tuned
   to the limit (rate x answer time); a 429 is sent again after its ``Retry-After``
   (else a jittered 0.5 s), sleeping outside the semaphore: the best a hand-written loop
@@ -33,13 +36,16 @@ def addresses(prefix: str, count: int) -> list[str]:
     return [f"{prefix}{i}@example.com" for i in range(count)]
 
 
-async def with_asyncsdk(url: str, key: str, emails: list[str], start_at: float
+async def with_asyncsdk(url: str, key: str, emails: list[str], start_at: float,
+                        drain: list[str] | None = None, blackout: float = 0.0
                         ) -> Counter[str]:
     import asyncsdk
 
     seen: Counter[str] = Counter()
     async with asyncsdk.Client(api_key=key, username=USERNAME, base_url=url) as client:
         await _until(start_at)
+        if drain:  # a fresh client, started as the service takes again
+            await _until(await _drain(url, key, drain) + blackout)
         async for outcome in client.validation.check_many(emails):
             seen[outcome.email] += 1
             seen["ok" if outcome.ok else type(outcome.error).__name__] += 1
@@ -75,6 +81,24 @@ async def with_floor(url: str, key: str, emails: list[str], in_flight: int,
     return seen
 
 
+async def _drain(url: str, key: str, emails: list[str]) -> float:
+    """Spend ``key``'s bucket with raw requests of ``emails`` (all at once, beyond its
+    burst), as a client that worked until the blackout left it. Returns when the first
+    answer came (wall clock): the service's blackout began before it."""
+    import aiohttp
+
+    answered: list[float] = []
+    async with aiohttp.ClientSession() as session:
+        async def one(email: str) -> None:
+            params = {"email": email, "timeout": 30, "api": key, "username": USERNAME}
+            async with session.get(url + PATH, params=params) as response:
+                await response.read()
+            answered.append(time.time())
+
+        await asyncio.gather(*(one(e) for e in emails))
+    return min(answered)
+
+
 async def _until(start_at: float) -> None:
     delay = start_at - time.time()
     if delay > 0:
@@ -85,7 +109,10 @@ def main() -> None:
     args: dict[str, Any] = json.loads(sys.argv[1])
     emails = addresses(args["prefix"], args["count"])
     if args["contender"] == "asyncsdk":
-        seen = asyncio.run(with_asyncsdk(args["url"], args["key"], emails, args["start_at"]))
+        drain = (addresses(args["drain_prefix"], args["drain"]) if args.get("drain")
+                 else None)
+        seen = asyncio.run(with_asyncsdk(args["url"], args["key"], emails, args["start_at"],
+                                         drain, args.get("blackout", 0.0)))
     else:
         seen = asyncio.run(with_floor(args["url"], args["key"], emails, args["in_flight"],
                                       args["start_at"]))

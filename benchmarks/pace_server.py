@@ -25,6 +25,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 from typing import Any
 
 from aiohttp import web
@@ -48,7 +49,11 @@ class Limiter:
                               max_in_flight)
         self.service = service
         self.drop = drop
-        self.limits = RateLimits(self.base)
+        # The limits' clock is the run's: a change applies at its own moment (the end of
+        # a blackout refills from then, not from the next request, which it refused).
+        self.now = time.monotonic()
+        self.limits = RateLimits(self.base, clock=lambda: self.now)
+        self._changed = 0  # the drop's changes applied (its start, its end)
         self.log: list[list[Any]] = []
         self.start: float | None = None
 
@@ -61,15 +66,27 @@ class Limiter:
                                  self.base.retry_after, self.base.max_in_flight)
         return self.base
 
+    def _change_until(self, since: float) -> None:
+        """Apply the drop's changes due by ``since``, each at its moment (tokens until
+        then refilled at the rate before)."""
+        if self.drop is None or self.start is None:
+            return
+        at, length, _ = self.drop
+        moments = (at, at + length)
+        while self._changed < len(moments) and moments[self._changed] <= since:
+            moment = moments[self._changed]
+            self.now = self.start + moment
+            self.limits.set(self.limit(moment))
+            self._changed += 1
+
     def take(self, key: str, email: str) -> Refusal | None:
         """Ask ``key``'s bucket; None: let through (``release(key)`` once answered)."""
-        now = self.limits.clock()
+        now = time.monotonic()
         if self.start is None:
             self.start = now
         since = now - self.start
-        wanted = self.limit(since)
-        if wanted != self.limits.get():
-            self.limits.set(wanted)  # tokens until now refilled at the rate before
+        self._change_until(since)
+        self.now = now
         refusal = self.limits.admit(key)
         self.log.append([round(since, 6), key, email, refusal is None])
         return refusal

@@ -55,17 +55,24 @@ def test_instruction_count_contenders_run() -> None:
 @pytest.mark.skipif(not (ROOT / "benchmarks" / "scen_pace.py").exists(),
                     reason="benchmarks/ is not part of this checkout")
 def test_the_pace_benchmark_runs_and_reports_every_target() -> None:
-    """``python -m benchmarks.scen_pace`` end to end on its smallest scenario: the
-    token-bucket service, both contenders, the table and the targets (no timing)."""
+    """``python -m benchmarks.scen_pace`` end to end on its smallest scenarios (one
+    process, a cap in flight, a blackout and a fresh client after it): the
+    token-bucket service, every contender, the table and the targets (no timing)."""
     results = ROOT / "benchmarks" / "RESULTS.md"
     before = results.read_bytes()
     proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks.scen_pace", "--quick", "--only", "one",
-         "--no-write"], cwd=ROOT, capture_output=True, text=True, timeout=120,
+        [sys.executable, "-m", "benchmarks.scen_pace", "--quick", "--only", "one", "cap",
+         "recovery", "--no-write"], cwd=ROOT, capture_output=True, text=True, timeout=170,
         env={**os.environ, "PYTHONWARNINGS": "ignore"}, check=False)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-4000:]
     assert "one process" in proc.stdout and "floor: fixed semaphore" in proc.stdout, output
+    assert "a cap of 8 in flight" in proc.stdout, output
+    assert "a fresh client started as it takes again" in proc.stdout, output
+    for target in ("one process: goodput >= 0.97 R", "of what the cap allows",
+                   "recovery: back to 0.9 R within 1 s"):  # met or not: measured
+        line = proc.stdout.split(target)[1].split("\n")[0]
+        assert "not measured" not in line and "the floor" in line, line
     assert "target: every scenario: each input exactly one outcome" in proc.stdout, output
     once = proc.stdout.split("each input exactly one outcome")[1].split("\n")[0]
     assert once.endswith(": met"), once  # every input one outcome, none paid twice
