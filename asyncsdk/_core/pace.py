@@ -30,12 +30,13 @@ transport holds one ``Pace`` per area. Time is the transport's (``clock``, ``sle
 from __future__ import annotations
 
 import asyncio
+import math
 from bisect import insort
-from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .rate import RateFinder
+from .window import Window
 
 __all__ = ["Pace", "Ticket"]
 
@@ -63,8 +64,8 @@ class Pace:
     """See the module docstring. ``park(waiter, seconds)`` waits for ``waiter`` or the
     time, whichever comes first (the session owner's, which ``close()`` wakes)."""
 
-    __slots__ = ("_clock", "_held_until", "_in_flight", "_next", "_park", "_parked",
-                 "_rand", "_refusals", "_returned", "finder")
+    __slots__ = ("_clock", "_held_until", "_next", "_park", "_rand", "_refusals",
+                 "_returned", "_window", "finder")
 
     def __init__(self, clock: Callable[[], float],
                  park: Callable[[asyncio.Future[None] | None, float], Awaitable[Any]],
@@ -75,9 +76,10 @@ class Pace:
         self.finder = RateFinder()
         self._next = 0.0  # the pacer's next free moment
         self._held_until = 0.0
-        self._in_flight = 0
         self._refusals = 0  # 429s so far: a paced wait that saw one is spaced again
-        self._parked: deque[asyncio.Future[None]] = deque()
+        # Paced attempts in flight, at most the finder's window; a wait for a place is
+        # the engine's park (``close()`` ends it).
+        self._window = Window(math.ceil(self.finder.window), park, clock)
         # Moments given back by waiters that left, (at, end), in order: the next paced
         # sends take them before new ones (since the last 429, which voids them).
         self._returned: list[tuple[float, float]] = []
@@ -91,13 +93,13 @@ class Pace:
     @property
     def in_flight(self) -> int:
         """Paced attempts let through and not yet done."""
-        return self._in_flight
+        return self._window.in_use
 
     async def ready(self, paced: bool, deadline: float) -> Ticket | None:
         """Wait until an attempt may be sent; None when it could not be before
         ``deadline`` (then nothing was reserved)."""
         if paced:
-            if not await self._slot(deadline):
+            if not await self._resized().acquire(deadline):
                 return None
             try:
                 if not await self._paced_wait(deadline):
@@ -127,42 +129,23 @@ class Pace:
             self._limited(now, wait)
         if ticket.paced:
             self._leave()
+        else:  # the finder may have widened the window: room for the parked ones
+            self._resized()
 
     def _ticket(self, paced: bool) -> Ticket:
         now = self._clock()
         return Ticket(self.finder.sent(now), now, paced)
 
     # --- the window ------------------------------------------------------------------
-    async def _slot(self, deadline: float) -> bool:
-        """Take a place in the window (park while it is full); False past ``deadline``."""
-        while self._in_flight >= self.finder.window:
-            left = deadline - self._clock()
-            if left <= 0:
-                return False
-            waiter = asyncio.get_running_loop().create_future()
-            self._parked.append(waiter)
-            try:
-                await self._park(waiter, left)
-            finally:
-                if not waiter.done():  # the time ran out first
-                    self._parked.remove(waiter)
-        self._in_flight += 1
-        return True
+    def _resized(self) -> Window:
+        """The window, at the finder's size now (a place per started unit of it)."""
+        window = self._window
+        window.resize(math.ceil(self.finder.window))
+        return window
 
     def _leave(self) -> None:
         """A paced attempt ended (or gave up its place)."""
-        self._in_flight -= 1
-        self._wake()
-
-    def _wake(self) -> None:
-        """Wake as many parked attempts as the window has room for now."""
-        room = self.finder.window - self._in_flight
-        parked = self._parked
-        while parked and room >= 1:
-            waiter = parked.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-                room -= 1
+        self._resized().release()
 
     # --- the moments -----------------------------------------------------------------
     async def _paced_wait(self, deadline: float) -> bool:
