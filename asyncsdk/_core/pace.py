@@ -13,8 +13,8 @@ service cannot take it:
   within its budget, and one that leaves before it (cancelled) gives it back, so the
   schedule never runs ahead of the attempts that will be sent (issue 38: checks that
   gave up during a hold pushed it out by an interval each, and nothing sent reset it);
-* **the window**: at most ``RateFinder.window`` paced attempts in flight (the rest park
-  until one ends);
+* **the window**: at most ``RateFinder.window`` paced attempts in flight (a ``Window``
+  resized to it: the rest wait in line, in the engine's park, until one ends);
 * **the hold**: a 429 while the service takes nothing at all (nothing sent recently was
   answered) holds every bulk attempt of the area for the wait the service asked for;
   after it they leave paced, or (unpaced calls) spread over a share of that wait (a
@@ -30,7 +30,6 @@ transport holds one ``Pace`` per area. Time is the transport's (``clock``, ``sle
 from __future__ import annotations
 
 import asyncio
-import math
 from bisect import insort
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -65,7 +64,7 @@ class Pace:
     time, whichever comes first (the session owner's, which ``close()`` wakes)."""
 
     __slots__ = ("_clock", "_held_until", "_next", "_park", "_rand", "_refusals",
-                 "_returned", "_window", "finder")
+                 "_returned", "_size", "_window", "finder")
 
     def __init__(self, clock: Callable[[], float],
                  park: Callable[[asyncio.Future[None] | None, float], Awaitable[Any]],
@@ -79,7 +78,8 @@ class Pace:
         self._refusals = 0  # 429s so far: a paced wait that saw one is spaced again
         # Paced attempts in flight, at most the finder's window; a wait for a place is
         # the engine's park (``close()`` ends it).
-        self._window = Window(math.ceil(self.finder.window), park, clock)
+        self._size = self.finder.window  # the window's, as last resized
+        self._window = Window(self._size, park, clock)
         # Moments given back by waiters that left, (at, end), in order: the next paced
         # sends take them before new ones (since the last 429, which voids them).
         self._returned: list[tuple[float, float]] = []
@@ -99,7 +99,8 @@ class Pace:
         """Wait until an attempt may be sent; None when it could not be before
         ``deadline`` (then nothing was reserved)."""
         if paced:
-            if not await self._resized().acquire(deadline):
+            window = self._resized()
+            if not window.try_acquire() and not await window.acquire(deadline):
                 return None
             try:
                 if not await self._paced_wait(deadline):
@@ -127,10 +128,9 @@ class Pace:
         else:
             self.finder.refused(send, ticket.at, now)
             self._limited(now, wait)
+        window = self._resized()  # the finder may have resized it: room for parked ones
         if ticket.paced:
-            self._leave()
-        else:  # the finder may have widened the window: room for the parked ones
-            self._resized()
+            window.release()
 
     def _ticket(self, paced: bool) -> Ticket:
         now = self._clock()
@@ -138,10 +138,12 @@ class Pace:
 
     # --- the window ------------------------------------------------------------------
     def _resized(self) -> Window:
-        """The window, at the finder's size now (a place per started unit of it)."""
-        window = self._window
-        window.resize(math.ceil(self.finder.window))
-        return window
+        """The window, at the finder's size now."""
+        size = self.finder.window
+        if size != self._size:
+            self._size = size
+            self._window.resize(size)
+        return self._window
 
     def _leave(self) -> None:
         """A paced attempt ended (or gave up its place)."""

@@ -54,11 +54,16 @@ async def _wait(waiter: asyncio.Future[None], seconds: float) -> None:
 
 class Window:
     """See the module docstring. ``park``: how a waiter waits (default: on the loop);
-    ``clock``: the time of ``acquire``'s deadline (default: the loop's)."""
+    ``clock``: the time of ``acquire``'s deadline (default: the loop's).
+
+    ``limit`` may be fractional (a pace's window is): a place is taken while fewer than
+    ``limit`` are in use, but a waiter is woken only for a whole place of room; the
+    fraction goes to whoever asks while it is free (the pace's rate finding was tuned
+    with that)."""
 
     __slots__ = ("_clock", "_closed", "_limit", "_park", "_used", "_waiters", "_woken")
 
-    def __init__(self, limit: int, park: WindowPark | None = None,
+    def __init__(self, limit: float, park: WindowPark | None = None,
                  clock: Callable[[], float] | None = None) -> None:
         self._limit = limit
         self._park = _wait if park is None else park
@@ -69,7 +74,7 @@ class Window:
         self._waiters: deque[_Waiter] = deque()
 
     @property
-    def limit(self) -> int:
+    def limit(self) -> float:
         """The most places in use at once (more may be, for a while, after a shrink)."""
         return self._limit
 
@@ -99,10 +104,12 @@ class Window:
         """Take a place, waiting in line while none is free; False (and no place taken)
         when ``deadline`` (on the window's clock) passed first, or the window is closed.
         A place free now is taken even past ``deadline``."""
-        if self.try_acquire():
-            return True
         front = False
-        while not self._closed:
+        while True:
+            if self.try_acquire():
+                return True
+            if self._closed:
+                return False
             left = math.inf if deadline == math.inf else deadline - self._now()
             if left <= 0:
                 return False
@@ -116,14 +123,11 @@ class Window:
             except BaseException:
                 self._leave_line(waiter)
                 raise
-            if not waiter.woken:  # the time ran out (it is checked again above)
+            if waiter.woken:
+                self._woken -= 1
+                front = True
+            else:  # the time ran out (checked again above)
                 self._leave_line(waiter)
-                continue
-            self._woken -= 1
-            if self.try_acquire():
-                return True
-            front = True
-        return False
 
     def release(self) -> None:
         """Give a place back; the first waiter is woken for it."""
@@ -131,7 +135,7 @@ class Window:
         if self._waiters:
             self._wake()
 
-    def resize(self, limit: int) -> None:
+    def resize(self, limit: float) -> None:
         """Change the bound; a wider window wakes as many waiters as its new room. A
         narrower one takes no place back: it fills again only as places are released."""
         if limit != self._limit:
@@ -151,7 +155,7 @@ class Window:
         """Wake the waiters first in line, as many as the room not yet promised."""
         room = self._limit - self._used - self._woken
         waiters = self._waiters
-        while room > 0 and waiters:
+        while room >= 1 and waiters:
             waiter = waiters.popleft()
             if not waiter.future.done():  # else it is leaving: its time ran out, or
                 self._wake_one(waiter)  # it was cancelled

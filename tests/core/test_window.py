@@ -125,6 +125,24 @@ async def test_a_narrower_window_lets_nobody_in_until_it_has_room_again() -> Non
     assert waiters.got == ["a"] and window.in_use == 1
 
 
+async def test_a_fractional_place_is_taken_when_free_but_wakes_nobody() -> None:
+    """A pace's window is fractional: 2.5 lets a third attempt in when one asks, but a
+    release wakes a waiter only for a whole place of room."""
+    window = Window(2.5)
+    assert window.try_acquire() and window.try_acquire() and window.try_acquire()
+    waiters = Waiters(window)
+    waiters.ask("a")
+    await settle()
+    window.release()  # 2 in use: half a place of room, nobody woken
+    await settle()
+    assert waiters.got == [] and window.waiting == 1
+    assert window.try_acquire()  # ... but one who asks takes it
+    window.release()
+    window.release()  # 1 in use: a whole place
+    await settle()
+    assert waiters.got == ["a"] and window.in_use == 2
+
+
 async def test_a_waiter_whose_deadline_passes_takes_no_place() -> None:
     time = TestClock()
     window = Window(1, time.park, time.clock)
