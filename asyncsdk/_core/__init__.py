@@ -4,7 +4,8 @@ interface and no model (docs/architecture.md).
 What the layers above may use of it is exactly ``__all__`` (``tests/test_architecture.py``
 holds the resources to it): the ``Engine`` interface and the records it takes
 (``CallOptions``, ``Operation``, ``Extras``, a ``SendPolicy``), the ``Clock`` seam, the
-credential placements an area names, and ``forget_own_frames`` for a stream's own edge.
+credential placements an area names, ``forget_own_frames`` for a stream's own edge, and
+the ``Window`` primitive (``check_many``'s slots).
 Each name is imported on first use (PEP 562): ``from asyncsdk._core import Placement``
 does not load aiohttp.
 """
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from .policy import Admission as Admission
     from .policy import SendPolicy as SendPolicy
     from .streamed import StreamedResponse as StreamedResponse
+    from .window import Window as Window
 
 #: Each public name and the module that holds it.
 _WHERE = {
@@ -45,12 +47,13 @@ _WHERE = {
     "CallOptions": ".options",
     "SINGLE": ".policy", "Admission": ".policy", "SendPolicy": ".policy",
     "StreamedResponse": ".streamed",
+    "Window": ".window",
 }
 
 __all__ = ["KEY_AND_USER_IN_FORM", "KEY_AND_USER_IN_QUERY", "KEY_IN_QUERY", "SINGLE",
            "Admission", "AreaRules", "CallOptions", "Clock", "Deadline", "Engine", "Extras",
            "Operation", "Placement", "SendPolicy", "StreamedResponse", "SystemClock",
-           "forget_own_frames"]
+           "Window", "forget_own_frames"]
 
 
 if not TYPE_CHECKING:  # hidden from type checkers: a module ``__getattr__`` would make

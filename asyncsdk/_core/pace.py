@@ -13,8 +13,8 @@ service cannot take it:
   within its budget, and one that leaves before it (cancelled) gives it back, so the
   schedule never runs ahead of the attempts that will be sent (issue 38: checks that
   gave up during a hold pushed it out by an interval each, and nothing sent reset it);
-* **the window**: at most ``RateFinder.window`` paced attempts in flight (the rest park
-  until one ends);
+* **the window**: at most ``RateFinder.window`` paced attempts in flight (a ``Window``
+  resized to it: the rest wait in line, in the engine's park, until one ends);
 * **the hold**: a 429 while the service takes nothing at all (nothing sent recently was
   answered) holds every bulk attempt of the area for the wait the service asked for;
   after it they leave paced, or (unpaced calls) spread over a share of that wait (a
@@ -31,11 +31,11 @@ from __future__ import annotations
 
 import asyncio
 from bisect import insort
-from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .rate import RateFinder
+from .window import Window
 
 __all__ = ["Pace", "Ticket"]
 
@@ -63,8 +63,8 @@ class Pace:
     """See the module docstring. ``park(waiter, seconds)`` waits for ``waiter`` or the
     time, whichever comes first (the session owner's, which ``close()`` wakes)."""
 
-    __slots__ = ("_clock", "_held_until", "_in_flight", "_next", "_park", "_parked",
-                 "_rand", "_refusals", "_returned", "finder")
+    __slots__ = ("_clock", "_held_until", "_next", "_park", "_rand", "_refusals",
+                 "_returned", "_size", "_window", "finder")
 
     def __init__(self, clock: Callable[[], float],
                  park: Callable[[asyncio.Future[None] | None, float], Awaitable[Any]],
@@ -75,9 +75,11 @@ class Pace:
         self.finder = RateFinder()
         self._next = 0.0  # the pacer's next free moment
         self._held_until = 0.0
-        self._in_flight = 0
         self._refusals = 0  # 429s so far: a paced wait that saw one is spaced again
-        self._parked: deque[asyncio.Future[None]] = deque()
+        # Paced attempts in flight, at most the finder's window; a wait for a place is
+        # the engine's park (``close()`` ends it).
+        self._size = self.finder.window  # the window's, as last resized
+        self._window = Window(self._size, park, clock)
         # Moments given back by waiters that left, (at, end), in order: the next paced
         # sends take them before new ones (since the last 429, which voids them).
         self._returned: list[tuple[float, float]] = []
@@ -91,13 +93,14 @@ class Pace:
     @property
     def in_flight(self) -> int:
         """Paced attempts let through and not yet done."""
-        return self._in_flight
+        return self._window.in_use
 
     async def ready(self, paced: bool, deadline: float) -> Ticket | None:
         """Wait until an attempt may be sent; None when it could not be before
         ``deadline`` (then nothing was reserved)."""
         if paced:
-            if not await self._slot(deadline):
+            window = self._resized()
+            if not window.try_acquire() and not await window.acquire(deadline):
                 return None
             try:
                 if not await self._paced_wait(deadline):
@@ -125,44 +128,26 @@ class Pace:
         else:
             self.finder.refused(send, ticket.at, now)
             self._limited(now, wait)
+        window = self._resized()  # the finder may have resized it: room for parked ones
         if ticket.paced:
-            self._leave()
+            window.release()
 
     def _ticket(self, paced: bool) -> Ticket:
         now = self._clock()
         return Ticket(self.finder.sent(now), now, paced)
 
     # --- the window ------------------------------------------------------------------
-    async def _slot(self, deadline: float) -> bool:
-        """Take a place in the window (park while it is full); False past ``deadline``."""
-        while self._in_flight >= self.finder.window:
-            left = deadline - self._clock()
-            if left <= 0:
-                return False
-            waiter = asyncio.get_running_loop().create_future()
-            self._parked.append(waiter)
-            try:
-                await self._park(waiter, left)
-            finally:
-                if not waiter.done():  # the time ran out first
-                    self._parked.remove(waiter)
-        self._in_flight += 1
-        return True
+    def _resized(self) -> Window:
+        """The window, at the finder's size now."""
+        size = self.finder.window
+        if size != self._size:
+            self._size = size
+            self._window.resize(size)
+        return self._window
 
     def _leave(self) -> None:
         """A paced attempt ended (or gave up its place)."""
-        self._in_flight -= 1
-        self._wake()
-
-    def _wake(self) -> None:
-        """Wake as many parked attempts as the window has room for now."""
-        room = self.finder.window - self._in_flight
-        parked = self._parked
-        while parked and room >= 1:
-            waiter = parked.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-                room -= 1
+        self._resized().release()
 
     # --- the moments -----------------------------------------------------------------
     async def _paced_wait(self, deadline: float) -> bool:

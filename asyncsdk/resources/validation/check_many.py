@@ -15,9 +15,10 @@ once is the pace's to say, not this module's: each check is a bulk call
 (``Validation._bulk_check``), sent when the client's pace of the validation area lets it
 (``_core.pace``: the rate and the window the service takes, found from every attempt's
 answer), and a 429 it gets is sent again after the wait asked for, without spending a
-retry, until its budget ends. A worker that finds no slot while the
+retry, until its budget ends. The slots are a ``Window`` (``_core.window``) of
+``concurrency`` places, closed when reading ends. A worker that finds no slot while the
 consumer is already woken waits one loop turn (the consumer runs first and takes what
-is ready); otherwise it parks until the consumer frees a slot.
+is ready); otherwise it waits in line until the consumer frees a slot.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from contextlib import aclosing
 from typing import Any, Protocol
 
 from ..._checks import check_bool, check_count, check_seconds
+from ..._core import Window
 from ..._errors import (
     APIError,
     AuthenticationError,
@@ -139,9 +141,8 @@ class _Run:
 
     __slots__ = (
         "alive", "async_source", "check", "closing", "done_reading", "failure",
-        "leftover", "limit", "lock", "loop", "outstanding", "parked", "ready",
-        "request_timeout", "source", "spawned", "stopped", "tasks", "validity_timeout",
-        "waiter")
+        "leftover", "limit", "lock", "loop", "ready", "request_timeout", "source",
+        "spawned", "stopped", "tasks", "validity_timeout", "waiter", "window")
 
     def __init__(self, check: CheckFunction, concurrency: int, validity_timeout: float,
                  request_timeout: float | None) -> None:
@@ -152,11 +153,11 @@ class _Run:
         self.source: Iterator[Any] | None = None
         self.async_source: AsyncIterator[Any] | None = None
         self.lock: asyncio.Lock | None = None  # one reader at a time of an async source
-        #: Inputs taken (or about to be) whose outcome the consumer has not received.
-        self.outstanding = 0
+        #: A place per input taken (or about to be) whose outcome the consumer has not
+        #: received; closed when no worker takes another input.
+        self.window = Window(concurrency)
         self.ready: deque[CheckOutcome] = deque()  # finished, not yet yielded
         self.waiter: asyncio.Future[None] | None = None  # the generator, waiting
-        self.parked: deque[asyncio.Future[None]] = deque()  # workers waiting for a slot
         self.tasks: list[asyncio.Task[None]] = []
         self.spawned = 0
         self.alive = 0
@@ -211,9 +212,7 @@ class _Run:
         """The next ready outcome, received by the consumer: its slot is free again (for
         a parked worker, if any)."""
         outcome = self.ready.popleft()
-        self.outstanding -= 1
-        if self.parked and self.outstanding < self.limit:
-            _wake(self.parked.popleft())
+        self.window.release()
         return outcome
 
     async def _not_attempted(self, stopped: SDKError) -> AsyncGenerator[CheckOutcome, None]:
@@ -232,6 +231,7 @@ class _Run:
     async def _end_workers(self) -> None:
         """No worker takes another input; those still running are cancelled, awaited."""
         self.closing = self.done_reading = True
+        self.window.close()
         pending = [task for task in self.tasks if not task.done()]
         for task in pending:
             task.cancel()
@@ -259,8 +259,7 @@ class _Run:
 
     def _end_reading(self) -> None:
         self.done_reading = True
-        while self.parked:
-            _wake(self.parked.popleft())
+        self.window.close()  # every parked worker ends
 
     def _fail(self, exc: BaseException) -> None:
         if self.failure is None:
@@ -319,12 +318,11 @@ class _Run:
         # Read once: the loop runs once per input.
         check, source = self.check, self.source
         validity_timeout, request_timeout = self.validity_timeout, self.request_timeout
+        take_slot = self.window.try_acquire
         while True:
-            if self.outstanding >= self.limit and not self.done_reading:
-                await self._slot()  # only when none is free: no coroutine per input
-            if self.done_reading:
+            # A coroutine only when no slot is free; none when reading has ended.
+            if not take_slot() and not await self._slot():
                 return
-            self.outstanding += 1
             value = self._take(source) if source is not None else await self._take_async()
             if not self._can_check(value):
                 return
@@ -341,32 +339,33 @@ class _Run:
                 continue
             self._deliver(_succeeded(value, result))
 
-    async def _slot(self) -> None:
-        """Wait until fewer than ``limit`` inputs are outstanding, or reading has ended."""
-        while self.outstanding >= self.limit and not self.done_reading:
+    async def _slot(self) -> bool:
+        """Take a slot once one is free; False: reading has ended (no slot taken)."""
+        window = self.window
+        while True:
             waiter = self.waiter
-            if waiter is not None and waiter.done():
-                # The consumer is woken and runs first (its step is queued before ours):
-                # one loop turn, and it has taken what is ready. A park would cost a
-                # future and one more turn before this worker sends again (fewer checks
-                # in flight meanwhile). Never a spin: each turn follows a run of the
-                # consumer.
-                await asyncio.sleep(0)
-                continue
-            slot = self.loop.create_future()
-            self.parked.append(slot)
-            await slot
+            if waiter is None or not waiter.done():
+                return await window.acquire()  # in line, until the consumer frees one
+            # The consumer is woken and runs first (its step is queued before ours):
+            # one loop turn, and it has taken what is ready. A park would cost a
+            # future and one more turn before this worker sends again (fewer checks in
+            # flight meanwhile). Never a spin: each turn follows a run of the consumer.
+            await asyncio.sleep(0)
+            if window.try_acquire():
+                return True
+            if window.closed:
+                return False
 
     def _can_check(self, value: Any) -> bool:
         """Whether ``value``, just taken, is checked: not when the source had none left
         (``self``), nor when the run stopped while it was read (kept, to be accounted for
         as not attempted). Otherwise its slot is given back."""
         if value is self:
-            self.outstanding -= 1
+            self.window.release()
             return False
         if self.stopped is not None:
             self.leftover.append(value)
-            self.outstanding -= 1
+            self.window.release()
             return False
         return True
 
