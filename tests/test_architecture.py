@@ -60,6 +60,7 @@ LAYERS: dict[str, int] = {
     "asyncsdk.resources.with_raw_response": 13,
     "asyncsdk._client": 14,
     "asyncsdk.jobs": 14,
+    "asyncsdk.pacing": 14,
     "asyncsdk.cli": 15,
     "asyncsdk.__main__": 16,
 }

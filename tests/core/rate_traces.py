@@ -1,8 +1,9 @@
 """Traces of the rate finder: event sequences and the decisions it made after each one.
 
-``data/rate_traces.json`` was written by this module from the rate finder as it was
-before it became one explicit state machine (commit 5050b29: four booleans and five
-timestamps for its phases, module constants); ``test_rate_traces.py`` feeds every trace
+``data/rate_traces.json`` was written by this module (commit 68cb15f) from the rate
+finder as it was before it became one explicit state machine (four booleans and five
+timestamps for its phases, module constants; the phase then read from ``starting`` and
+``_probing``); ``test_rate_traces.py`` feeds every trace
 to today's ``RateFinder`` and asserts exactly the same decisions (the refactor changed
 no behaviour). Regenerate it only for a change of behaviour that is meant:
 
@@ -31,9 +32,9 @@ import random
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from asyncsdk._core.rate import RateFinder
+from asyncsdk.pacing import RateFinder
 
 FIXTURE = Path(__file__).resolve().parent / "data" / "rate_traces.json"
 
@@ -50,9 +51,8 @@ def _number(value: float) -> float | str:
 
 def decisions_of(finder: RateFinder) -> Decisions:
     """What the finder decided: its rate, window, estimate and phase (by name)."""
-    phase = ("startup" if finder.starting
-             else "probing" if finder._probing else "resting")  # before the Phase enum
-    return [_number(finder.rate), _number(finder.window), finder.estimate, phase]
+    return [_number(finder.rate), _number(finder.window), finder.estimate,
+            finder.phase.value]
 
 
 class Recorder:
@@ -137,8 +137,17 @@ def replay(events: list[Event], finder: RateFinder) -> list[str]:
 
 
 # --- the scenarios of the unit tests ---------------------------------------------------
-def episode_at_400(finder: Recorder, start: float = 0.0) -> None:
-    """Sends every 1 ms for 0.2 s to a service taking 400/s (2 of every 5)."""
+class Events(Protocol):
+    """What is given to a finder (a ``RateFinder``, or a ``Recorder`` of one)."""
+
+    def sent(self, now: float) -> int: ...
+    def answered(self, send: int, at: float, now: float) -> None: ...
+    def refused(self, send: int, at: float, now: float) -> None: ...
+
+
+def episode_at_400(finder: Events, start: float = 0.0) -> None:
+    """Sends every 1 ms (1000/s) for 0.2 s from ``start`` to a service taking 400/s: it
+    takes 2 of every 5 and refuses the rest; each is answered 20 ms after its send."""
     sends = [(finder.sent(start + i / 1000), start + i / 1000) for i in range(200)]
     for i, (number, at) in enumerate(sends):
         if i % 5 in (0, 2):
