@@ -62,6 +62,7 @@ LAYERS: dict[str, int] = {
     "asyncsdk.jobs": 14,
     "asyncsdk.pacing": 14,
     "asyncsdk.cli": 15,
+    "asyncsdk.fleet": 15,  # beside the command line, on the public client and the pace
     "asyncsdk.__main__": 16,
 }
 #: Modules outside the layering: the public face (a lazy map of every public name) and

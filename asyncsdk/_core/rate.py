@@ -244,6 +244,9 @@ class _Sends:
         if at >= 0:
             self.states[at] = state
 
+    def unanswered(self) -> int:
+        return self.states.count(PENDING)
+
     def answered_since(self, since: float) -> bool:
         """Whether a send made ``since`` then or later was answered."""
         return ANSWERED in self.states[bisect_left(self.times, since):]
@@ -373,6 +376,12 @@ class RateFinder:
         """True when nothing sent within the last ``within`` seconds was answered: the
         service takes no rate at all now (every worker is to wait what it asks)."""
         return not self._sends.answered_since(now - within)
+
+    def unanswered(self) -> int:
+        """The recent sends (``send_memory_seconds``) whose answer is not known yet: in
+        flight, as these events tell (a driver without a count of its own, the fleet,
+        keeps its window by it)."""
+        return self._sends.unanswered()
 
     # --- the cut ---------------------------------------------------------------------
     def _cut(self, now: float, estimate: float) -> None:
