@@ -70,21 +70,8 @@ class Recorder:
         self._last = now
         self.events.append(event)
 
-    @property
-    def rate(self) -> float:
-        return self.finder.rate
-
-    @property
-    def window(self) -> float:
-        return self.finder.window
-
-    @property
-    def estimate(self) -> float:
-        return self.finder.estimate
-
-    @property
-    def starting(self) -> bool:
-        return self.finder.starting
+    def __getattr__(self, name: str) -> Any:  # what a pace reads: rate, window, ...
+        return getattr(self.finder, name)
 
     def sent(self, now: float) -> int:
         number = self.finder.sent(now)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from rate_traces import FIXTURE, replay
 
-from asyncsdk._core.rate import RateFinder
+from asyncsdk.pacing import RateFinder
 
 TRACES: dict[str, list[Any]] = json.loads(FIXTURE.read_text(encoding="utf-8"))
 
