@@ -57,10 +57,9 @@ import aiohttp
 import attrs
 from redis.asyncio import Redis
 
-import asyncsdk
 from asyncsdk.pacing import DEFAULT_CONSTANTS, PaceConstants, RateFinder
 
-__all__ = ["CHECK_PATH", "PACE_KEY", "PAUSE_KEY", "Admission", "SharedPace", "paced_client",
+__all__ = ["CHECK_PATH", "PACE_KEY", "PAUSE_KEY", "Admission", "SharedPace",
            "retry_after_seconds"]
 
 #: The pace's hash (its schedule, rate, generation); its event stream is ``<key>:events``.
@@ -584,13 +583,3 @@ class SharedPace:
             # (whose caller hears the error).
             with contextlib.suppress(Exception):
                 await self._shielded(self._sync)
-
-
-def paced_client(pace: SharedPace, *, max_retries: int, max_connections: int,
-                 ) -> tuple[asyncsdk.Client, aiohttp.ClientSession]:
-    """A Client whose checks go at the fleet's pace: on a session of the worker's own
-    with ``pace.middleware`` (the caller closes both: the client, then the session)."""
-    session = aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(limit=max_connections, limit_per_host=0),
-        middlewares=(pace.middleware,))
-    return asyncsdk.Client(max_retries=max_retries, session=session), session

@@ -19,6 +19,7 @@ import random
 import time
 from typing import Any
 
+import aiohttp
 import pytest
 from arq.connections import ArqRedis
 from fleet_tools import until
@@ -30,7 +31,6 @@ from asyncsdk.fleet.shared_pace import (
     PAUSE_KEY,
     Admission,
     SharedPace,
-    paced_client,
     retry_after_seconds,
 )
 from asyncsdk.pacing import DEFAULT_CONSTANTS, Phase, RateFinder
@@ -242,7 +242,10 @@ async def test_two_workers_on_one_key_behave_like_one_client(
         monkeypatch.setenv("ASYNCSDK_USERNAME", sb.username)
         monkeypatch.setenv("ASYNCSDK_BASE_URL", sb.base_url)
         paces = [SharedPace(pool) for _ in range(2)]
-        workers = [paced_client(p, max_retries=0, max_connections=100) for p in paces]
+        workers = []
+        for pace in paces:  # as a worker makes its client: on a session of its own
+            session = aiohttp.ClientSession(middlewares=(pace.middleware,))
+            workers.append((asyncsdk.Client(max_retries=0, session=session), session))
 
         async def run(client: asyncsdk.Client, prefix: str) -> list[asyncsdk.CheckOutcome]:
             emails = [f"{prefix}{i}@example.com" for i in range(300)]
