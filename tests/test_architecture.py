@@ -79,8 +79,9 @@ LAYERS: dict[str, float] = {
     "asyncsdk.resources.with_raw_response": 13,
     "asyncsdk._client": 14,
     "asyncsdk.jobs": 14,
+    "asyncsdk.pacing": 14,
     "asyncsdk.cli": 15,
-    "asyncsdk.fleet": 15,  # beside the command line (see FLEET below)
+    "asyncsdk.fleet": 15,  # beside the command line, on the public client and the pace (see FLEET)
     "asyncsdk.__main__": 16,
 }
 #: Modules outside the layering: the public face (a lazy map of every public name) and
@@ -94,7 +95,7 @@ CORE = "asyncsdk._core"
 FLEET = "asyncsdk.fleet"
 FLEET_COMMAND = "asyncsdk.cli.fleet"
 FLEET_USES = ("asyncsdk.cli.inputs", "asyncsdk.cli.outputs", "asyncsdk.cli.progress",
-              "asyncsdk.cli.common")
+              "asyncsdk.cli.common", "asyncsdk.pacing")
 
 
 def _module_name(path: Path) -> str:

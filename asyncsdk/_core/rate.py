@@ -1,9 +1,17 @@
 """Finding the rate a service takes, from the answers to what was sent (``RateFinder``).
 
-The engine's pace (``_core.pace``) spaces the sends of bulk work at ``rate`` and keeps at
-most ``window`` of them in flight; this module decides both, from every attempt's answer:
-answered (the service took it) or refused with 429 (it did not: "come back later"). It
-knows no area, no operation and no clock of its own: times are given.
+A pace spaces the sends of bulk work at ``rate`` and keeps at most ``window`` of them in
+flight; this module decides both, from every attempt's answer: answered (the service
+took it) or refused with 429 (it did not: "come back later"). It knows no area, no
+operation and no clock of its own: every event comes with its times.
+
+**One machine, deterministic.** ``RateFinder`` is a pure state machine: its decisions
+are a function of its ``PaceConstants`` and of the events it was given, in order, with
+their times; nothing inside reads a clock or draws a random number. Two finders fed the
+same events decide the same, to the last bit: ``check_many``'s pace (``_core.pace``)
+drives one in memory, and every worker of a fleet drives its own copy with the fleet's
+one ordered stream of events, so all of them decide alike (a replicated state machine;
+``asyncsdk.fleet.shared_pace``). The public names are in ``asyncsdk.pacing``.
 
 A service that limits a rate (a token bucket, GCRA: R requests a second, a burst of B)
 says nothing while it has tokens, and answers 429 once it has none. Two refused sends
@@ -14,159 +22,316 @@ divided by the time between them (``_estimate_at``): exact while the bucket stay
 below its burst, never too high. In flight follows: ``window`` ~ 2 x rate x the shortest
 answer time (BBR's "in flight ~ rate x round trip", with room for jitter).
 
-The phases, as TCP's:
+The phases (``Phase``), in the spirit of BBR's modes:
 
-* **start-up**: nothing known. ``START_WINDOW`` attempts go at once; then, like TCP's
-  slow start, each answered one widens the window by ``GROWTH`` (x 1.5 a round trip,
-  or a ``ROUND`` where round trips are shorter), the sends paced at ``START_GAIN`` x
-  window / round trip, until the first 429 (the service's burst hides its rate until
-  then).
-* **cut**: the first 429 of an episode (a refused send made after the last cut) sets the
-  rate to ``BACKOFF`` x the service's rate as estimated (or half the rate sent at, when no
-  estimate is possible yet: the next episode brings one). Later refusals of sends made
-  before the cut belong to the same episode: they refine the estimate, never cut again.
-* **probing**: nothing is learnt while no 429 comes, so the rate is raised now and then
-  to find out whether the service takes more (a limit restored, another client gone):
-  after a rest (``_plateau``: long for a big share of the service, short for a small
-  one, and short after an episode this pace did not cause, far below the ``peak``, the
-  highest rate lately found, or while the estimate is not sure: too few answers, or
-  below ``FAR`` x the rate answers came at over the last ``DELIVERY`` seconds), a step
-  every ``PROBE_GAP``, each twice the last (at most ``NEAR_STEP`` near the peak, where
-  the bucket's burst hides the limit and a fast climb overshoots), until a 429.
-  Brackets never span the start of a probe: below the limit the bucket may have filled
-  and wasted refills. A probe that fails costs a refusal or two, and a refusal costs its
-  check the wait the service asks for: a rate that holds rests long.
+* ``STARTUP``: nothing known. ``start_window`` attempts go at once; then, like TCP's
+  slow start, each answered one widens the window (x ``start_growth`` a round trip, or
+  a ``growth_round_seconds`` where round trips are shorter), the sends paced at
+  ``start_gain`` x window / round trip, until the first 429 (the service's burst hides
+  its rate until then).
+* the **cut** (from any phase to ``RESTING``): the first 429 of an episode (a refused
+  send made after the last cut) sets the rate to ``backoff_share`` x the service's
+  rate as estimated (or ``blind_backoff_share`` x the rate sent at, when no estimate is
+  possible yet: the next episode brings one). Later refusals of sends made before the
+  cut belong to the same episode: they refine the estimate, never cut again.
+* ``RESTING``: nothing is learnt while no 429 comes, so after a rest (long for a big
+  share of the service, short for a small one, and short after an episode this pace
+  did not cause, far below the ``peak`` (the highest rate lately found), or while the
+  estimate is not sure: too few answers, or below ``far_share`` x the rate answers came
+  at lately) the next send held back by the pacer starts the probes.
+* ``PROBING``: a step every ``probe_gap_seconds``, each twice the last (at most
+  ``near_probe_step`` near the peak, where the bucket's burst hides the limit and a fast
+  climb overshoots), until a 429 cuts back to ``RESTING``, at most at the last step
+  that stood a probe gap without one. Brackets never span the start of a probe: below
+  the limit the bucket may have filled and wasted refills. A probe that fails costs a
+  refusal or two, and a refusal costs its check the wait the service asks for: a rate
+  that holds rests long.
 
-Several processes on one key share no state: each finds its own share (what the service
-takes from it), an episode one of them causes by probing makes the others yield
-(``YIELD``), and a small share probes sooner and in steps of at least ``PROBE_UNIT``
-sends a round trip (the same for every client of the service), so the shares converge.
+Several processes on one key that share no state each find their own share (what the
+service takes from them): an episode one of them causes by probing makes the others
+yield (``yield_share``), and a small share probes sooner and in steps of at least
+``probe_sends_per_round_trip`` (the same for every client of the service), so the shares
+converge.
 """
 
 from __future__ import annotations
 
+import enum
 import itertools
 import math
 from bisect import bisect_left, bisect_right, insort
 from collections import deque
 
-__all__ = ["RateFinder"]
+import attrs
 
-#: Start-up: the first window; its growth, ``GROWTH`` times every ``ROUND`` seconds
-#: (at most doubling in one round trip); the pacing, a multiple of window / round trip.
-START_WINDOW = 16
-GROWTH = 1.5
-ROUND = 0.05
-START_GAIN = 2.0
-#: After a 429: this share of the rate the service was found to take.
-BACKOFF = 0.97
-#: Without an estimate yet: this share of the rate sent at.
-BLIND_BACKOFF = 0.5
-#: An episode this pace did not cause (it neither probed nor cut within ``SETTLE``
-#: seconds: another client on the same key, or a lower limit): at most this share.
-YIELD = 0.9
-SETTLE = 0.5
-#: Below ``FAR`` x peak, or after an episode of another's making, a probe comes after
-#: ``FAR_GAP`` seconds; at the peak after ``PLATEAU_PER_FLIGHT`` a send in flight (at
-#: most ``PLATEAU``); each probe raises the rate by ``STEP`` (then twice that, ...,
-#: up to ``MAX_STEP``), at least ``PROBE_UNIT`` sends a round trip, if no 429 answered
-#: the last one within ``PROBE_GAP``.
-FAR = 0.8
-FAR_GAP = 0.25
-PLATEAU = 4.0
-PLATEAU_PER_FLIGHT = 0.4
-PROBE_GAP = 0.1
-STEP = 0.03
-MAX_STEP = 0.5
-NEAR_STEP = 0.12
-#: Answers over this long (or since the first) are the rate the service was seen to take.
-DELIVERY = 0.5
-PROBE_UNIT = 0.5
-#: How long an estimate of the service's rate is remembered as the peak.
-PEAK_MEMORY = 10.0
-#: Refused sends this recent are used for the estimate; two at most ``GAP`` apart
-#: (or ``GAP_SENDS`` sends at the current rate, for a slow service) bracket refills.
-ESTIMATE_MEMORY = 2.0
-GAP = 1.0
-#: The brackets of the last ``RECENT`` seconds alone are used where they are sure, or
-#: differ by ``CHANGE`` from all of them (the limit changed).
-RECENT = 0.25
-CHANGE = 0.2
-GAP_SENDS = 10
-#: An estimate needs brackets covering this long and this many answered sends; with
-#: ``SURE`` answered sends it is sure (one more or less: a few percent) and the rate
-#: rests at it, else a probe comes soon: its 429s bracket more.
-MIN_SPAN = 0.02
-MIN_ANSWERED = 8
-SURE = 40
-AGREE = 0.05
-#: In flight: at least ``MIN_WINDOW``, else ``WINDOW_GAIN`` x rate x shortest answer time.
-MIN_WINDOW = 4
-WINDOW_GAIN = 2.0
-#: What is kept of the sends (for the estimate) and of answer times (for the window).
-SEND_MEMORY = 2.0
-RTT_MEMORY = 10.0
+from .._errors import InvalidInputError
+
+__all__ = ["PaceConstants", "Phase", "RateFinder"]
+
+
+class Phase(enum.Enum):
+    """What the finder is doing (see the module docstring)."""
+
+    #: Nothing known yet: the window grows with every answer until the first 429.
+    STARTUP = "startup"
+    #: After a cut: the rate holds at what the service was found to take.
+    RESTING = "resting"
+    #: The rate is raised step by step to find whether the service takes more.
+    PROBING = "probing"
+
+
+@attrs.frozen(kw_only=True)
+class PaceConstants:
+    """The constants of the pace, each a reason of the design (the module docstring
+    tells the machine they drive). One record for every driver: ``check_many``'s pace
+    and the fleet's shared one take theirs from the same instance, so they cannot drift.
+    Times are seconds; a "share" is a fraction of a rate."""
+
+    # --- the start-up ---------------------------------------------------------------
+    #: Attempts sent at once before anything is known (the service's burst takes them).
+    start_window: int = 16
+    #: The window grows this much a ``growth_round_seconds`` (at most doubling in one
+    #: round trip): TCP's slow start, fast enough to find a big service in a few rounds.
+    start_growth: float = 1.5
+    #: The round of that growth where round trips are shorter than it.
+    growth_round_seconds: float = 0.05
+    #: Start-up sends are spaced at this multiple of window / round trip: the window,
+    #: not the spacing, is what holds them back.
+    start_gain: float = 2.0
+
+    # --- the cut --------------------------------------------------------------------
+    #: After a 429, this share of the rate the service was found to take: a little
+    #: below it, so its bucket refills and the next sends find tokens.
+    backoff_share: float = 0.97
+    #: Without an estimate yet (the start-up's first 429), this share of the rate sent
+    #: at: the next episode brings an estimate.
+    blind_backoff_share: float = 0.5
+    #: An episode this pace did not cause (another client on the key, or a lower
+    #: limit), or one with nothing to show the rate: at most this share of the rate.
+    yield_share: float = 0.9
+    #: A 429 within this long of this pace's own cut or probe is of its own making.
+    own_episode_seconds: float = 0.5
+
+    # --- the rest and the probes ----------------------------------------------------
+    #: An estimate below this share of the peak (or of the rate answers came at
+    #: lately) is far from the limit: the probes come soon, and climb fast.
+    far_share: float = 0.8
+    #: The short rest: after an unsure estimate, far below the peak, or another's episode.
+    soon_probe_seconds: float = 0.25
+    #: The longest rest, at a sure estimate near the peak (a probe costs 429s).
+    longest_rest_seconds: float = 4.0
+    #: The rest a send in flight at the rate (a big share rests long, a small one
+    #: probes soon: the shares of several clients converge).
+    rest_per_send_in_flight_seconds: float = 0.4
+    #: A probe's step stands this long without a 429 before the next.
+    probe_gap_seconds: float = 0.1
+    #: The first probe's step, a share of the rate (each next one twice the last).
+    first_probe_step: float = 0.03
+    #: The largest step far below the peak (a limit restored: climb fast).
+    far_probe_step: float = 0.5
+    #: The largest step near the peak, where the bucket's burst hides the limit and a
+    #: fast climb overshoots (its flood of 429s costs their waits and skews the estimate).
+    near_probe_step: float = 0.12
+    #: Every step adds at least this many sends a round trip: the same for every client
+    #: of the service, so a small share grows faster than a big one.
+    probe_sends_per_round_trip: float = 0.5
+    #: How long an estimate is remembered as the peak.
+    peak_memory_seconds: float = 10.0
+
+    # --- the estimate ---------------------------------------------------------------
+    #: Answers over this long are the rate the service was seen to take lately.
+    delivery_seconds: float = 0.5
+    #: Refused sends this recent bracket the service's refills.
+    estimate_memory_seconds: float = 2.0
+    #: Two refused sends at most this far apart bracket refills ...
+    bracket_gap_seconds: float = 1.0
+    #: ... or this many sends at the current rate apart (a slow service).
+    bracket_gap_sends: int = 10
+    #: The brackets of this last while alone are used where they are sure, or differ
+    #: from all of them by more than ``limit_change_share`` (the limit changed).
+    recent_brackets_seconds: float = 0.25
+    limit_change_share: float = 0.2
+    #: An estimate needs brackets covering this long ...
+    estimate_needs_seconds: float = 0.02
+    #: ... and this many answered sends (also the fewest answers a delivered rate needs).
+    estimate_needs_answers: int = 8
+    #: With this many answered sends an estimate is sure (one more or less is a few
+    #: percent) and the rate rests long at it.
+    sure_answers: int = 40
+    #: Two episodes' estimates within this share of each other are as sure as one long one.
+    agree_share: float = 0.05
+
+    # --- in flight ------------------------------------------------------------------
+    #: The fewest attempts in flight, whatever the rate.
+    min_window: int = 4
+    #: In flight: this many times rate x shortest answer time (room for jitter).
+    window_gain: float = 2.0
+    #: What is kept of the sends, for the estimate.
+    send_memory_seconds: float = 2.0
+    #: How long the shortest answer time is kept before a longer one replaces it.
+    round_trip_memory_seconds: float = 10.0
+    #: The shortest answer time counted (a clock's resolution).
+    shortest_round_trip_seconds: float = 1e-4
+
+    # --- the schedule: the drivers' (the finder knows none) ----------------------------
+    #: One interval of the schedule is ``(jitter_low + u x jitter_width) / rate``, u
+    #: uniform in [0, 1): half to one and a half of 1 / rate, so that waiting senders
+    #: leave one by one, never in a wave.
+    jitter_low: float = 0.5
+    jitter_width: float = 1.0
+    #: A 429 while nothing sent within this long (or the wait asked, if longer) was
+    #: answered means the service takes nothing: every sender is held for the wait.
+    starved_within_seconds: float = 1.0
+    #: After such a hold, unpaced senders leave spread over this share of it ...
+    hold_spread_share: float = 0.5
+    #: ... and over this long at most.
+    max_hold_spread_seconds: float = 1.0
+
+    def __attrs_post_init__(self) -> None:
+        for field in attrs.fields(type(self)):
+            _check_constant(field.name, getattr(self, field.name), field.type)
+
+
+#: The constants that are shares of a rate at most (a cut never raises it).
+_AT_MOST_ONE = frozenset({"backoff_share", "blind_backoff_share", "yield_share",
+                          "far_share"})
+
+
+def _check_constant(name: str, value: object, kind: object) -> None:
+    """A clear error for a constant that would make no sense: not a finite number above
+    zero (a whole one for counts; at most 1 for a share a cut takes)."""
+    whole = kind in (int, "int")
+    if (isinstance(value, bool) or not isinstance(value, int if whole else (int, float))
+            or not math.isfinite(value) or value <= 0):
+        what = "a whole number" if whole else "a finite number"
+        raise InvalidInputError(f"PaceConstants.{name} must be {what} above 0, "
+                                f"not {value!r}", field=name)
+    if name in _AT_MOST_ONE and value > 1:
+        raise InvalidInputError(f"PaceConstants.{name} must be at most 1, not {value!r}",
+                                field=name)
+
 
 #: What came of a send (``PENDING`` until its answer).
 PENDING, ANSWERED, REFUSED, FAILED = 0, 1, 2, 3
 
 
+class _Sends:
+    """The recent sends: their times and what came of them, send number ``first + i`` at
+    ``i`` (plain numbers: nothing for the collector), kept ``memory`` seconds."""
+
+    __slots__ = ("first", "memory", "states", "times")
+
+    def __init__(self, memory: float) -> None:
+        self.memory = memory
+        self.times: list[float] = []
+        self.states = bytearray()
+        self.first = 0
+
+    def add(self, now: float) -> int:
+        times = self.times
+        number = self.first + len(times)
+        times.append(now)
+        self.states.append(PENDING)
+        if times[0] < now - self.memory:
+            old = bisect_left(times, now - self.memory)
+            del times[:old]
+            del self.states[:old]
+            self.first += old
+        return number
+
+    def mark(self, send: int, state: int) -> None:
+        at = send - self.first
+        if at >= 0:
+            self.states[at] = state
+
+    def unanswered(self) -> int:
+        return self.states.count(PENDING)
+
+    def answered_since(self, since: float) -> bool:
+        """Whether a send made ``since`` then or later was answered."""
+        return ANSWERED in self.states[bisect_left(self.times, since):]
+
+    def bracketed(self, refused: list[float], widest: float,
+                  since: float) -> tuple[float, int]:
+        """The time between consecutive refused sends at most ``widest`` apart (both made
+        ``since`` then or later), and the answered sends between them; only up to the
+        first send still unanswered (what is not known yet would count as not taken)."""
+        times, states = self.times, self.states
+        pending = states.find(PENDING)
+        known = math.inf if pending < 0 else times[pending]
+        pairs = [(a, b) for a, b in itertools.pairwise(refused)
+                 if b - a <= widest and b <= known and a >= since]
+        span, answered = 0.0, 0
+        for a, b in pairs:
+            span += b - a
+            first, last = bisect_right(times, a), bisect_left(times, b)
+            answered += states.count(ANSWERED, first, last)
+        return span, answered
+
+
 class RateFinder:
-    """The rate and the window of one pace, found from its answers (see the module)."""
+    """The rate and the window of one pace, found from its answers (see the module).
 
-    __slots__ = ("_answers", "_before", "_ceiling", "_contended", "_cut_at", "_first",
-                 "_peak", "_peak_at", "_probe_at", "_probing", "_refused", "_rtt",
-                 "_rtt_at", "_states", "_step", "_sure", "_times", "estimate", "rate",
-                 "starting", "window")
+    Give it every event, in order: ``sent`` when an attempt leaves, then ``answered``,
+    ``refused`` or ``failed`` with the number ``sent`` returned; ``held_back`` when a
+    send had to wait for the pacer. Read ``rate``, ``window``, ``estimate`` and
+    ``phase``. Deterministic: the same events give the same decisions."""
 
-    def __init__(self) -> None:
+    __slots__ = ("_answers", "_before", "_ceiling", "_constants", "_contended",
+                 "_cut_at", "_peak", "_peak_at", "_probe_at", "_refused", "_rtt",
+                 "_rtt_at", "_sends", "_step", "_sure", "estimate", "phase", "rate",
+                 "window")
+
+    def __init__(self, constants: PaceConstants | None = None) -> None:
+        c = self._constants = constants if constants is not None else DEFAULT_CONSTANTS
+        #: Where the machine is (see ``Phase``).
+        self.phase = Phase.STARTUP
         #: Sends a second the pacer spaces paced attempts at (unpaced until a round
         #: trip is known).
         self.rate = math.inf
         #: The most paced attempts in flight.
-        self.window: float = START_WINDOW
-        #: True until the first 429: the window still grows blindly.
-        self.starting = True
-        # The recent sends (``SEND_MEMORY``): their times and what came of them, send
-        # number ``_first + i`` at ``i`` (plain numbers: nothing for the collector).
-        self._times: list[float] = []
-        self._states = bytearray()
-        self._first = 0
-        self._refused: list[float] = []  # send times of refused sends, in order
-        self._cut_at = -math.inf
+        self.window: float = c.start_window
         #: The rate the service was last found to take from this pace (0.0: not yet).
         self.estimate = 0.0
-        self._peak = 0.0
-        self._peak_at = -math.inf
-        self._probe_at = math.inf
-        self._step = STEP
-        self._probing = False
-        self._sure = False  # the last estimate counted SURE answered sends or more
-        self._ceiling = math.inf  # the most the current episode's rate may be
-        self._contended = False  # the current episode was not of this pace's making
-        self._before = 0.0  # the rate before the probes since the last cut
-        self._rtt = math.inf
+        self._sends = _Sends(c.send_memory_seconds)
+        self._refused: list[float] = []  # send times of refused sends, in order
+        self._answers: deque[float] = deque()  # when answers came (``delivery_seconds``)
+        self._rtt = math.inf  # the shortest answer time lately, and when it was seen
         self._rtt_at = -math.inf
-        self._answers: deque[float] = deque()  # when answers came (``DELIVERY`` s)
+        # The current episode: its cut, the most its rate may be, whether another
+        # client made it, whether its estimate is sure.
+        self._cut_at = -math.inf
+        self._ceiling = math.inf
+        self._contended = False
+        self._sure = False
+        self._peak = 0.0  # the highest estimate lately, and when it was last near
+        self._peak_at = -math.inf
+        self._probe_at = math.inf  # when the rest ends
+        self._step = c.first_probe_step  # the next probe's step
+        self._before = 0.0  # the rate before the probes since the last cut
 
-    # --- what the pace tells ---------------------------------------------------------
+    @property
+    def constants(self) -> PaceConstants:
+        """The constants this finder decides by."""
+        return self._constants
+
+    @property
+    def starting(self) -> bool:
+        """True in the start-up (until the first 429): the window still grows blindly."""
+        return self.phase is Phase.STARTUP
+
+    @starting.setter
+    def starting(self, value: bool) -> None:
+        # Tests start a finder past its start-up, at a rate they set.
+        if value:
+            self.phase = Phase.STARTUP
+        elif self.phase is Phase.STARTUP:
+            self.phase = Phase.RESTING
+
+    # --- the events ------------------------------------------------------------------
     def sent(self, now: float) -> int:
         """An attempt leaves now: its number, for ``answered``, ``refused``, ``failed``."""
-        times = self._times
-        number = self._first + len(times)
-        times.append(now)
-        self._states.append(PENDING)
-        if times[0] < now - SEND_MEMORY:
-            old = bisect_left(times, now - SEND_MEMORY)
-            del times[:old]
-            del self._states[:old]
-            self._first += old
-        return number
-
-    def _mark(self, send: int, state: int) -> None:
-        at = send - self._first
-        if at >= 0:
-            self._states[at] = state
+        return self._sends.add(now)
 
     def held_back(self, now: float) -> None:
         """A send had to wait for the pacer: the rate, not the demand, is the limit now;
@@ -178,58 +343,69 @@ class RateFinder:
         """Send number ``send``, made ``at``, was answered (not 429): the service took it.
         One made before a refused one may complete what the estimate knows (a 429 is
         answered at once, a check later): the episode's estimate is made again."""
-        self._mark(send, ANSWERED)
+        self._sends.mark(send, ANSWERED)
         self._timed(now - at, now)
         self._answers.append(now)
         self._forget_answers(now)
-        if self._refused and at < self._refused[-1] and not self._probing:
+        if self._refused and at < self._refused[-1] and self.phase is not Phase.PROBING:
             estimate = self._estimate_at(now)
             if estimate:
                 self._refine(estimate)
-        if self.starting:
-            self.window *= 1.0 + min(1.0, GROWTH ** (self._rtt / ROUND) - 1.0) / self.window
-            self.rate = START_GAIN * self.window / self._rtt
+        if self.phase is Phase.STARTUP:
+            c = self._constants
+            growth = c.start_growth ** (self._rtt / c.growth_round_seconds) - 1.0
+            self.window *= 1.0 + min(1.0, growth) / self.window
+            self.rate = c.start_gain * self.window / self._rtt
 
     def failed(self, send: int) -> None:
         """Send number ``send`` got no answer (a failure, a timeout): nothing learnt."""
-        self._mark(send, FAILED)
+        self._sends.mark(send, FAILED)
 
     def refused(self, send: int, at: float, now: float) -> None:
         """Send number ``send``, made ``at``, was answered 429: cut (a new episode) or
         refine (the same one)."""
-        self._mark(send, REFUSED)
+        self._sends.mark(send, REFUSED)
         insort(self._refused, at)
         estimate = self._estimate_at(now)
         if at >= self._cut_at:
             self._cut(now, estimate)
-        elif estimate and not self._probing:  # the same episode: what it shows so far
+        elif estimate and self.phase is not Phase.PROBING:  # the same episode, so far
             self._refine(estimate)
 
     def starved(self, now: float, within: float) -> bool:
         """True when nothing sent within the last ``within`` seconds was answered: the
         service takes no rate at all now (every worker is to wait what it asks)."""
-        since = bisect_left(self._times, now - within)
-        return ANSWERED not in self._states[since:]
+        return not self._sends.answered_since(now - within)
 
-    # --- deciding -------------------------------------------------------------------
+    def unanswered(self) -> int:
+        """The recent sends (``send_memory_seconds``) whose answer is not known yet: in
+        flight, as these events tell (a driver without a count of its own, the fleet,
+        keeps its window by it)."""
+        return self._sends.unanswered()
+
+    # --- the cut ---------------------------------------------------------------------
     def _cut(self, now: float, estimate: float) -> None:
         """The first 429 of an episode: the rate falls to what the service takes, never
-        above what held before (the rate before a failed probe; ``YIELD`` x the rate for
-        an episode this pace did not cause: another client on the same key, or a lower
-        limit, which also probes again soon)."""
-        contended = not (self.starting or self._probing or now - self._cut_at < SETTLE)
-        if self.starting:
-            self.rate = self.window / self._rtt if self._rtt < math.inf else 1.0 / ROUND
+        above what held before (the rate before a failed probe; ``yield_share`` x the
+        rate for an episode this pace did not cause: another client on the same key,
+        or a lower limit, which also probes again soon)."""
+        c = self._constants
+        phase = self.phase
+        contended = phase is Phase.RESTING and now - self._cut_at >= c.own_episode_seconds
+        if phase is Phase.STARTUP:
+            self.rate = (self.window / self._rtt if self._rtt < math.inf
+                         else 1.0 / c.growth_round_seconds)
             self._ceiling = math.inf
-        elif self._probing:
+        elif phase is Phase.PROBING:
             self._ceiling = self._before
         else:  # a new episode the rate caused and nothing to show what it should be:
             # lower it all the same (else the same rate refused again keeps it)
-            self._ceiling = YIELD * self.rate if contended or not estimate else self.rate
+            self._ceiling = (c.yield_share * self.rate if contended or not estimate
+                             else self.rate)
         self._contended = contended
-        self.starting = self._probing = False
+        self.phase = Phase.RESTING
         self._cut_at = now
-        self._step = STEP
+        self._step = c.first_probe_step
         self._settle(now, estimate)
 
     def _refine(self, estimate: float) -> None:
@@ -237,128 +413,131 @@ class RateFinder:
         self._settle(self._cut_at, estimate)
 
     def _settle(self, now: float, estimate: float) -> None:
-        """The episode's rate: ``BACKOFF`` x the estimate, at most its ceiling (without
-        an estimate: the ceiling; blind in the start-up: ``BLIND_BACKOFF`` x the rate);
-        and when to probe: soon unless the estimate is sure and near the peak."""
+        """The episode's rate: ``backoff_share`` x the estimate, at most its ceiling
+        (without an estimate: the ceiling; blind in the start-up: ``blind_backoff_share``
+        x the rate); and when to probe: soon unless the estimate is sure and near the
+        peak."""
+        c = self._constants
         if estimate:
             self.estimate = estimate
-            if estimate >= self._peak or now - self._peak_at > PEAK_MEMORY:
+            if estimate >= self._peak or now - self._peak_at > c.peak_memory_seconds:
                 self._peak = estimate
-            if estimate >= FAR * self._peak:
+            if estimate >= c.far_share * self._peak:
                 self._peak_at = now
-            self.rate = min(BACKOFF * estimate, self._ceiling)
+            self.rate = min(c.backoff_share * estimate, self._ceiling)
         elif math.isinf(self._ceiling):
-            self.rate *= BLIND_BACKOFF
+            self.rate *= c.blind_backoff_share
         else:
             self.rate = min(self.rate, self._ceiling)
         # A sure estimate rests even after the start-up: a probe soon after it cost a
         # tail of 429s waiting their Retry-After (100 ms service: 0.70 R -> 0.90 R).
-        soon = self._contended or not self._sure or self.rate < FAR * self._peak
-        self._probe_at = self._cut_at + (FAR_GAP if soon else self._plateau())
+        soon = self._contended or not self._sure or self.rate < c.far_share * self._peak
+        self._probe_at = self._cut_at + (c.soon_probe_seconds if soon else self._rest())
         self._resize()
 
+    # --- the probes ------------------------------------------------------------------
     def _probe(self, now: float) -> None:
         """A probe is due and no 429 answered the last: raise the rate by its step (at
-        least ``PROBE_UNIT`` sends a round trip: the same for every client of the
-        service, so a small one grows faster than a big one), doubling the step each
-        time, until a 429 ends the probes."""
-        if not self._probing:
+        least ``probe_sends_per_round_trip``), doubling the step each time, until a 429
+        ends the probes."""
+        c = self._constants
+        if self.phase is not Phase.PROBING:
             # Sent below the limit since the last refusal, the bucket may have filled
             # and wasted refills: a bracket across this moment would be too low.
             self._refused.clear()
         self._before = self.rate  # it stood a probe gap without a 429
-        self._probing = True
-        self.rate += max(self._step * self.rate, PROBE_UNIT / self._rtt)
+        self.phase = Phase.PROBING
+        self.rate += max(self._step * self.rate, c.probe_sends_per_round_trip / self._rtt)
         # Far below the peak lately found (a limit restored), climb fast; near it, the
         # bucket hides the limit until its burst is spent: a fast climb overshoots, and
         # its flood of 429s costs their waits and skews the next estimate.
-        far = self.rate < FAR * self._peak
-        self._step = min(2.0 * self._step, MAX_STEP if far else NEAR_STEP)
-        self._probe_at = now + PROBE_GAP
+        far = self.rate < c.far_share * self._peak
+        self._step = min(2.0 * self._step, c.far_probe_step if far else c.near_probe_step)
+        self._probe_at = now + c.probe_gap_seconds
         self._resize()
 
-    def _plateau(self) -> float:
-        """How long the rate rests before probing: ``PLATEAU_PER_FLIGHT`` a send in
-        flight (a big share of the service rests long, a small one probes soon)."""
+    def _rest(self) -> float:
+        """How long the rate rests before probing: ``rest_per_send_in_flight_seconds`` a
+        send in flight (a big share of the service rests long, a small one probes soon)."""
+        c = self._constants
         in_flight = self.rate * self._rtt
-        return min(PLATEAU, max(FAR_GAP, PLATEAU_PER_FLIGHT * in_flight))
+        return min(c.longest_rest_seconds,
+                   max(c.soon_probe_seconds, c.rest_per_send_in_flight_seconds * in_flight))
 
+    # --- the estimate ----------------------------------------------------------------
     def _estimate_at(self, now: float) -> float:
         """The rate the service took from these sends between refused ones, recently
         (answered sends per second of bracketed time); 0.0 when too little is known."""
+        c = self._constants
         refused = self._refused
-        while refused and refused[0] < now - ESTIMATE_MEMORY:
+        while refused and refused[0] < now - c.estimate_memory_seconds:
             del refused[0]
         if len(refused) < 2:
             return 0.0
-        widest = max(GAP, GAP_SENDS / self.rate) if self.rate else GAP
-        times, states = self._times, self._states
-        span, answered = _chosen(_bracketed(times, states, refused, widest, -math.inf),
-                                 _bracketed(times, states, refused, widest, now - RECENT))
+        widest = (max(c.bracket_gap_seconds, c.bracket_gap_sends / self.rate) if self.rate
+                  else c.bracket_gap_seconds)
+        sends = self._sends
+        span, answered = self._chosen(
+            sends.bracketed(refused, widest, -math.inf),
+            sends.bracketed(refused, widest, now - c.recent_brackets_seconds))
         if not span:
             return 0.0
         estimate = answered / span
         # Two episodes' estimates that agree are as sure as one long one; one far below
         # what the service answered lately is not (a flood skews when sends reach the
         # service: the start-up's came out 10-30 % low, measured).
-        self._sure = ((answered >= SURE or abs(estimate - self.estimate) <= AGREE * estimate)
-                      and estimate >= FAR * self._delivered(now))
+        self._sure = ((answered >= c.sure_answers
+                       or abs(estimate - self.estimate) <= c.agree_share * estimate)
+                      and estimate >= c.far_share * self._delivered(now))
         return estimate
 
+    def _chosen(self, every: tuple[float, int],
+                recent: tuple[float, int]) -> tuple[float, int]:
+        """The brackets to estimate from: every recent one (the longer, the surer), or
+        only the last ``recent_brackets_seconds``' where they are sure, or say the limit
+        changed; (0.0, 0) when neither is enough."""
+        c = self._constants
+        if self._enough(*recent) and (
+                recent[1] >= c.sure_answers or not self._enough(*every)
+                or abs(recent[1] / recent[0] - every[1] / every[0])
+                > c.limit_change_share * every[1] / every[0]):
+            return recent
+        return every if self._enough(*every) else (0.0, 0)
+
+    def _enough(self, span: float, answered: int) -> bool:
+        c = self._constants
+        return span >= c.estimate_needs_seconds and answered >= c.estimate_needs_answers
+
     def _delivered(self, now: float) -> float:
-        """Answers a second over the last ``DELIVERY`` seconds (or since the first)."""
+        """Answers a second over the last ``delivery_seconds`` (or since the first)."""
         self._forget_answers(now)
         answers = self._answers
-        if len(answers) < MIN_ANSWERED:
+        c = self._constants
+        if len(answers) < c.estimate_needs_answers:
             return 0.0
-        return len(answers) / max(now - answers[0], MIN_SPAN)
+        return len(answers) / max(now - answers[0], c.estimate_needs_seconds)
 
     def _forget_answers(self, now: float) -> None:
         answers = self._answers
-        while answers and answers[0] < now - DELIVERY:
+        while answers and answers[0] < now - self._constants.delivery_seconds:
             answers.popleft()
 
+    # --- in flight -------------------------------------------------------------------
     def _timed(self, elapsed: float, now: float) -> None:
         """An answer came ``elapsed`` after its send: the shortest answer time (kept
-        ``RTT_MEMORY`` seconds) sizes the window. A 429 is not one: the service refuses
-        at once what it takes time to answer."""
-        if elapsed <= self._rtt or now - self._rtt_at > RTT_MEMORY:
-            self._rtt, self._rtt_at = max(elapsed, 1e-4), now
+        ``round_trip_memory_seconds``) sizes the window. A 429 is not one: the service
+        refuses at once what it takes time to answer."""
+        c = self._constants
+        if elapsed <= self._rtt or now - self._rtt_at > c.round_trip_memory_seconds:
+            self._rtt, self._rtt_at = max(elapsed, c.shortest_round_trip_seconds), now
             self._resize()
 
     def _resize(self) -> None:
-        if math.isinf(self._rtt) or self.starting:
+        if math.isinf(self._rtt) or self.phase is Phase.STARTUP:
             return
-        self.window = max(MIN_WINDOW, math.ceil(WINDOW_GAIN * self.rate * self._rtt))
+        c = self._constants
+        self.window = max(c.min_window, math.ceil(c.window_gain * self.rate * self._rtt))
 
 
-def _chosen(every: tuple[float, int], recent: tuple[float, int]) -> tuple[float, int]:
-    """The brackets to estimate from: every recent one (the longer, the surer), or only
-    the last ``RECENT`` seconds' where they are sure, or say the limit changed (differ
-    by ``CHANGE``); (0.0, 0) when neither is enough."""
-    if _enough(*recent) and (recent[1] >= SURE or not _enough(*every) or abs(
-            recent[1] / recent[0] - every[1] / every[0]) > CHANGE * every[1] / every[0]):
-        return recent
-    return every if _enough(*every) else (0.0, 0)
-
-
-def _enough(span: float, answered: int) -> bool:
-    return span >= MIN_SPAN and answered >= MIN_ANSWERED
-
-
-def _bracketed(times: list[float], states: bytearray, refused: list[float],
-               widest: float, since: float) -> tuple[float, int]:
-    """The time between consecutive refused sends at most ``widest`` apart (both made
-    ``since`` then or later), and the answered sends between them; only up to the first
-    send still unanswered (what is not known yet would count as not taken)."""
-    pending = states.find(PENDING)
-    known = math.inf if pending < 0 else times[pending]
-    pairs = [(a, b) for a, b in itertools.pairwise(refused)
-             if b - a <= widest and b <= known and a >= since]
-    span, answered = 0.0, 0
-    for a, b in pairs:
-        span += b - a
-        first, last = bisect_right(times, a), bisect_left(times, b)
-        answered += states.count(ANSWERED, first, last)
-    return span, answered
-
+#: The constants of every pace not given others.
+DEFAULT_CONSTANTS = PaceConstants()

@@ -25,9 +25,9 @@ Keys (``run`` and ``name`` are the labels given to ``asyncsdk fleet submit --run
   ``failed`` / ``done``, and why it failed (for ``submit --wait``).
 - ``fleet:pause``: exists while the service asked the fleet to slow down; its TTL is the
   ``Retry-After`` the service gave. Every worker reads it before sending a check.
-- ``fleet:pace`` hash, ``fleet:pace:refused`` and ``fleet:pace:answered`` sorted sets:
-  the fleet's shared pace (its rate, its schedule, the send moments of its recent 429s
-  and answers; ``pace.SharedPace``), forgotten when unused.
+- ``fleet:pace`` hash and ``fleet:pace:events`` stream: the fleet's shared pace (its
+  schedule, hold end and rate; the ordered events every worker's rate finder is fed
+  with; ``shared_pace.SharedPace``), forgotten when unused.
 """
 
 from __future__ import annotations

@@ -32,9 +32,10 @@ heartbeat in arq) and wakes up cannot end a batch another worker has taken over:
 returns only once every input of its batch is stored, and a batch is checked by one run
 at a time (``BatchLease``).
 
-The pace: the worker uses ONE name of ``pace``, the class ``SharedPace``: built as
-``SharedPace(redis)`` once per process, its ``middleware`` put on the worker's aiohttp
-session (``paced_client``). A replacement keeps that interface.
+The pace: ``shared_pace.SharedPace``, the library's own rate finder (``asyncsdk.pacing``)
+driven by the fleet's one stream of events in Redis: built as ``SharedPace(redis)`` once
+per process, its ``middleware`` put on the worker's aiohttp session (``paced_client``),
+closed (``aclose``) at shutdown.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ import asyncsdk
 
 from . import config as settings
 from .config import FleetConfig
-from .pace import SharedPace
+from .shared_pace import SharedPace
 from .store import (
     BatchLease,
     FleetInputError,
@@ -115,10 +116,11 @@ async def startup(ctx: dict[str, Any]) -> None:
     log.info("Redis %s", version)
     config: FleetConfig = ctx["config"]
     # The checks of every worker go at the fleet's pace, shared through Redis
-    # (``pace.SharedPace``: a middleware on this worker's session); enough connections
+    # (``shared_pace.SharedPace``: a middleware on this worker's session); enough connections
     # for every batch this worker runs at once.
+    ctx["pace"] = pace = SharedPace(ctx["redis"])
     ctx["client"], ctx["session"] = paced_client(
-        SharedPace(ctx["redis"]), max_retries=config.client_retries,
+        pace, max_retries=config.client_retries,
         max_connections=max(100, config.concurrency * config.max_jobs),
         account=ctx.get("account"))
     ctx["pid"] = os.getpid()
@@ -133,6 +135,9 @@ async def shutdown(ctx: dict[str, Any]) -> None:
     session = ctx.get("session")
     if session is not None:
         await session.close()
+    pace: SharedPace | None = ctx.get("pace")
+    if pace is not None:
+        await pace.aclose()
 
 
 async def _guarded(ctx: dict[str, Any], work: Awaitable[_T], what: str,

@@ -1,4 +1,5 @@
-"""The pace of bulk work (``_core.pace``, ``_core.rate``) on a fake clock.
+"""The pace of bulk work (``_core.pace``) on a fake clock (its finder alone:
+``test_rate.py``).
 
 A token-bucket service and check_many-like workers run in virtual time
 (``virtual_time.VirtualLoop``): seconds of traffic in milliseconds, the same every run.
@@ -20,9 +21,7 @@ from dataclasses import dataclass, field
 import pytest
 from virtual_time import virtual_loop
 
-from asyncsdk._core import rate as finder_module
 from asyncsdk._core.pace import Pace
-from asyncsdk._core.rate import RateFinder
 
 R = 500.0  # the service's rate (checks a second) ...
 BURST = 50  # ... its bucket ...
@@ -291,88 +290,6 @@ def test_without_retry_after_the_backoff_still_loses_nothing() -> None:
     with virtual_loop() as loop:
         answered = loop.run_until_complete(main())
     assert sorted(answered) == list(range(600)) and set(answered.values()) == {1}
-
-
-# --- the estimate, without a loop ---------------------------------------------------
-def episode_at_400(finder: RateFinder, start: float = 0.0) -> None:
-    """Sends every 1 ms (1000/s) for 0.2 s from ``start`` to a service taking 400/s: it
-    takes 2 of every 5 and refuses the rest; each is answered 20 ms after its send."""
-    sends = [(finder.sent(start + i / 1000), start + i / 1000) for i in range(200)]
-    for i, (number, at) in enumerate(sends):
-        if i % 5 in (0, 2):
-            finder.answered(number, at, at + 0.02)
-        else:
-            finder.refused(number, at, at + 0.02)
-
-
-def test_the_estimate_is_the_answered_sends_between_refused_ones() -> None:
-    """Refused sends bracket the service's refills: the estimate is exact, the rate cut
-    to BACKOFF x it."""
-    finder = RateFinder()
-    episode_at_400(finder)
-    assert finder.estimate == pytest.approx(400, rel=0.02)
-    assert finder.rate == pytest.approx(finder_module.BACKOFF * 400, rel=0.02)
-    assert not finder.starting
-
-
-@pytest.mark.parametrize("answered_before", [0.0, 0.4])
-def test_an_estimate_far_below_what_was_answered_lately_probes_again_soon(
-        answered_before: float) -> None:
-    """The 400/s episode above, after ``answered_before`` seconds of sends answered at
-    1000/s (what the service took lately: more than it says now, as after the
-    start-up's flood, whose brackets came out low). Alone the estimate is sure and the
-    rate rests; after them it is not, and a probe comes soon."""
-    finder = RateFinder()
-    start = answered_before
-    for i in range(int(answered_before * 1000)):
-        at = i / 1000
-        finder.answered(finder.sent(at), at, at + 0.02)
-    episode_at_400(finder, start)
-    assert finder.estimate == pytest.approx(400, rel=0.02)
-    rested = finder.rate
-    finder.held_back(start + 0.2 + 2 * finder_module.FAR_GAP)
-    assert (finder.rate > rested) is (answered_before > 0)
-
-
-def test_probes_near_the_rate_found_go_in_small_steps() -> None:
-    """After the sure 400/s episode above the rate rests, then probes: near the rate
-    found each step is at most 12 % (``NEAR_STEP``; a doubling step overshot to 1.5-2.5 R
-    before the bucket's hidden burst was spent, measured), until a 429."""
-    finder = RateFinder()
-    episode_at_400(finder)
-    rates = [finder.rate]
-    now = 0.2 + finder_module.PLATEAU
-    for _ in range(12):
-        now += finder_module.PROBE_GAP
-        finder.held_back(now)
-        rates.append(finder.rate)
-    steps = [b / a for a, b in itertools.pairwise(rates) if b != a]
-    assert len(steps) >= 8
-    assert max(steps) <= 1.12 + 1e-9  # NEAR_STEP
-
-
-def test_one_episode_cuts_once() -> None:
-    """Refusals of sends made before the cut refine; only a later send's refusal cuts."""
-    finder = RateFinder()
-    numbers = [(finder.sent(i / 1000), i / 1000) for i in range(10)]
-    for number, at in numbers[:5]:
-        finder.answered(number, at, at + 0.02)
-    finder.refused(*numbers[5], 0.025)  # the first 429: a cut (blind: no estimate yet)
-    cut = finder.rate
-    finder.refused(*numbers[6], 0.026)  # sent before the cut: same episode, no new cut
-    assert finder.rate == cut
-    later = finder.sent(0.03)
-    finder.refused(later, 0.03, 0.05)  # sent after the cut: a new episode
-    assert finder.rate < cut
-
-
-def test_starved_means_nothing_answered_lately() -> None:
-    finder = RateFinder()
-    number = finder.sent(0.0)
-    assert finder.starved(0.5, 1.0)
-    finder.answered(number, 0.0, 0.02)
-    assert not finder.starved(0.5, 1.0)
-    assert finder.starved(2.0, 1.0)
 
 
 # --- a check that gives up takes nothing (issue 38: a lockout of hours) --------------

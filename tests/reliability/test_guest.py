@@ -46,6 +46,7 @@ OWN_PRIVATE = {
 OWN_CANCELS = {
     "_core/session.py": 2,  # its own pause timer, its own attempt tasks on a caller's session
     "resources/validation/check_many.py": 1,  # its own worker tasks
+    "fleet/shared_pace.py": 1,  # its own reserving and telling tasks (aclose)
 }
 
 

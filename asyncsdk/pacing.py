@@ -1,0 +1,20 @@
+"""The pace of bulk work, for drivers outside the client: the rate finder and its
+constants (DESIGN §3: the pace is one state machine, driven in memory by ``check_many``
+and through Redis by the fleet).
+
+* ``RateFinder``: a pure, deterministic state machine. Give it every event of the sends
+  it paces, in order and with their times (``sent``, ``answered``, ``refused``,
+  ``failed``, ``held_back``), and read its decisions (``rate``, ``window``,
+  ``estimate``, ``phase``). Nothing inside reads a clock or draws a random number: fed
+  the same events, two finders decide the same, so N processes that feed theirs one
+  ordered stream of events make one pace (the fleet's ``SharedPace``).
+* ``PaceConstants``: the one frozen record of its constants (and of the schedule's:
+  jitter, hold); every driver takes them from the same instance.
+* ``Phase``: ``STARTUP``, ``RESTING``, ``PROBING``.
+"""
+
+from __future__ import annotations
+
+from ._core.rate import DEFAULT_CONSTANTS, PaceConstants, Phase, RateFinder
+
+__all__ = ["DEFAULT_CONSTANTS", "PaceConstants", "Phase", "RateFinder"]

@@ -1,0 +1,192 @@
+"""The rate finder alone (``asyncsdk.pacing``: ``RateFinder``, ``PaceConstants``,
+``Phase``), without a loop: times are given.
+
+What is checked: the estimate from refused sends is exact; an unsure one probes soon;
+probes near the rate found go in small steps; one episode cuts once; the phases move as
+the module says; the constants are one record, checked, and the finder obeys them; and
+the machine is deterministic (no clock, no randomness inside). That it decides exactly
+as before it was one explicit machine: ``test_rate_traces.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import json
+import math
+from pathlib import Path
+
+import attrs
+import pytest
+from rate_traces import FIXTURE, episode_at_400, replay
+
+import asyncsdk
+from asyncsdk.pacing import DEFAULT_CONSTANTS, PaceConstants, Phase, RateFinder
+
+C = DEFAULT_CONSTANTS
+
+
+def test_the_estimate_is_the_answered_sends_between_refused_ones() -> None:
+    """Refused sends bracket the service's refills: the estimate is exact, the rate cut
+    to ``backoff_share`` x it."""
+    finder = RateFinder()
+    episode_at_400(finder)
+    assert finder.estimate == pytest.approx(400, rel=0.02)
+    assert finder.rate == pytest.approx(C.backoff_share * 400, rel=0.02)
+    assert not finder.starting and finder.phase is Phase.RESTING
+
+
+@pytest.mark.parametrize("answered_before", [0.0, 0.4])
+def test_an_estimate_far_below_what_was_answered_lately_probes_again_soon(
+        answered_before: float) -> None:
+    """The 400/s episode above, after ``answered_before`` seconds of sends answered at
+    1000/s (what the service took lately: more than it says now, as after the
+    start-up's flood, whose brackets came out low). Alone the estimate is sure and the
+    rate rests; after them it is not, and a probe comes soon."""
+    finder = RateFinder()
+    start = answered_before
+    for i in range(int(answered_before * 1000)):
+        at = i / 1000
+        finder.answered(finder.sent(at), at, at + 0.02)
+    episode_at_400(finder, start)
+    assert finder.estimate == pytest.approx(400, rel=0.02)
+    rested = finder.rate
+    finder.held_back(start + 0.2 + 2 * C.soon_probe_seconds)
+    assert (finder.rate > rested) is (answered_before > 0)
+    assert (finder.phase is Phase.PROBING) is (answered_before > 0)
+
+
+def test_probes_near_the_rate_found_go_in_small_steps() -> None:
+    """After the sure 400/s episode above the rate rests, then probes: near the rate
+    found each step is at most 12 % (``near_probe_step``; a doubling step overshot to
+    1.5-2.5 R before the bucket's hidden burst was spent, measured), until a 429."""
+    finder = RateFinder()
+    episode_at_400(finder)
+    rates = [finder.rate]
+    now = 0.2 + C.longest_rest_seconds
+    for _ in range(12):
+        now += C.probe_gap_seconds
+        finder.held_back(now)
+        rates.append(finder.rate)
+    steps = [b / a for a, b in itertools.pairwise(rates) if b != a]
+    assert len(steps) >= 8
+    assert max(steps) <= 1 + C.near_probe_step + 1e-9
+
+
+def test_one_episode_cuts_once() -> None:
+    """Refusals of sends made before the cut refine; only a later send's refusal cuts."""
+    finder = RateFinder()
+    numbers = [(finder.sent(i / 1000), i / 1000) for i in range(10)]
+    for number, at in numbers[:5]:
+        finder.answered(number, at, at + 0.02)
+    finder.refused(*numbers[5], 0.025)  # the first 429: a cut (blind: no estimate yet)
+    cut = finder.rate
+    finder.refused(*numbers[6], 0.026)  # sent before the cut: same episode, no new cut
+    assert finder.rate == cut
+    later = finder.sent(0.03)
+    finder.refused(later, 0.03, 0.05)  # sent after the cut: a new episode
+    assert finder.rate < cut
+
+
+def test_starved_means_nothing_answered_lately() -> None:
+    finder = RateFinder()
+    number = finder.sent(0.0)
+    assert finder.starved(0.5, 1.0)
+    finder.answered(number, 0.0, 0.02)
+    assert not finder.starved(0.5, 1.0)
+    assert finder.starved(2.0, 1.0)
+
+
+def test_the_phases_move_as_the_module_says() -> None:
+    """STARTUP until the first 429, RESTING after a cut, PROBING once a probe is due and
+    a send is held back, RESTING again at the 429 that ends the probes: back at the
+    last step that stood a probe gap without one."""
+    finder = RateFinder()
+    assert finder.phase is Phase.STARTUP and finder.starting
+    episode_at_400(finder)
+    assert finder.phase is Phase.RESTING
+    finder.held_back(0.21)  # not yet due: nothing changes
+    assert finder.phase is Phase.RESTING
+    finder.held_back(0.2 + C.longest_rest_seconds)
+    assert finder.phase is Phase.PROBING
+    raised = finder.rate
+    now = 0.2 + C.longest_rest_seconds + C.probe_gap_seconds
+    finder.held_back(now)
+    assert finder.rate > raised
+    send = finder.sent(now)
+    finder.refused(send, now, now + 0.001)
+    assert finder.phase is Phase.RESTING
+    assert finder.rate == raised
+
+
+def test_the_finder_obeys_its_constants() -> None:
+    """Other constants, other decisions: the record is what the finder reads."""
+    halving = RateFinder(PaceConstants(backoff_share=0.5))
+    episode_at_400(halving)
+    assert halving.constants.backoff_share == 0.5
+    assert halving.rate == pytest.approx(0.5 * 400, rel=0.02)
+    small = RateFinder(PaceConstants(start_window=3))
+    assert small.window == 3
+
+
+def test_the_traces_catch_a_change_of_one_constant() -> None:
+    """The oracle of ``test_rate_traces.py`` sees a behaviour change: a backoff of 0.96
+    instead of 0.97 makes a recorded trace differ."""
+    trace = json.loads(FIXTURE.read_text(encoding="utf-8"))["one process"]
+    assert not replay(trace, RateFinder())
+    assert replay(trace, RateFinder(PaceConstants(backoff_share=0.96)))
+
+
+@pytest.mark.parametrize(("field", "value", "allowed"), [
+    ("backoff_share", 1.5, "at most 1"),
+    ("backoff_share", 0.0, "above 0"),
+    ("probe_gap_seconds", -1.0, "above 0"),
+    ("jitter_width", math.nan, "finite"),
+    ("longest_rest_seconds", math.inf, "finite"),
+    ("start_window", 2.5, "whole number"),
+    ("sure_answers", True, "whole number"),
+    ("far_share", "0.8", "finite number"),
+])
+def test_constants_that_make_no_sense_are_refused(field: str, value: object,
+                                                  allowed: str) -> None:
+    with pytest.raises(asyncsdk.InvalidInputError, match=allowed) as info:
+        PaceConstants(**{field: value})  # type: ignore[arg-type]
+    assert info.value.field == field and field in str(info.value)
+
+
+def test_the_constants_are_one_frozen_record_with_a_reason_each() -> None:
+    """Frozen (a driver cannot change another's), and every field says why it is."""
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        C.backoff_share = 0.5  # type: ignore[misc]
+    source = Path(asyncsdk.pacing.__file__).with_name("_core").joinpath("rate.py")
+    lines = source.read_text(encoding="utf-8").splitlines()
+    for field in attrs.fields(PaceConstants):
+        at = next(i for i, line in enumerate(lines)
+                  if line.strip().startswith(f"{field.name}:"))
+        above = lines[at - 1].strip()
+        assert above.startswith("#:") or lines[at - 1].strip().startswith(
+            tuple(f"{f.name}:" for f in attrs.fields(PaceConstants))), field.name
+
+
+def test_the_finder_reads_no_clock_and_draws_nothing() -> None:
+    """Deterministic given its events and constants: the machine's module imports no
+    clock, no randomness, no loop (the fleet's workers replicate it from one stream)."""
+    source = Path(asyncsdk.pacing.__file__).with_name("_core").joinpath("rate.py")
+    tree = ast.parse(source.read_text(encoding="utf-8"))
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree)
+                if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {(node.module or "").split(".")[0] for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom) and not node.level}
+    assert imported <= {"__future__", "enum", "itertools", "math", "bisect",
+                        "collections", "attrs"}, imported
+
+
+def test_two_finders_fed_the_same_events_decide_the_same() -> None:
+    a, b = RateFinder(), RateFinder()
+    episode_at_400(a)
+    episode_at_400(b)
+    for now in (4.3, 4.4, 4.5):
+        a.held_back(now)
+        b.held_back(now)
+    assert (a.rate, a.window, a.estimate, a.phase) == (b.rate, b.window, b.estimate,
+                                                       b.phase)
