@@ -337,6 +337,8 @@ def _model_reader(cls: type, generated: Callable[[Any, Any], Any],
 
     def read_model(data: Any, _: Any) -> Any:
         if not isinstance(data, dict):
+            if data.__class__ is cls:  # decoded already, as it was parsed (big_json build)
+                return data
             raise DecodeFailure(f"expected an object ({name}), got {type(data).__name__}")
         if len(data) > count or not known.issuperset(data):
             data = {**data, _EXTRA_KEY: {k: v for k, v in data.items() if k not in known}}
