@@ -147,13 +147,20 @@ def read_json(raw: bytes, *, window: int = C.OFFLOAD_WINDOW_BYTES,
 
     ``build``: place -> a function each value read at that place is handed to at once,
     its result kept instead (a record decoded into its model as soon as it is parsed,
-    so its parsed dict dies young). A ``ValueError`` it raises makes the whole read
-    ``NOT_READ``.
+    so its parsed dict dies young: ``listing.builders``). Where one raises a
+    ``ValueError`` (or the document is not JSON) the document is read again without
+    them: the caller gets the plain values, and finds the failure itself.
     """
     share = share or _nothing
     if loads is not None and not fast_is_exact(raw, share):
         loads = None  # one reading for the whole document: ``json``'s
-    reader = _Reader(raw, window, slice_chars, share, loads, build or {})
+    got = _read(_Reader(raw, window, slice_chars, share, loads, build or {}))
+    if got is NOT_READ and build:  # not JSON, or a value ``build`` refused: read plain
+        got = _read(_Reader(raw, window, slice_chars, share, loads, {}))
+    return got
+
+
+def _read(reader: _Reader) -> Any:
     try:
         if not reader.tokens.skip():
             return NOT_READ
