@@ -312,13 +312,20 @@ def _response_hook(converter: cattrs.Converter, cls: type) -> Callable[[Any, Any
     from ``_EXTRA_KEY``), wrapped by ``_model_reader``."""
     from cattrs.gen import make_dict_structure_fn, override
 
+    from .model_reader import generated_reader
+
     fields = [a for a in attrs.fields(cls) if a.name != "extra"]
-    overrides = {a.name: override(rename=wire_key(a)) for a in fields
-                 if wire_key(a) != a.name}
-    generated: Callable[[Any, Any], Any] = make_dict_structure_fn(
-        cls, converter, _cattrs_forbid_extra_keys=False, _cattrs_detailed_validation=False,
-        extra=override(rename=_EXTRA_KEY, struct_hook=_any_hook),
-        **overrides)  # type: ignore[arg-type]
+    generated = generated_reader(cls, hook_of=lambda tp: _hook_of(converter, tp),
+                                 key_of=wire_key, as_is=_AS_IS, is_nullable=_is_nullable,
+                                 extra_key=_EXTRA_KEY)
+    if generated is None:  # a model generated_reader does not read: cattrs' function
+        overrides = {a.name: override(rename=wire_key(a)) for a in fields
+                     if wire_key(a) != a.name}
+        generated = make_dict_structure_fn(
+            cls, converter, _cattrs_forbid_extra_keys=False,
+            _cattrs_detailed_validation=False,
+            extra=override(rename=_EXTRA_KEY, struct_hook=_any_hook),
+            **overrides)  # type: ignore[arg-type]
     hints = typing.get_type_hints(cls)
     fields_read = [(wire_key(a), _hook_of(converter, hints[a.name]), hints[a.name])
                    for a in fields]
