@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from helpers import API_KEY, USERNAME
+from helpers import API_KEY, USERNAME, watch_decoding_as_parsed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scripted_server import scripted_server
@@ -40,10 +40,9 @@ import asyncsdk
 from asyncsdk import _constants
 from asyncsdk._core import answer as _answer
 from asyncsdk._serde import big_json as _json_slices
-from asyncsdk._serde import listing as _listing
 from asyncsdk._serde.big_json import NOT_READ, read_json
 from asyncsdk._serde.converter import decode_list
-from asyncsdk.models.contacts import Contact, ContactList
+from asyncsdk.models.contacts import ContactList
 
 PROPERTY = settings(max_examples=150, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -244,30 +243,7 @@ async def test_a_big_listing_is_decoded_as_it_is_parsed(
     built, not much more than k records' worth of the body has been parsed (what the
     parses read, counted where they succeed); and the models are those of the ordinary
     decoding."""
-    parsed = [0]
-    real_scan, run_loads = _json_slices._scan, _answer._run_loads()
-
-    def scan(text: str, pos: int) -> tuple[Any, int]:
-        item, end = real_scan(text, pos)
-        parsed[0] += end - pos
-        return item, end
-
-    def parse_run(text: str) -> Any:
-        items = run_loads(text)  # type: ignore[misc]
-        parsed[0] += len(text)
-        return items
-
-    seen: list[int] = []
-    real_decode = _listing.decode
-
-    def decode(data: Any, model: Any) -> Any:
-        if model is Contact:
-            seen.append(parsed[0])
-        return real_decode(data, model)
-
-    monkeypatch.setattr(_json_slices, "_scan", scan)
-    monkeypatch.setattr(_answer, "_run_loads", lambda: None if run_loads is None else parse_run)
-    monkeypatch.setattr(_listing, "decode", decode)
+    _, seen = watch_decoding_as_parsed(monkeypatch, _answer)
     got = await list_contacts(BIG_BODY)
     assert got == decode_list(BIG, ContactList)
     record = len(BIG_BODY) / 20_000

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from asyncsdk._serde.json_text import END, LOADS_SCAN, MORE, JsonText, Members, StreamDecodeError
+from asyncsdk.resources.validation.readers import JsonMemberReader
 
 PROPERTY = settings(max_examples=200, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -45,62 +46,26 @@ def no_lone_surrogates(text: str) -> str:
     return re.sub("[\ud800-\udfff]", "\ufffd", text)
 
 
-class Walk:
-    """An object's members read from a ``JsonText``: values whole, ``streamed`` (a
-    string member) piece by piece, as the jobs/download reader does."""
-
-    def __init__(self, text: JsonText, streamed: str | None = None) -> None:
-        self.text = text
-        self.members = Members(text)
-        self.streamed = streamed
-        self.fields: dict[str, Any] = {}
-        self.pieces: list[str] = []
-        self.key: str | None = None
-        self.done = False
-
-    def advance(self) -> None:
-        while not self.done:
-            if self.key is None:
-                key = self.members.next()
-                if key is MORE:
-                    return
-                if key is END:
-                    self.done = True
-                    return
-                self.key = key
-                if key == self.streamed:
-                    assert self.text.text[self.text.pos] == '"'
-                    self.text.pos += 1
-            if self.key == self.streamed:
-                if not self.text.string(self.pieces, streamed=True):
-                    return
-                self.fields[self.key] = "".join(self.pieces)
-            else:
-                value = self.text.whole()
-                if value is MORE:
-                    return
-                self.fields[self.key] = value
-            self.key = None
-
-    def finish(self) -> dict[str, Any]:
-        self.text.feed("", final=True)
-        self.advance()
-        if not self.done or self.text.skip():
-            raise StreamDecodeError("not one object")
-        return self.fields
+#: A member no document here has: nothing is streamed.
+NONE = "\x00 none"
 
 
-def pushed(pieces: list[str], streamed: str | None = None) -> dict[str, Any]:
-    text = JsonText()
-    walk = Walk(text, streamed)
+def pushed(pieces: list[str], streamed: str = NONE) -> dict[str, Any]:
+    """The members of the pieces' object as the jobs/download reader reads them, fed
+    piece by piece (the ``streamed`` member's pieces joined)."""
+    return read(JsonMemberReader(streamed), pieces)
+
+
+def read(reader: JsonMemberReader, pieces: list[str]) -> dict[str, Any]:
+    streamed: list[str] = []
     for piece in pieces:
-        text.feed(piece)
-        walk.advance()
-    return walk.finish()
+        streamed += reader.feed(piece)
+    reader.finish()
+    return {**reader.fields, **({reader.member: "".join(streamed)} if reader.started else {})}
 
 
 def pulled(document: str, window: int) -> dict[str, Any]:
-    """The members of ``document`` pulled ``amount`` characters at a time."""
+    """The members of ``document``, pulled ``amount`` characters at a time."""
     taken = 0
 
     def refill(amount: int) -> str | None:
@@ -110,10 +75,7 @@ def pulled(document: str, window: int) -> dict[str, Any]:
         start, taken = taken, taken + amount
         return document[start:taken]
 
-    text = JsonText(refill, window=window)
-    walk = Walk(text)
-    walk.advance()
-    return walk.finish()
+    return read(JsonMemberReader(NONE, JsonText(refill, window=window)), [""])
 
 
 @PROPERTY
@@ -150,7 +112,8 @@ def test_a_streamed_string_member_is_the_string_json_loads_reads(
     value: dict[str, Any], streamed: str, layout: dict[str, Any], cuts: list[int],
 ) -> None:
     """A string handed out piece by piece as it arrives: joined, the string
-    ``json.loads`` reads (a lone surrogate, which UTF-8 cannot carry, as U+FFFD)."""
+    ``json.loads`` reads (a lone surrogate, which UTF-8 cannot carry, as U+FFFD); the
+    other members beside it as ``json.loads`` reads them."""
     value = {**value, "result": streamed}
     document = json.dumps(value, **layout)
     got = pushed(pieces_of(document, cuts), streamed="result")
@@ -216,29 +179,20 @@ def test_a_value_arriving_a_character_at_a_time_is_parsed_once() -> None:
 
     nested = {"k": [{"s": 'x"]}' * 50, "n": list(range(200))}] * 20}
     document = json.dumps({"big": nested, "n": 12345, "s": "a\\\"" * 300})
-    text = JsonText(scan=scan)
-    walk = Walk(text)
-    for char in document:
-        text.feed(char)
-        walk.advance()
-    assert walk.finish() == json.loads(document)
+    reader = JsonMemberReader(NONE, JsonText(scan=scan))
+    assert read(reader, list(document)) == json.loads(document)
     assert len(calls) == 3
     assert sum(calls) < 2 * len(document)
 
 
 def test_a_pushed_value_longer_than_its_cap_is_refused() -> None:
-    text = JsonText(max_value=100)
-    walk = Walk(text)
-    text.feed('{"a": [' + "1, " * 20)
-    walk.advance()
-    text.feed("1, " * 20)
+    reader = JsonMemberReader(NONE, JsonText(max_value=100))
+    reader.feed('{"a": [' + "1, " * 20)
     with pytest.raises(StreamDecodeError, match="longer than 100"):
-        walk.advance()
-    text = JsonText(max_value=100)
-    walk = Walk(text)
-    text.feed('{"a": "' + "x" * 120 + '", "b": 1}')  # whole in one piece, still too long
-    with pytest.raises(StreamDecodeError, match="longer than 100"):
-        walk.advance()
+        reader.feed("1, " * 20)
+    reader = JsonMemberReader(NONE, JsonText(max_value=100))
+    with pytest.raises(StreamDecodeError, match="longer than 100"):  # whole, still too long
+        reader.feed('{"a": "' + "x" * 120 + '", "b": 1}')
 
 
 def test_a_long_pushed_key_is_refused_past_its_cap() -> None:

@@ -11,10 +11,11 @@ import json
 from typing import Any
 
 import pytest
+from helpers import watch_decoding_as_parsed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from asyncsdk._serde import big_json, listing
+from asyncsdk._serde import listing
 from asyncsdk._serde.big_json import NOT_READ, read_json
 from asyncsdk._serde.converter import DecodeFailure, decode, decode_list
 from asyncsdk.models.contacts import Contact, ContactGroup, ContactList
@@ -55,24 +56,7 @@ def test_records_are_decoded_as_their_runs_are_parsed(monkeypatch: pytest.Monkey
     contact is built, not much more than k records' worth of text has been parsed."""
     body = json.dumps(listing_of(5, 400)).encode()
     record = len(body) / 2_000
-    parsed = [0]
-    real_scan = big_json._scan
-
-    def scan(text: str, pos: int) -> tuple[Any, int]:
-        item, end = real_scan(text, pos)
-        parsed[0] += end - pos
-        return item, end
-
-    seen: list[int] = []
-    real_decode = listing.decode
-
-    def counting(data: Any, model: Any) -> Any:
-        if model is Contact:
-            seen.append(parsed[0])
-        return real_decode(data, model)
-
-    monkeypatch.setattr(big_json, "_scan", scan)
-    monkeypatch.setattr(listing, "decode", counting)
+    _, seen = watch_decoding_as_parsed(monkeypatch)
     got = read_json(body, slice_chars=4_000, build=listing.builders(ContactList))
     assert sum(len(g.data) for cl in got for g in cl.emaillist) == 2_000 == len(seen)
     assert all(at <= (k + 1) * record + 2 * 4_000 for k, at in enumerate(seen))

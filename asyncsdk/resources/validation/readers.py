@@ -75,12 +75,14 @@ class JsonMemberReader:
     complete. A member of that name that is not a string, or given twice, is refused.
     """
 
-    def __init__(self, member: str) -> None:
+    def __init__(self, member: str, text: JsonText | None = None) -> None:
+        """``text``: the JSON text to read (default: pushed by ``feed``, values capped
+        at ``MAX_SMALL_JSON_VALUE``)."""
         self.member = member
         self.fields: dict[str, Any] = {}
         self.started = False
         self.complete = False
-        self._text = JsonText(max_value=C.MAX_SMALL_JSON_VALUE)
+        self._text = text or JsonText(max_value=C.MAX_SMALL_JSON_VALUE)
         self._members = Members(self._text, max_key=C.MAX_SMALL_JSON_VALUE)
         self._key: str | None = None  # the member whose value is being read
         self._done = False  # the object's "}" was read
