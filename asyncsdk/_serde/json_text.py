@@ -90,8 +90,8 @@ class JsonText:
     ``max_value`` caps a value read whole from pushed text.
     """
 
-    __slots__ = ("_end", "_final", "_refill", "base", "max_value", "pos", "scan", "text",
-                 "window")
+    __slots__ = ("_end", "_final", "_later", "_refill", "base", "max_value", "pos", "scan",
+                 "text", "window")
 
     def __init__(self, refill: Callable[[int], str | None] | None = None, *,
                  window: int = 1 << 16,
@@ -106,15 +106,32 @@ class JsonText:
         self._refill = refill
         self._final = False  # no text comes after the window's
         self._end = _ValueEnd()  # pushed: where the value being read whole ends
+        self._later: list[str] = []  # pushed: pieces of that value, joined once it ends
 
     # --- the window ------------------------------------------------------------------
     def feed(self, text: str, final: bool = False) -> None:
-        """Append ``text`` (what is before ``pos`` dropped); ``final``: nothing follows."""
+        """Append ``text`` (what is before ``pos`` dropped); ``final``: nothing follows.
+        While a value read whole is cut (``whole`` gave ``MORE``), the pieces wait in a
+        list, each looked at once for its end, and are joined once: a value arriving in
+        many small pieces costs linear work."""
+        self._final = self._final or final
+        if self._end.started:
+            self._end.look_on(text)
+            self._later.append(text)
+            return
         pos = self.pos
         self.base += pos
         self.text = self.text[pos:] + text if pos < len(self.text) else text
         self.pos = 0
-        self._final = self._final or final
+
+    def _join(self) -> None:
+        """The pieces that waited appended to the window (what is before ``pos``
+        dropped)."""
+        later, self._later = self._later, []
+        pos = self.pos
+        self.base += pos
+        self.text = self.text[pos:] + "".join(later)
+        self.pos = 0
 
     def more(self, amount: int) -> bool:
         """Pulled: the text of ``amount`` more bytes appended; False at the document's
@@ -222,16 +239,18 @@ class JsonText:
             grow *= 2
 
     def _whole_pushed(self) -> Any:
-        """Pushed text: the value's end is found as the text comes (``_ValueEnd``, each
-        character looked at once), then the value is parsed once."""
+        """Pushed text: the value's end is looked for as the pieces come (``_ValueEnd``,
+        each character looked at once), then the value is parsed once."""
         finder = self._end
+        if not finder.started:
+            finder.look(self.text, self.pos)
         cap = self.max_value
-        end = finder.find(self.text, self.pos)
-        if end is None and not self._final:
-            if cap is not None and len(self.text) - self.pos > cap:
+        if finder.end is None and not self._final:
+            if cap is not None and finder.seen > cap:
                 raise StreamDecodeError(f"a JSON value is longer than {cap} characters")
             return MORE
         finder.reset()
+        self._join()
         try:
             item, end = self.scan(self.text, self.pos)
         except json.JSONDecodeError:
@@ -245,42 +264,52 @@ class JsonText:
 class _ValueEnd:
     """Where a value in pushed text ends, found as the text comes: brackets counted
     outside strings, a string's escapes skipped, each character looked at once (the
-    look resumes where it stopped), so a value arriving in many small pieces costs
-    linear work. Lenient: the parse that follows judges the value."""
+    look goes on in the next piece where it stopped). Lenient: the parse that follows
+    judges the value. ``end``: its length once found (a scalar's: up to its delimiter);
+    ``seen``: the characters of it looked at so far."""
 
-    __slots__ = ("depth", "escaped", "in_string", "scalar", "seen")
+    __slots__ = ("depth", "end", "escaped", "in_string", "scalar", "seen", "started")
 
     def __init__(self) -> None:
         self.reset()
 
     def reset(self) -> None:
-        self.seen = 0  # characters after the value's start already looked at
+        self.started = False
+        self.end: int | None = None
+        self.seen = 0
         self.depth = 0
         self.in_string = False
         self.escaped = False
         self.scalar = False
 
-    def find(self, text: str, start: int) -> int | None:
-        """The index after the value that begins at ``text[start]`` (a scalar: its
-        delimiter's); None where it goes on past ``text``."""
-        at = start + self.seen
-        if not self.seen:
-            first = text[start]
-            self.scalar = first not in '"[{'
-            self.in_string, self.depth = first == '"', int(first in "[{")
-            at += not self.scalar
-        end = len(text)
+    def look(self, text: str, start: int) -> None:
+        """Look for the end of the value that begins at ``text[start]``."""
+        first = text[start]
+        self.started = True
+        self.scalar = first not in '"[{'
+        self.in_string, self.depth = first == '"', int(first in "[{")
+        self._look(text, start + (not self.scalar), start)
+
+    def look_on(self, piece: str) -> None:
+        """Look on in the next piece of text (until the end is found)."""
+        if self.end is None:
+            self._look(piece, 0, -self.seen)
+
+    def _look(self, text: str, at: int, start: int) -> None:
+        """Look at ``text[at:]``, where the value began at ``start`` (negative: in an
+        earlier piece)."""
         if self.scalar:  # a number or a literal: up to a delimiter
             found = _SCALAR_END.search(text, at)
             if found is not None:
-                return found.start()
-            at = end
-        while at < end:
-            at = self._string_step(text, at) if self.in_string else self._step(text, at)
-            if at < 0:
-                return -at
-        self.seen = end - start
-        return None
+                self.end = found.start() - start
+                return
+        else:
+            while at < len(text):
+                at = self._string_step(text, at) if self.in_string else self._step(text, at)
+                if at < 0:
+                    self.end = -at - start
+                    return
+        self.seen = len(text) - start
 
     def _string_step(self, text: str, at: int) -> int:
         """Inside a string from ``at``: where to look on, or minus the index after the

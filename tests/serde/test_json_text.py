@@ -215,3 +215,24 @@ def test_the_walk_resumes_where_the_text_was_cut() -> None:
     text.feed("2 }")
     assert text.whole() == 12
     assert members.next() is END
+
+
+def test_the_pieces_of_a_value_wait_uncopied_until_it_ends() -> None:
+    """Linear work (regression): while a value read whole is cut, each new piece was
+    appended to the window, copying all of the value so far again (quadratic for a
+    value dribbled a character at a time, up to its 64 K cap). Now the pieces wait in a
+    list, each looked at once, and are joined once the value ends."""
+    text = JsonText()
+    members = Members(text)
+    text.feed('{"a": [')
+    assert members.next() == "a"
+    assert text.whole() is MORE
+    for _ in range(5_000):
+        text.feed("1,")
+        assert text.whole() is MORE
+        assert len(text.text) < 20  # the window is not copied again for each piece
+    text.feed('1], "b": 2}')
+    assert text.whole() == [1] * 5_001
+    assert members.next() == "b"
+    assert text.whole() == 2
+    assert members.next() is END
