@@ -142,11 +142,6 @@ class JsonText:
         self.feed("" if text is None else text, text is None)
         return text is not None
 
-    @property
-    def final(self) -> bool:
-        """True once no text follows the window's."""
-        return self._final
-
     def skip(self) -> str:
         """Move past white space; the next character, "" where the text ends first."""
         while True:
