@@ -7,9 +7,11 @@ A local aiohttp.web server in a separate process serves a result of ``--rows`` r
 the download starts (client created, connection warmed up).
 
 The floor (issue 12): raw aiohttp ``iter_chunked(64 KiB)`` + one ``csv.reader`` per
-chunk yielding lists, over the CSV body. ``rows()`` (models included) in both shapes and
-``download()`` in both shapes are measured against it, interleaved in every repeat; each
-ratio is the median over the repeats of rows/s over the floor's rows/s of that repeat.
+chunk yielding lists, over the CSV body, on a plain ``aiohttp.ClientSession`` of its
+own (warmed up like the client: public APIs only on both sides). ``rows()`` (models
+included) in both shapes and ``download()`` in both shapes are measured against it,
+interleaved in every repeat; each ratio is the median over the repeats of rows/s over
+the floor's rows/s of that repeat.
 Targets: rows() >= 0.60x, download() >= 0.80x, peak RSS growth <= 16 MiB. The client's
 CPU time per row is reported beside it, with its ratio (the floor's CPU time over the
 method's, same repeat, median): on a shared machine the wall-clock ratio swings with the
@@ -35,6 +37,7 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import aclosing
 from typing import Any
 
 SHAPES = {"csv": 1, "json": 2}
@@ -113,22 +116,28 @@ async def floor_records(session: Any, url: str, job: int) -> Any:
             yield record
 
 
-def measure(url: str, shape: str, method: str, folder: str, out: Any) -> None:
+def measure(url: str, shape: str, method: str, folder: str, out: Any,
+            tree: str = "") -> None:
+    """One measurement, in this fresh process; ``tree``: import asyncsdk from there."""
+    if tree:
+        sys.path.insert(0, tree)
     import aiohttp
 
     import asyncsdk
 
-    async def run() -> tuple[int, float, int]:
+    async def run() -> tuple[int, float, float, int]:
         async with asyncsdk.Client("k", "u", base_url=url, timeout=600) as client, \
-                aiohttp.ClientSession() as session:  # the floor's own, warmed the same way
+                aiohttp.ClientSession() as session:
             job = client.validation.job(SHAPES[shape])
-            # warm up: session, connection, code paths, with the same job (first row only)
-            if method == "floor":
-                async for _ in floor_records(session, url, SHAPES[shape]):
+            # warm up: sessions, connections, code paths, with the same job (first row
+            # only); the floor on a plain aiohttp session of its own, as a user's code
+            async with aclosing(job.rows()) as rows:
+                async for _ in rows:
                     break
-            else:
-                async for _ in job.rows():
-                    break
+            if method == "floor":  # (its CSV body: a JSON one left unread would pile up)
+                async with aclosing(floor_records(session, url, SHAPES["csv"])) as records:
+                    async for _ in records:
+                        break
             await asyncio.sleep(0.05)
             base = rss_kib()
             cpu = time.process_time()
@@ -156,62 +165,93 @@ def measure(url: str, shape: str, method: str, folder: str, out: Any) -> None:
 #: library in both shapes.
 RUNS = [("csv", "floor"), ("csv", "rows()"), ("json", "rows()"), ("csv", "download()"),
         ("json", "download()")]
+BEFORE = " before"
+
+
+def runs_of(repeat: int, before: str) -> list[tuple[str, str]]:
+    """The runs of one repeat: with ``before`` (a tree of the code before a change),
+    each of the library's runs beside the same with that code, in alternating order."""
+    if not before:
+        return RUNS
+    runs = [RUNS[0]]
+    for shape, method in RUNS[1:]:
+        pair = [(shape, method), (shape, method + BEFORE)]
+        runs += pair if repeat % 2 == 0 else pair[::-1]
+    return runs
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--before", default="", metavar="DIR",
+                        help="also measure the library imported from DIR (an export of "
+                        "the code before a change), interleaved with this one: rows "
+                        "labelled 'before'")
     args = parser.parse_args()
     ctx = mp.get_context("spawn")
     receive, send = ctx.Pipe(duplex=False)
     server = ctx.Process(target=serve, args=(args.rows, send), daemon=True)
     server.start()
-    results: dict[tuple[str, str], list[dict[str, float]]] = {run: [] for run in RUNS}
-    ratios: dict[tuple[str, str], list[float]] = {run: [] for run in RUNS}
-    cpu_ratios: dict[tuple[str, str], list[float]] = {run: [] for run in RUNS}
-    failed = False
     try:
         port, csv_size, json_size = receive.recv()
-        url = f"http://127.0.0.1:{port}"
         print(f"# rows() benchmark: {args.rows:,} rows; CSV body {csv_size / 2**20:.1f} MiB, "
               f"JSON body {json_size / 2**20:.1f} MiB; Python {platform.python_version()}, "
               f"{platform.machine()}; {args.repeats} interleaved repeats, each run in a "
               "fresh process; ratio = rows/s over the floor's rows/s of the same repeat "
-              "(median)")
+              "(median)" + (f"; 'before': asyncsdk from {args.before}" if args.before else ""))
+        table = Table()
         with tempfile.TemporaryDirectory() as folder:
-            for _ in range(args.repeats):
-                floor_rate = floor_cpu = 0.0
-                for shape, method in RUNS:
+            for repeat in range(args.repeats):
+                for shape, method in runs_of(repeat, args.before):
+                    tree = args.before if method.endswith(BEFORE) else ""
                     got, give = ctx.Pipe(duplex=False)
-                    child = ctx.Process(target=measure,
-                                        args=(url, shape, method, folder, give))
+                    child = ctx.Process(target=measure, args=(
+                        f"http://127.0.0.1:{port}", shape, method.removesuffix(BEFORE),
+                        folder, give, tree))
                     child.start()
-                    result = got.recv()
+                    table.add(shape, method, got.recv(), args.rows)
                     child.join()
-                    if result["rows"] != args.rows:
-                        failed = True
-                    rate = result["rows"] / result["seconds"]
-                    if method == "floor":
-                        floor_rate, floor_cpu = rate, result["cpu"]
-                    results[(shape, method)].append(result)
-                    ratios[(shape, method)].append(rate / floor_rate if floor_rate else 0.0)
-                    cpu_ratios[(shape, method)].append(floor_cpu / result["cpu"])
-        print(f"{'shape':<6} {'method':<12} {'rows':>10} {'seconds':>8} {'rows/s':>10} "
-              f"{'ratio':>6} {'peak RSS growth':>16} {'CPU µs/row':>10} {'CPU ratio':>9}")
-        for (shape, method), runs in results.items():
-            seconds = statistics.median(r["seconds"] for r in runs)
-            growth = max(r["growth_kib"] for r in runs) / 1024
-            ratio = statistics.median(ratios[(shape, method)])
-            cpu = statistics.median(r["cpu"] for r in runs) / runs[0]["rows"] * 1e6
-            cpu_ratio = statistics.median(cpu_ratios[(shape, method)])
-            print(f"{shape:<6} {method:<12} {runs[0]['rows']:>10,} {seconds:>8.2f} "
-                  f"{runs[0]['rows'] / seconds:>10,.0f} {ratio:>5.2f}x {growth:>12.1f} MiB "
-                  f"{cpu:>10.2f} {cpu_ratio:>8.2f}x")
-        return 1 if failed else 0
+        table.show()
+        return 1 if table.failed else 0
     finally:
         server.terminate()
         server.join()
+
+
+class Table:
+    """The measurements, each paired with the floor of its repeat."""
+
+    def __init__(self) -> None:
+        self.results: dict[tuple[str, str], list[dict[str, float]]] = {}
+        self.ratios: dict[tuple[str, str], list[float]] = {}
+        self.cpu_ratios: dict[tuple[str, str], list[float]] = {}
+        self.floor_rate = self.floor_cpu = 0.0
+        self.failed = False
+
+    def add(self, shape: str, method: str, result: dict[str, float], rows: int) -> None:
+        self.failed = self.failed or result["rows"] != rows
+        rate = result["rows"] / result["seconds"]
+        if method == "floor":
+            self.floor_rate, self.floor_cpu = rate, result["cpu"]
+        self.results.setdefault((shape, method), []).append(result)
+        self.ratios.setdefault((shape, method), []).append(
+            rate / self.floor_rate if self.floor_rate else 0.0)
+        self.cpu_ratios.setdefault((shape, method), []).append(self.floor_cpu / result["cpu"])
+
+    def show(self) -> None:
+        print(f"{'shape':<6} {'method':<18} {'rows':>10} {'seconds':>8} {'rows/s':>10} "
+              f"{'ratio':>6} {'peak RSS growth':>16} {'CPU µs/row':>10} {'CPU ratio':>9}")
+        for (shape, method), runs in self.results.items():
+            seconds = statistics.median(r["seconds"] for r in runs)
+            growth = max(r["growth_kib"] for r in runs) / 1024
+            ratio = statistics.median(self.ratios[(shape, method)])
+            cpu = statistics.median(r["cpu"] for r in runs) / runs[0]["rows"] * 1e6
+            cpu_ratio = statistics.median(self.cpu_ratios[(shape, method)])
+            print(f"{shape:<6} {method:<18} {runs[0]['rows']:>10,} {seconds:>8.2f} "
+                  f"{runs[0]['rows'] / seconds:>10,.0f} {ratio:>5.2f}x {growth:>12.1f} MiB "
+                  f"{cpu:>10.2f} {cpu_ratio:>8.2f}x   per repeat: "
+                  + " / ".join(f"{r:.2f}" for r in self.ratios[(shape, method)]))
 
 
 if __name__ == "__main__":

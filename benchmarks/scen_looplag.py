@@ -1,6 +1,6 @@
 """Loop-lag probe: the longest stretch the event loop is blocked while ``contacts.list()``
-of 10,000 and of 50,000 records is fetched and decoded (issues 11, 12 and 27: no stretch over
-about 50 ms, so an async web backend keeps answering while a big listing is decoded).
+of 10,000 and of 50,000 records is fetched and decoded (issues 11, 12, 27 and 39: no stretch
+over 100 ms, so an async web backend keeps answering while a big listing is decoded).
 
 A probe task on the same loop sleeps 1 ms at a time and records the largest gap between
 its wake-ups, less the 1 ms it asked for: that is the longest time any other task would
@@ -14,11 +14,15 @@ The probe measures wall time: on a loaded machine a gap also holds the time the 
 waited for its core, so read the stall against the naive client's of the same run.
 The answer is kept until the probe has stopped: freeing 50,000 models (or dicts) is one
 C call of tens of ms wherever the caller drops them, the caller's cost, not the call's.
+Beside each asyncsdk stall, the longest full (generation 2) collection of the cyclic
+collector during the call, observed with ``gc.callbacks`` (the benchmark observes; the
+library never touches the collector): it holds the GIL, and so the loop, throughout.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import time
 from collections.abc import Awaitable, Callable
@@ -27,7 +31,7 @@ from typing import Any
 from ._common import API_KEY, USERNAME, Paired, Section, median
 
 TICK = 0.001
-STALL_LIMIT_MS = 50.0  # issue 27
+STALL_LIMIT_MS = 100.0  # issue 39 (issue 27 asked 50 ms, with the collector paused)
 
 
 async def stalled_ms(work: Callable[[], Awaitable[Any]]) -> float:
@@ -56,13 +60,39 @@ async def stalled_ms(work: Callable[[], Awaitable[Any]]) -> float:
     return max(0.0, worst) * 1000
 
 
+class FullCollections:
+    """The longest full collection since ``reset`` (ms), seen through ``gc.callbacks``."""
+
+    def __init__(self) -> None:
+        self.longest = 0.0
+        self._began = 0.0
+
+    def __enter__(self) -> FullCollections:
+        gc.callbacks.append(self._seen)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._seen)
+
+    def reset(self) -> None:
+        self.longest = 0.0
+
+    def _seen(self, phase: str, info: dict[str, int]) -> None:
+        if info["generation"] != 2:
+            return
+        if phase == "start":
+            self._began = time.perf_counter()
+        else:
+            self.longest = max(self.longest, (time.perf_counter() - self._began) * 1000)
+
+
 async def _measure(url: str, records: int, repeats: int) -> dict[str, list[float]]:
     import aiohttp
 
     import asyncsdk
 
     base = f"{url}/n{records}"
-    out: dict[str, list[float]] = {"sdk": [], "naive": [], "read": []}
+    out: dict[str, list[float]] = {"sdk": [], "naive": [], "read": [], "full_gc": []}
     async with aiohttp.ClientSession() as session, asyncsdk.Client(
             api_key=API_KEY, username=USERNAME, base_url=base) as client:
         async def naive() -> Any:
@@ -80,10 +110,13 @@ async def _measure(url: str, records: int, repeats: int) -> dict[str, list[float
 
         await naive()
         await client.contacts.list()  # warm-up: connections, the server's body
-        for _ in range(repeats):
-            out["sdk"].append(await stalled_ms(client.contacts.list))
-            out["naive"].append(await stalled_ms(naive))
-            out["read"].append(await stalled_ms(read_only))
+        with FullCollections() as collections:
+            for _ in range(repeats):
+                collections.reset()
+                out["sdk"].append(await stalled_ms(client.contacts.list))
+                out["full_gc"].append(collections.longest)
+                out["naive"].append(await stalled_ms(naive))
+                out["read"].append(await stalled_ms(read_only))
     return out
 
 
@@ -96,12 +129,13 @@ def run(url: str, *, sizes: tuple[int, ...], repeats: int) -> Section:
         "reading the body in 64 KiB pieces without parsing it (what this machine stalls "
         "anyway: scheduling, the socket; the floor of the figure).",
         ["records", "asyncsdk max stall ms (median / worst)",
+         "its longest full collection ms (median / worst)",
          "raw aiohttp + json.loads ms (median / worst)",
          "raw aiohttp, read only ms (median / worst)"])
     for records in sizes:
         got = asyncio.run(_measure(url, records, repeats))
         section.rows.append([f"{records:,}", *(f"{median(got[k]):.1f} / {max(got[k]):.1f}"
-                                               for k in ("sdk", "naive", "read"))])
+                                               for k in ("sdk", "full_gc", "naive", "read"))])
         section.pairs.append(Paired(
             f"contacts.list {records:,} records: longest event-loop stall", "ms", got["sdk"],
             None, "", "<=", STALL_LIMIT_MS,

@@ -221,3 +221,41 @@ def same_all_the_way_down(a: Any, b: Any) -> bool:
     if isinstance(a, BaseException):
         return str(a) == str(b)
     return bool(a == b)
+
+
+def watch_decoding_as_parsed(monkeypatch: pytest.MonkeyPatch,
+                             answer: Any = None) -> tuple[list[int], list[int]]:
+    """Spies on a big listing read with ``listing.builders``: ``parsed[0]``, the
+    characters the big-answer reader has parsed so far (counted where a parse succeeds:
+    the scanner, and the runs of ``answer._run_loads()`` when ``answer``, the
+    ``_core.answer`` module, is given); ``seen``, that count when each ``Contact`` was
+    decoded."""
+    from asyncsdk._serde import big_json, listing
+    from asyncsdk.models.contacts import Contact
+
+    parsed, seen = [0], []
+    real_scan, real_decode = big_json._scan, listing.decode
+
+    def scan(text: str, pos: int) -> tuple[Any, int]:
+        item, end = real_scan(text, pos)
+        parsed[0] += end - pos
+        return item, end
+
+    def decode(data: Any, model: Any) -> Any:
+        if model is Contact:
+            seen.append(parsed[0])
+        return real_decode(data, model)
+
+    monkeypatch.setattr(big_json, "_scan", scan)
+    monkeypatch.setattr(listing, "decode", decode)
+    if answer is not None:
+        run_loads = answer._run_loads()
+
+        def parse_run(text: str) -> Any:
+            items = run_loads(text)
+            parsed[0] += len(text)
+            return items
+
+        monkeypatch.setattr(answer, "_run_loads",
+                            lambda: None if run_loads is None else parse_run)
+    return parsed, seen

@@ -44,6 +44,7 @@ LAYERS: dict[str, float] = {
     "asyncsdk.models.codes": 2,
     "asyncsdk.models._vocabulary": 2,
     "asyncsdk.models._json_values": 2,
+    "asyncsdk.models._model_reader": 2.2,
     "asyncsdk.models._convert": 2.3,
     "asyncsdk.models._input_checks": 2.3,
     "asyncsdk.models._base": 2.6,

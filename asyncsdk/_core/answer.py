@@ -34,6 +34,7 @@ from .._errors import (
 from .._response import RawResponse
 from .._serde.big_json import FAST_LOADS, NOT_READ, gil_sharer, parse_json, read_json
 from .._serde.converter import DecodeFailure, decode, decode_list
+from .._serde.listing import builders
 from .credentials import Credentials
 from .failures import TRANSPORT_ERRORS, Failure, message_from_body, message_from_data
 from .operation import Call, Operation
@@ -201,9 +202,11 @@ class Interpreter:
         parsed records dropped one at a time (one big object is freed whole: its parts
         may be the models'). Handed back in a list the loop empties: the thread pool
         keeps what a thread returned, and a listing the caller dropped first would be
-        freed by the worker."""
+        freed by the worker. A 2xx listing's records are decoded as they are parsed
+        (``listing.builders``: their parsed dicts die young)."""
         share = gil_sharer()
-        parsed = read_json(raw, share=share, loads=_run_loads())
+        build = builders(model) if many and model is not None and 200 <= status < 300 else None
+        parsed = read_json(raw, share=share, loads=_run_loads(), build=build)
         try:
             data = self.interpret(call, status, headers, raw, parsed)
             if model is None:

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import codecs
 import json
-import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .. import _constants as C
+from .json_text import END, MORE, JsonText, Members, StreamDecodeError
 
 __all__ = ["FAST_IS_EXACT_UP_TO", "FAST_LOADS", "NOT_READ", "gil_sharer", "parse_json",
            "read_json"]
@@ -51,11 +51,7 @@ _TOO_MANY_DIGITS = b"0" * (FAST_IS_EXACT_UP_TO + 1)
 #: Bytes of the body looked at in one call by ``fast_is_exact``.
 _LOOK_AT = 1 << 20
 
-_SPACE = re.compile(r"[ \t\n\r]*")
 _WHITE = " \t\n\r"
-#: Characters that may continue a number: a number cut by the text window's edge
-#: ("1." of "1.5", "1e" of "1e5") is followed by one of them.
-_NUMBER_GOES_ON = frozenset("0123456789.eE+-")
 #: Containers nested deeper than this are parsed whole, however big.
 _MAX_DESCENT = 16
 #: Places learned at most (then the members of an object at an unknown key share one).
@@ -73,12 +69,6 @@ def _refuse_constant(name: str) -> Any:
 
 
 _scan = json.JSONDecoder(parse_constant=_refuse_constant).raw_decode
-#: The C string scanner ``json`` itself uses (not in its typed surface).
-_scan_string: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
-
-
-class _Bad(Exception):
-    """The body is not JSON (the caller reads it the ordinary way)."""
 
 
 def gil_sharer(every: float = C.OFFLOAD_SHARE_SECONDS) -> Callable[[], None]:
@@ -133,16 +123,18 @@ def parse_json(raw: bytes) -> Any:
 def read_json(raw: bytes, *, window: int = C.OFFLOAD_WINDOW_BYTES,
               slice_chars: int = C.OFFLOAD_SLICE_CHARS,
               share: Callable[[], None] | None = None,
-              loads: Callable[[str], Any] | None = None) -> Any:
+              loads: Callable[[str], Any] | None = None,
+              build: Mapping[str, Callable[[Any], Any]] | None = None) -> Any:
     """``json.loads(raw)`` of a UTF-8 JSON document (a listing, or one object holding
     50,000 contacts), in short C calls; ``share`` (a ``gil_sharer``) is called between
     them. ``NOT_READ`` when it is not one (not UTF-8 JSON, NaN, something after the
     value): the caller then reads it the ordinary way, which gives the error.
 
-    The body is decoded to text ``window`` bytes at a time. Values are parsed with
+    The body is decoded to text ``window`` bytes at a time and tokenized by the
+    package's one JSON tokenizer (``json_text``). Values are parsed with
     ``json.JSONDecoder.raw_decode``, except that the reader descends into an array or
     object (reading its members one by one) the first time it meets one at a place in
-    the document (``$[].emaillist[]``), and keeps doing so at that place while they
+    the document (``$[]."emaillist"[]``), and keeps doing so at that place while they
     turn out ``slice_chars`` or longer; elements known to be small are parsed a run of
     up to ``slice_chars`` at a time (``_Reader.batch``). So a listing of lists of 1,000
     contacts costs about what ``json.loads`` costs, in calls of at most a slice each.
@@ -152,17 +144,29 @@ def read_json(raw: bytes, *, window: int = C.OFFLOAD_WINDOW_BYTES,
     are parsed by it first, and by the scanner where it refuses one; a document where
     it would not read as ``json`` does (``fast_is_exact``) is read without it. Every
     element is then what ``json.loads`` makes of it, wherever the slices fall.
+
+    ``build``: place -> a function each value read at that place is handed to at once,
+    its result kept instead (a record decoded into its model as soon as it is parsed,
+    so its parsed dict dies young: ``listing.builders``). Where one raises a
+    ``ValueError`` (or the document is not JSON) the document is read again without
+    them: the caller gets the plain values, and finds the failure itself.
     """
     share = share or _nothing
     if loads is not None and not fast_is_exact(raw, share):
         loads = None  # one reading for the whole document: ``json``'s
-    reader = _Reader(raw, window, slice_chars, share, loads)
+    got = _read(_Reader(raw, window, slice_chars, share, loads, build or {}))
+    if got is NOT_READ and build:  # not JSON, or a value ``build`` refused: read plain
+        got = _read(_Reader(raw, window, slice_chars, share, loads, {}))
+    return got
+
+
+def _read(reader: _Reader) -> Any:
     try:
-        if not reader.skip():
+        if not reader.tokens.skip():
             return NOT_READ
         value = reader.value("$", 0)
-        return NOT_READ if reader.skip() else value
-    except (_Bad, ValueError, RecursionError):
+        return NOT_READ if reader.tokens.skip() else value
+    except (ValueError, RecursionError):
         return NOT_READ
 
 
@@ -170,19 +174,33 @@ def _nothing() -> None:
     return None
 
 
+def _text_of(raw: bytes) -> Callable[[int], str | None]:
+    """The text of ``raw`` as UTF-8, ``amount`` bytes a call (None at the end)."""
+    view = memoryview(raw)
+    decode = codecs.getincrementaldecoder("utf-8")().decode
+    taken = 0
+
+    def refill(amount: int) -> str | None:
+        nonlocal taken
+        if taken >= len(view):
+            return None
+        end = min(len(view), taken + amount)
+        text: str = decode(view[taken:end], end == len(view))
+        taken = end
+        return text
+
+    return refill
+
+
 class _Reader:
-    """The state of one ``read_json``: the text window and what was learned about
-    where big containers are (``descend``: place -> whether to go into them)."""
+    """The state of one ``read_json``: the text window (``tokens``) and what was learned
+    about where big containers are (``descend``: place -> whether to go into them)."""
 
     def __init__(self, raw: bytes, window: int, slice_chars: int,
-                 share: Callable[[], None], loads: Callable[[str], Any] | None) -> None:
-        self.view = memoryview(raw)
-        self.size = len(raw)
-        self.taken = 0  # bytes of raw decoded onto text
-        self.text = ""  # a window of the document's text; pos indexes it
-        self.pos = 0
-        self.base = 0  # characters of the document before text[0]
+                 share: Callable[[], None], loads: Callable[[str], Any] | None,
+                 build: Mapping[str, Callable[[Any], Any]]) -> None:
         self.window = max(1, window)
+        self.tokens = JsonText(_text_of(raw), window=self.window, scan=_scan)
         self.slice_chars = slice_chars
         # Text kept ahead of pos: refilled when less is left (each refill copies what is
         # left, so it must be a fraction of the window, not the window: else every small
@@ -190,80 +208,50 @@ class _Reader:
         self.ahead = min(slice_chars, self.window // 2)
         self.share = share
         self.loads = loads
+        self.build = build
         self.descend: dict[str, bool] = {}
         self.misses: dict[str, int] = {}  # batches in a row that could not be cut
         self.wait: dict[str, int] = {}  # elements to read one by one before the next
-        self.decode_text = codecs.getincrementaldecoder("utf-8")().decode
 
-    # --- the text window ------------------------------------------------------------
-    def more(self, amount: int) -> bool:
-        """Decode the next ``amount`` bytes onto the text, dropping what is before pos."""
-        if self.taken >= self.size:
-            return False
-        end = min(self.size, self.taken + amount)
-        self.base += self.pos
-        self.text = self.text[self.pos:] + self.decode_text(
-            self.view[self.taken:end], end == self.size)
-        self.pos, self.taken = 0, end
-        return True
-
-    def skip(self) -> str:
-        """Move past white space; the next character ("" at the end of the body)."""
-        while True:
-            pos = self.pos = _SPACE.match(self.text, self.pos).end()  # type: ignore[union-attr]
-            if pos < len(self.text):
-                return self.text[pos]
-            if not self.more(self.window):
-                return ""
+    def fill(self) -> None:
+        """Keep ``ahead`` characters of text ahead of pos (a value cut at the edge
+        retries with more)."""
+        tokens = self.tokens
+        if len(tokens.text) - tokens.pos < self.ahead:
+            tokens.more(self.window)
 
     # --- values ---------------------------------------------------------------------
-    def whole(self) -> Any:
-        """The value at pos, parsed in one call (the window widened until it fits)."""
-        grow = self.window
-        while True:
-            text, pos = self.text, self.pos
-            try:
-                item, end = _scan(text, pos)
-            except json.JSONDecodeError:
-                if self.taken >= self.size:
-                    raise _Bad from None
-            else:
-                if self.taken >= self.size or (
-                        end < len(text) and text[end] not in _NUMBER_GOES_ON):
-                    self.pos = end
-                    return item
-            self.more(grow)  # cut by the window's edge
-            grow *= 2
-
     def value(self, place: str, depth: int) -> Any:
         """The value at pos (after white space), read whole or member by member."""
-        if len(self.text) - self.pos < self.ahead:  # (a value cut at the edge retries)
-            self.more(self.window)
-        first = self.text[self.pos]
+        self.fill()
+        tokens = self.tokens
+        first = tokens.text[tokens.pos]
         if first != "[" and first != "{":
             if place not in self.descend:  # scalars here: runs of them can be batched
                 self.descend[place] = False
-            return self.whole()
-        start = self.base + self.pos
+            return tokens.whole()
+        start = tokens.base + tokens.pos
         if self.descend.get(place, True) and depth < _MAX_DESCENT:
             item = (self.array(place + "[]", depth + 1) if first == "["
                     else self.members(place, depth + 1))
-            if self.base + self.pos - start < self.slice_chars:
+            if tokens.base + tokens.pos - start < self.slice_chars:
                 self.descend[place] = False
             return item
-        item = self.whole()
-        if self.base + self.pos - start >= self.slice_chars:
+        item = tokens.whole()
+        if tokens.base + tokens.pos - start >= self.slice_chars:
             self.descend[place] = True
         return item
 
     def array(self, place: str, depth: int) -> list[Any]:
-        """The array at pos ("[" there), its elements read one by one."""
-        self.pos += 1
+        """The array at pos ("[" there), its elements read one by one (each handed to
+        ``build[place]`` if there is one)."""
+        tokens = self.tokens
+        tokens.pos += 1
         out: list[Any] = []
-        if self.skip() == "]":
-            self.pos += 1
+        if tokens.skip() == "]":
+            tokens.pos += 1
             return out
-        share = self.share
+        share, build = self.share, self.build.get(place)
         while True:
             batch = None
             if self.descend.get(place) is False:
@@ -272,16 +260,18 @@ class _Reader:
                 else:
                     batch = self.batch(place)
             if batch is None:
-                out.append(self.value(place, depth))
+                item = self.value(place, depth)
+                out.append(item if build is None else build(item))
             else:
-                out += batch
+                out += batch if build is None else map(build, batch)
+            batch = None  # its parsed elements die here, not at the next batch
             share()
-            mark = self.skip()
-            self.pos += 1
+            mark = tokens.skip()
+            tokens.pos += 1
             if mark == "]":
                 return out
-            if mark != "," or self.skip() in ("", "]"):  # "]" after ",": a trailing comma
-                raise _Bad
+            if mark != "," or tokens.skip() in ("", "]"):  # "]" after ",": a trailing comma
+                raise StreamDecodeError("not an array")
 
     def batch(self, place: str) -> list[Any] | None:
         """Many small elements at once: the elements of the array from pos up to a
@@ -295,9 +285,10 @@ class _Reader:
         past the end of this array closes the run at the array's own "]"). After a miss
         the next few elements are read one by one (``missed``).
         """
-        if len(self.text) - self.pos < self.ahead:
-            self.more(self.window)
-        cut = self.objects_end(place) if self.text[self.pos] == "{" else self.others_end()
+        self.fill()
+        tokens = self.tokens
+        cut = (self.objects_end(place) if tokens.text[tokens.pos] == "{"
+               else self.others_end())
         if cut is None:
             return None
         items = self.parse_run(cut)
@@ -312,7 +303,7 @@ class _Reader:
         followed by the opening of the object at pos, up to its first member's ":" (so
         ``}, {"uuid":``); None where there is none (a miss where the object at pos has
         no first member to look for, or the cut is not after a ",")."""
-        text, pos = self.text, self.pos
+        text, pos = self.tokens.text, self.tokens.pos
         colon = text.find(":", pos, pos + 80)
         if colon < 0:
             self.missed(place)
@@ -329,7 +320,7 @@ class _Reader:
     def others_end(self) -> int | None:
         """Where a run of arrays, strings or scalars from pos may end: at the last "],"
         (arrays), '",' (strings) or "," (others) in reach; None where there is none."""
-        text, pos = self.text, self.pos
+        text, pos = self.tokens.text, self.tokens.pos
         first = text[pos]
         tail = "]," if first == "[" else '",' if first == '"' else ","
         cut = text.rfind(tail, pos, pos + self.slice_chars)
@@ -343,15 +334,16 @@ class _Reader:
         """The elements from pos up to ``cut`` parsed as one array (by ``loads`` first,
         then by the scanner where it refuses), pos moved past them; None (pos unmoved)
         where they are no run of whole elements."""
-        pos = self.pos
-        run = "[" + self.text[pos:cut] + "]"
+        tokens = self.tokens
+        pos = tokens.pos
+        run = "[" + tokens.text[pos:cut] + "]"
         if self.loads is not None:
             try:
                 items = self.loads(run)
             except ValueError:
                 pass  # refused (or past the array's end): the scanner tells which
             else:
-                self.pos = cut
+                tokens.pos = cut
                 return items  # type: ignore[no-any-return]
         try:
             items, end = _scan(run, 0)
@@ -359,7 +351,7 @@ class _Reader:
             return None
         # A run that reaches past the end of this array closes at its "]": then what
         # was parsed is the rest of it, and pos goes to that "]".
-        self.pos = cut if end == len(run) else pos + end - 2
+        tokens.pos = cut if end == len(run) else pos + end - 2
         return items  # type: ignore[no-any-return]
 
     def missed(self, place: str) -> None:
@@ -369,54 +361,29 @@ class _Reader:
         self.wait[place] = 8 << min(self.misses[place], 10)
 
     def members(self, place: str, depth: int) -> dict[str, Any]:
-        """The object at pos ("{" there), its members read one by one."""
-        self.pos += 1
+        """The object at pos ("{" there), its members read one by one (each handed to
+        ``build`` at its place if there is one)."""
+        tokens = self.tokens
+        tokens.pos += 1
+        walk = Members(tokens, opened=True)
         out: dict[str, Any] = {}
-        mark = self.skip()
-        if mark == "}":
-            self.pos += 1
-            return out
-        while True:
-            if mark != '"':
-                raise _Bad
-            key = self.key()
-            if self.skip() != ":":
-                raise _Bad
-            self.pos += 1
-            if not self.skip():
-                raise _Bad
-            out[key] = self.value(self.place_of(place, key), depth)
-            mark = self.skip()
-            self.pos += 1
-            if mark == "}":
-                return out
-            if mark != ",":
-                raise _Bad
-            mark = self.skip()
+        build = self.build
+        while (key := walk.next()) is not END:
+            if key is MORE:
+                raise StreamDecodeError("the JSON text ended inside an object")
+            here = self.place_of(place, key)
+            item = self.value(here, depth)
+            convert = build.get(here) if build else None
+            out[key] = item if convert is None else convert(item)
+        return out
 
     def place_of(self, place: str, key: str) -> str:
-        """The place of member ``key`` of the object at ``place``: ``place.key``, or
-        ``place.*`` (shared) for a long name or once ``_MAX_PLACES`` are known (a map
-        keyed by ids)."""
+        """The place of member ``key`` of the object at ``place``: ``place."key"`` (the
+        name quoted as JSON, so no name reads as a path), or ``place.*`` (shared) for a
+        long name or once ``_MAX_PLACES`` are known (a map keyed by ids)."""
         if len(key) > _MAX_NAME_IN_PLACE:
             return place + ".*"
-        here = f"{place}.{key}"
+        here = f"{place}.{json.dumps(key)}"
         if here not in self.descend and len(self.descend) >= _MAX_PLACES:
             return place + ".*"
         return here
-
-    def key(self) -> str:
-        """The member name at pos (a string, '"' there). A name cut by the window's
-        edge is scanned again with twice the text after each cut (as ``whole`` does for
-        values), so a long name costs linear work, not a scan per window."""
-        grow = self.window
-        while True:
-            try:
-                key, end = _scan_string(self.text, self.pos + 1)
-            except json.JSONDecodeError:
-                if not self.more(grow):
-                    raise _Bad from None
-                grow *= 2
-            else:
-                self.pos = end
-                return key

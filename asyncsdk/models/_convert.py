@@ -316,16 +316,24 @@ def wire_key(field: attrs.Attribute[Any]) -> str:
 
 def _response_hook(converter: cattrs.Converter, cls: type) -> Callable[[Any, Any], Any]:
     """cattrs' generated structure function of response model ``cls`` (``extra`` read
-    from ``_EXTRA_KEY``), wrapped by ``_model_reader``."""
+    from ``_EXTRA_KEY``; ``_model_reader.generated_reader``'s where it reads the model,
+    else cattrs'), wrapped by ``_model_reader``."""
     from cattrs.gen import make_dict_structure_fn, override
 
+    from ._model_reader import generated_reader
+
     fields = [a for a in attrs.fields(cls) if a.name != "extra"]
-    overrides = {a.name: override(rename=wire_key(a)) for a in fields
-                 if wire_key(a) != a.name}
-    generated: Callable[[Any, Any], Any] = make_dict_structure_fn(
-        cls, converter, _cattrs_forbid_extra_keys=False, _cattrs_detailed_validation=False,
-        extra=override(rename=_EXTRA_KEY, struct_hook=_any_hook),
-        **overrides)  # type: ignore[arg-type]
+    generated = generated_reader(cls, hook_of=lambda tp: hook_of(converter, tp),
+                                 key_of=wire_key, as_is=_AS_IS, is_nullable=_is_nullable,
+                                 extra_key=_EXTRA_KEY)
+    if generated is None:  # a model generated_reader does not read: cattrs' function
+        overrides = {a.name: override(rename=wire_key(a)) for a in fields
+                     if wire_key(a) != a.name}
+        generated = make_dict_structure_fn(
+            cls, converter, _cattrs_forbid_extra_keys=False,
+            _cattrs_detailed_validation=False,
+            extra=override(rename=_EXTRA_KEY, struct_hook=_any_hook),
+            **overrides)  # type: ignore[arg-type]
     hints = typing.get_type_hints(cls)
     fields_read = [(wire_key(a), hook_of(converter, hints[a.name]), hints[a.name])
                    for a in fields]
@@ -344,6 +352,8 @@ def _model_reader(cls: type, generated: Callable[[Any, Any], Any],
 
     def read_model(data: Any, _: Any) -> Any:
         if not isinstance(data, dict):
+            if data.__class__ is cls:  # decoded already, as it was parsed (big_json build)
+                return data
             raise DecodeFailure(f"expected an object ({name}), got {type(data).__name__}")
         if len(data) > count or not known.issuperset(data):
             data = {**data, _EXTRA_KEY: {k: v for k, v in data.items() if k not in known}}
@@ -552,6 +562,8 @@ def _strict_hook(converter: cattrs.Converter, cls: type) -> Callable[[Any, Any],
 
     def read_strictly(data: Any, _: Any) -> Any:
         if not isinstance(data, dict):
+            if data.__class__ is cls:  # decoded already, as it was parsed (big_json build)
+                return data
             raise DecodeFailure(f"expected an object ({name}), got {type(data).__name__}")
         unknown = [key for key in data if key not in known]
         if unknown:

@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from helpers import API_KEY, USERNAME
+from helpers import API_KEY, USERNAME, watch_decoding_as_parsed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scripted_server import scripted_server
@@ -227,9 +227,29 @@ async def test_the_worker_steps_aside_for_the_loop_while_parsing_and_decoding(
     assert len(got) == len(BIG)
     assert pauses and {thread for thread, _ in pauses} != {loop_thread}
     assert all(0 < seconds <= 0.001 for _, seconds in pauses)
-    # while parsing (a run of contacts to a slice), and between the lists decoded
+    # while parsing and decoding the records (a run of contacts to a slice, each run
+    # decoded as it is parsed), and between the lists decoded
     assert parsed[0] >= len(BIG_BODY) // (2 * _constants.OFFLOAD_SLICE_CHARS)
     assert decoded[0] - parsed[0] >= len(BIG) // 3
+
+
+async def test_a_big_listing_is_decoded_as_it_is_parsed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Regression (issue 39: 355-424 ms stalls at 50,000 contacts): the whole listing was
+    parsed, then decoded, so every parsed dict lived beside its model until the end, and
+    the collector's full collections (which hold the GIL, and so the loop) walked both.
+    Now each run of records is decoded as soon as it is parsed: when the k-th contact is
+    built, not much more than k records' worth of the body has been parsed (what the
+    parses read, counted where they succeed); and the models are those of the ordinary
+    decoding."""
+    _, seen = watch_decoding_as_parsed(monkeypatch, _answer)
+    got = await list_contacts(BIG_BODY)
+    assert got == decode_list(BIG, ContactList)
+    record = len(BIG_BODY) / 20_000
+    assert len(seen) == 20_000
+    assert all(at <= (k + 1) * record + 2 * _constants.OFFLOAD_SLICE_CHARS
+               for k, at in enumerate(seen))
 
 
 def test_gil_sharer_sleeps_only_once_its_interval_has_passed(
@@ -488,12 +508,15 @@ def test_the_library_never_calls_the_collector() -> None:
 
 
 # --- every check of the answer kept --------------------------------------------------------
-@pytest.mark.parametrize("bad", ["element", "not a list", "cut", "trailing", "nan", "utf8"])
+@pytest.mark.parametrize("bad", ["element", "contact", "not a list", "cut", "trailing",
+                                 "nan", "utf8"])
 async def test_bad_big_answer_is_a_decode_error_holding_the_body(bad: str) -> None:
     body = BIG_BODY
     if bad == "element":  # the last list's id is not a number
         broken = [*BIG[:-1], {**BIG[-1], "id": "nine"}]
         body = json.dumps(broken).encode()
+    elif bad == "contact":  # decoded as it is parsed, then read plain to name it
+        body = BIG_BODY.replace(b'"mobile": 9000019999', b'"mobile": "x"')
     elif bad == "not a list":
         body = json.dumps({"lists": BIG}).encode()
     elif bad == "cut":
@@ -510,6 +533,8 @@ async def test_bad_big_answer_is_a_decode_error_holding_the_body(bad: str) -> No
     assert caught.value.body  # the body shown (a preview), as for small answers
     if bad == "element":
         assert "$[9].id" in str(caught.value)
+    if bad == "contact":
+        assert "$[9].emaillist[0].data[1999].mobile" in str(caught.value)
 
 
 # --- the sliced reader is json.loads, piece by piece --------------------------------------

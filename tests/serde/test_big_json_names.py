@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from asyncsdk._serde import big_json
+from asyncsdk._serde import big_json, json_text
 from asyncsdk._serde.big_json import read_json
 
 
@@ -23,13 +23,13 @@ from asyncsdk._serde.big_json import read_json
 def scanned(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The characters the string scanner was given to read past, call by call."""
     work: list[int] = []
-    real = big_json._scan_string
+    real = json_text._scanstring
 
-    def counting(text: str, pos: int) -> tuple[str, int]:
+    def counting(text: str, pos: int, strict: bool) -> tuple[str, int]:
         work.append(len(text) - pos)
-        return real(text, pos)
+        return real(text, pos, strict)
 
-    monkeypatch.setattr(big_json, "_scan_string", counting)
+    monkeypatch.setattr(json_text, "_scanstring", counting)
     return work
 
 

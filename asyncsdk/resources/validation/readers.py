@@ -8,9 +8,10 @@ size of the answer. They know nothing of the service or its models (``results`` 
 * ``Utf8Decoder``: bytes to text; a UTF-8 BOM at the very start is dropped.
 * ``JsonMemberReader``: one top-level JSON object, handing out the decoded text of one
   string member as it arrives (escapes, ``\\uXXXX`` and surrogate pairs may be split
-  anywhere between pieces); the other members are kept, small, in ``fields``. Strings
-  are read as ``json.loads`` reads them: raw control characters and bad escapes are
-  refused; a lone surrogate (which UTF-8 cannot carry) becomes U+FFFD.
+  anywhere between pieces); the other members are kept, small, in ``fields``. It walks
+  the object with the package's one JSON tokenizer (``_serde.json_text``): read as
+  ``json.loads`` reads it, raw control characters and bad escapes refused; a lone
+  surrogate in the streamed text (which UTF-8 cannot carry) becomes U+FFFD.
 * ``CsvRecordReader``: CSV text to records, exactly as ``csv.reader(io.StringIO(text,
   newline=""), strict=True)`` reads the whole text (the ``newline=""`` the csv module
   asks for: CRLF, LF and CR-only line ends), whatever the cuts between pieces.
@@ -23,13 +24,12 @@ from __future__ import annotations
 import codecs
 import csv
 import io
-import json
-import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from ... import _constants as C
+from ..._serde.json_text import END, MORE, JsonText, Members, StreamDecodeError
 
 __all__ = [
     "CsvRecordReader",
@@ -38,24 +38,7 @@ __all__ = [
     "Utf8Decoder",
 ]
 
-#: The json module's string scanner (C): decodes a JSON string's inside up to its quote.
-_scanstring: Callable[[str, int, bool], tuple[str, int]] = (
-    json.decoder.scanstring)  # type: ignore[attr-defined]
-
-
-#: orjson's parser (the ``speedups`` extra), for a piece of a JSON string that holds no
-#: closing quote: 2-3x faster than the json scanner on CSV text full of escaped line ends.
-_orjson_loads: Callable[[str], Any] | None
-try:
-    from orjson import loads as _orjson_loads  # type: ignore[import-not-found,no-redef,unused-ignore]
-except ImportError:  # pragma: no cover - depends on the environment
-    _orjson_loads = None
-
 _T = TypeVar("_T")
-
-
-class StreamDecodeError(ValueError):
-    """The streamed answer is not what it should be (internal)."""
 
 
 class Utf8Decoder:
@@ -79,313 +62,91 @@ class Utf8Decoder:
         return text
 
 
-# --- JSON strings -----------------------------------------------------------------------
-#: At the end of a piece, an escape the next piece may complete or extend: a lone
-#: backslash, ``\\u`` with fewer than 4 digits, or a high surrogate awaiting its low half
-#: (each possibly after a high surrogate).
-_UNFINISHED = re.compile(
-    r"(?:\\u[dD][89abAB][0-9a-fA-F]{2})?(?:\\u[0-9a-fA-F]{0,3}|\\)?\Z")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _unfinished_escape(text: str, start: int) -> int:
-    """Where the escape that the next piece may complete begins in ``text[start:]``
-    (``len(text)`` when there is none)."""
-    end = len(text)
-    match = _UNFINISHED.search(text, max(start, end - 13))
-    at = match.start() if match is not None else end
-    if at == end:
-        return end
-    run = at
-    while run > start and text[run - 1] == "\\":
-        run -= 1
-    if (at - run) % 2 == 0:  # an escape indeed, not text after an escaped backslash
-        return at
-    # "\\\\uD83D\\u12": the first "\\u" is text; an escape may still follow it
-    inner = text.find("\\", at + 1)
-    return inner if inner >= 0 else end
-
-
-class _StringDecoder:
-    """Decodes the inside of one JSON string (after its opening quote), incrementally:
-    each piece is decoded by the json module's C scanner, cut before an escape the next
-    piece may complete."""
-
-    __slots__ = ("_carry", "done")
-
-    def __init__(self) -> None:
-        self._carry = ""  # an escape begun at the end of the previous piece
-        self.done = False
-
-    def feed(self, text: str, pos: int, out: list[str]) -> int:
-        """Decode ``text[pos:]`` into ``out`` up to the closing quote; the index after it
-        (or ``len(text)`` when the string goes on in the next piece)."""
-        carried = len(self._carry)
-        if carried:
-            text, pos = self._carry + text[pos:], 0
-            self._carry = ""
-        # One scan: the text up to an escape the next piece may complete, with a quote
-        # put after it. The scanner stops at the string's own closing quote if the piece
-        # holds it, else at the added one (the string goes on).
-        cut = _unfinished_escape(text, pos)
-        inside = text[pos:cut]
-        decoded = _whole_piece(inside)
-        if decoded is not None:
-            end = len(inside) + 1  # not closed in this piece
-        else:
-            try:
-                decoded, end = _scanstring(inside + '"', 0, True)
-            except ValueError as exc:
-                why = getattr(exc, "msg", "invalid")
-                raise StreamDecodeError(f"invalid JSON string ({why})") from None
-        # A lone surrogate (only a \u escape makes one) cannot be written as UTF-8. An
-        # ASCII result holds none: isascii() is constant time, where looking for "\u"
-        # in text full of escaped line ends cost as much as the decoding itself.
-        if not decoded.isascii() and "\\u" in inside and _SURROGATE.search(decoded):
-            decoded = _SURROGATE.sub("\ufffd", decoded)
-        if decoded:
-            out.append(decoded)
-        if end <= len(inside):  # closed by its own quote
-            self.done = True
-            return pos + end - carried
-        self._carry = text[cut:]
-        return len(text) - carried
-
-
-def _whole_piece(inside: str) -> str | None:
-    """``inside`` decoded by orjson when, quoted, it is one whole JSON string: every quote
-    in it escaped (the string goes on in the next piece), every escape and character
-    valid, no lone surrogate. None otherwise, and without orjson: then the json scanner
-    finds the closing quote, or says what is wrong."""
-    if _orjson_loads is None:
-        return None
-    try:
-        decoded: str = _orjson_loads('"' + inside + '"')  # parsed, a JSON string is a str
-    except ValueError:
-        return None
-    return decoded
-
-
-# --- JSON objects -----------------------------------------------------------------------
-_NOT_WS = re.compile(r"[^ \t\r\n]")
-_SCALAR_END = re.compile(r"[ \t\r\n,}\]]")
-
-# States of the object scanner.
-_BEFORE_OBJECT, _BEFORE_KEY, _KEY, _COLON, _BEFORE_VALUE, _VALUE, _AFTER_VALUE, _DONE = range(8)
-
-
+# --- JSON: one string member streamed -------------------------------------------------
 class JsonMemberReader:
-    """Reads one JSON object incrementally, streaming out its top-level string ``member``.
+    """Reads one JSON object incrementally, streaming out its top-level string ``member``
+    (the object's members walked by ``_serde.json_text``, the package's one JSON
+    tokenizer).
 
     ``feed(text)`` returns the pieces of the member's text decoded from ``text``;
     ``fields`` holds the other top-level members once read (each at most
-    ``MAX_SMALL_JSON_VALUE`` characters); ``started`` / ``complete`` tell where the
-    member's string is; ``finish()`` checks the object was complete. A member of that
-    name that is not a string, or given twice, is refused.
+    ``MAX_SMALL_JSON_VALUE`` characters, as ``json.loads`` reads them); ``started`` /
+    ``complete`` tell where the member's string is; ``finish()`` checks the object was
+    complete. A member of that name that is not a string, or given twice, is refused.
     """
 
-    def __init__(self, member: str) -> None:
+    def __init__(self, member: str, text: JsonText | None = None) -> None:
+        """``text``: the JSON text to read (default: pushed by ``feed``, values capped
+        at ``MAX_SMALL_JSON_VALUE``)."""
         self.member = member
         self.fields: dict[str, Any] = {}
         self.started = False
         self.complete = False
-        self._state = _BEFORE_OBJECT
-        self._key_parts: list[str] = []
-        self._key_decoder: _StringDecoder | None = None
-        self._key = ""
-        self._value_decoder: _StringDecoder | None = None
-        self._value_parts: list[str] = []
-        self._value_size = 0
-        self._raw_value: list[str] | None = None  # a non-string value, as raw JSON text
-        self._depth = 0
-        self._raw_in_string = False
-        self._raw_escape = False
+        self._text = text or JsonText(max_value=C.MAX_SMALL_JSON_VALUE)
+        self._members = Members(self._text, max_key=C.MAX_SMALL_JSON_VALUE)
+        self._key: str | None = None  # the member whose value is being read
+        self._done = False  # the object's "}" was read
 
     def feed(self, text: str) -> list[str]:
         """Advance over ``text``; the decoded pieces of the member found in it."""
+        self._text.feed(text)
         out: list[str] = []
-        pos, end = 0, len(text)
-        while pos < end:
-            state = self._state
-            if state == _VALUE:
-                pos = self._feed_value(text, pos, out)
-                continue
-            if state == _KEY:
-                assert self._key_decoder is not None
-                pos = self._key_decoder.feed(text, pos, self._key_parts)
-                if self._key_decoder.done:
-                    self._key = "".join(self._key_parts)
-                    self._key_parts = []
-                    self._key_decoder = None
-                    self._state = _COLON
-                elif sum(map(len, self._key_parts)) > C.MAX_SMALL_JSON_VALUE:
-                    raise StreamDecodeError("a key of the JSON answer is too long")
-                continue
-            found = _NOT_WS.search(text, pos)  # white space between tokens, skipped at once
-            if found is None:
-                break
-            pos = found.start() + 1
-            self._token(text[pos - 1])
+        self._advance(out)
         return out
-
-    def _token(self, char: str) -> None:
-        """``char``, the next character that is not white space outside a string, in
-        the current state."""
-        state = self._state
-        if state == _BEFORE_OBJECT:
-            self._open_object(char)
-        elif state == _BEFORE_KEY:
-            self._start_key(char)
-        elif state == _COLON:
-            self._colon(char)
-        elif state == _BEFORE_VALUE:
-            self._start_value(char)
-        elif state == _AFTER_VALUE:
-            self._after_value(char)
-        else:  # _DONE
-            raise StreamDecodeError("text after the end of the JSON object")
-
-    def _open_object(self, char: str) -> None:
-        if char != "{":
-            raise StreamDecodeError("the JSON answer is not an object")
-        self._state = _BEFORE_KEY
-
-    def _start_key(self, char: str) -> None:
-        """A key's opening quote, or the ``}`` of an empty object."""
-        if char == '"':
-            self._key_decoder = _StringDecoder()
-            self._state = _KEY
-        elif char == "}" and not self.fields and not self.started:
-            self._state = _DONE
-        else:
-            raise StreamDecodeError(f"unexpected {char!r} where a key should be")
-
-    def _colon(self, char: str) -> None:
-        if char != ":":
-            raise StreamDecodeError(f"unexpected {char!r} after a key")
-        self._state = _BEFORE_VALUE
-
-    def _after_value(self, char: str) -> None:
-        """``,`` before the next member, or the object's ``}``."""
-        if char == ",":
-            self._state = _BEFORE_KEY
-        elif char == "}":
-            self._state = _DONE
-        else:
-            raise StreamDecodeError(f"unexpected {char!r} after a value")
 
     def finish(self) -> None:
         """Raise ``StreamDecodeError`` unless one whole object was read."""
-        if self._state != _DONE:
+        self._text.feed("", final=True)
+        self._advance([])  # a value cut at the very end is read (or refused) now
+        if not self._done:
             raise StreamDecodeError("the JSON answer ended before its object did")
 
-    # --- values ---------------------------------------------------------------------
-    def _start_value(self, char: str) -> None:
+    def _advance(self, out: list[str]) -> None:
+        """Read on as far as the text goes: members, their values, the streamed text."""
+        text = self._text
+        while not self._done:
+            if self._key is None:
+                key = self._members.next()
+                if key is MORE:
+                    return
+                if key is END:
+                    self._done = True
+                    break
+                self._start(key)
+            if not self._value(out):
+                return
+            self._key = None
+        if text.skip():
+            raise StreamDecodeError("text after the end of the JSON object")
+
+    def _start(self, key: str) -> None:
+        """The value of ``key`` begins at pos (its first character there)."""
+        if key == self.member:
+            if self.started or key in self.fields:
+                raise StreamDecodeError(f"the JSON answer has two {key!r} members")
+            text = self._text
+            if text.text[text.pos] != '"':
+                raise StreamDecodeError(f"the JSON member {key!r} is not a string")
+            text.pos += 1
+            self.started = True
+        self._key = key
+
+    def _value(self, out: list[str]) -> bool:
+        """Read on in the current member's value; True once it is read whole."""
         key = self._key
-        streamed = key == self.member
-        if streamed and (self.started or key in self.fields):
-            raise StreamDecodeError(f"the JSON answer has two {key!r} members")
-        self._state = _VALUE
-        if char == '"':
-            self._value_decoder = _StringDecoder()
-            self._value_parts = []
-            self._value_size = 0
-            if streamed:
-                self.started = True
-            return
-        if streamed:
-            raise StreamDecodeError(f"the JSON member {key!r} is not a string")
-        self._raw_value = [char]
-        self._value_size = 1
-        self._depth = 1 if char in "[{" else 0
-        self._raw_in_string = False
-        self._raw_escape = False
-        if self._depth == 0 and char not in "-0123456789tfn":
-            raise StreamDecodeError(f"unexpected {char!r} where a value should be")
-
-    def _feed_value(self, text: str, pos: int, out: list[str]) -> int:
-        decoder = self._value_decoder
-        if decoder is None:
-            return self._feed_raw(text, pos)
-        streaming = self._key == self.member
-        parts = out if streaming else self._value_parts
-        before = len(parts)
-        pos = decoder.feed(text, pos, parts)
-        if not streaming:
-            self._value_size += sum(len(p) for p in parts[before:])
-            if self._value_size > C.MAX_SMALL_JSON_VALUE:
-                raise StreamDecodeError(f"the JSON member {self._key!r} is too large")
-        if decoder.done:
-            if streaming:
-                self.complete = True
-            else:
-                self.fields[self._key] = "".join(self._value_parts)
-            self._value_decoder = None
-            self._value_parts = []
-            self._state = _AFTER_VALUE
-        return pos
-
-    def _feed_raw(self, text: str, pos: int) -> int:
-        """A number, literal, array or object: kept as raw text, parsed when complete."""
-        raw = self._raw_value
-        assert raw is not None
-        if self._depth == 0:
-            stop, complete = _scalar_end(text, pos)
-        else:
-            stop, complete = self._nested_end(text, pos)
-        raw.append(text[pos:stop])
-        self._value_size += stop - pos
-        if self._value_size > C.MAX_SMALL_JSON_VALUE:
-            raise StreamDecodeError(f"the JSON member {self._key!r} is too large")
-        if complete:
-            self._keep_raw("".join(raw))
-        return stop
-
-    def _nested_end(self, text: str, pos: int) -> tuple[int, bool]:
-        """Where the array or object being read ends in ``text[pos:]``: the index after
-        its closing bracket and True, or ``len(text)`` and False when it goes on. Brackets
-        inside its strings do not count."""
-        end = len(text)
-        while pos < end:
-            char = text[pos]
-            pos += 1
-            if self._raw_in_string:
-                self._raw_string_char(char)
-            elif char == '"':
-                self._raw_in_string = True
-            elif char in "[{":
-                self._depth += 1
-            elif char in "]}":
-                self._depth -= 1
-                if self._depth == 0:
-                    return pos, True
-        return pos, False
-
-    def _raw_string_char(self, char: str) -> None:
-        """One character inside a string of a raw value: an escape, or its end."""
-        if self._raw_escape:
-            self._raw_escape = False
-        elif char == "\\":
-            self._raw_escape = True
-        elif char == '"':
-            self._raw_in_string = False
-
-    def _keep_raw(self, raw: str) -> None:
-        """The complete raw value, parsed, into ``fields``."""
+        if key == self.member:
+            if not self._text.string(out, streamed=True):
+                return False
+            self.complete = True
+            return True
         try:
-            value = json.loads(raw)
-        except (ValueError, RecursionError):
-            raise StreamDecodeError(f"the JSON member {self._key!r} is malformed") from None
-        self.fields[self._key] = value
-        self._raw_value = None
-        self._state = _AFTER_VALUE
-
-
-def _scalar_end(text: str, pos: int) -> tuple[int, bool]:
-    """Where the number or literal being read ends in ``text[pos:]`` (before white
-    space, ``,``, ``}`` or ``]``), and whether it ends there or may go on."""
-    match = _SCALAR_END.search(text, pos)
-    return (match.start(), True) if match else (len(text), False)
+            value = self._text.whole()
+        except RecursionError:
+            raise StreamDecodeError(f"the JSON member {key!r} is malformed") from None
+        if value is MORE:
+            return False
+        self.fields[key] = value  # type: ignore[index]
+        return True
 
 
 # --- CSV --------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from asyncsdk import EmailRow, Verdict
+from asyncsdk._serde import json_text as _json_text
 from asyncsdk.resources.validation import readers as _stream
 from asyncsdk.resources.validation.readers import (
     CsvRecordReader,
@@ -166,7 +167,7 @@ ORJSON_CASES = [
 ]
 
 
-@pytest.mark.skipif(_stream._orjson_loads is None, reason="orjson (speedups) not installed")
+@pytest.mark.skipif(_json_text._orjson_loads is None, reason="orjson (speedups) not installed")
 @pytest.mark.parametrize("body", ORJSON_CASES)
 def test_orjson_and_the_json_scanner_read_result_strings_alike(
     body: bytes, monkeypatch: pytest.MonkeyPatch
@@ -175,22 +176,22 @@ def test_orjson_and_the_json_scanner_read_result_strings_alike(
     decoded by orjson; what comes out (or the refusal) is what the json scanner gives."""
     splits = every_split(body)
     fast = [_outcome(chunks) for chunks in splits]
-    monkeypatch.setattr(_stream, "_orjson_loads", None)
+    monkeypatch.setattr(_json_text, "_orjson_loads", None)
     assert fast == [_outcome(chunks) for chunks in splits]
 
 
-@pytest.mark.skipif(_stream._orjson_loads is None, reason="orjson (speedups) not installed")
+@pytest.mark.skipif(_json_text._orjson_loads is None, reason="orjson (speedups) not installed")
 def test_orjson_decodes_a_piece_only_while_the_string_goes_on() -> None:
     """The fast path is live: a piece with every quote escaped is decoded by orjson; one
     that holds the closing quote, a lone surrogate or a bad escape is left to the json
     scanner (None)."""
-    assert _stream._whole_piece('a,\\"b\\"\\r\\n\\u00e9') == 'a,"b"\r\n\u00e9'
-    assert _stream._whole_piece("") == ""
+    assert _json_text._whole_piece('a,\\"b\\"\\r\\n\\u00e9') == 'a,"b"\r\n\u00e9'
+    assert _json_text._whole_piece("") == ""
     for piece in ('ab", "status": "success"}', "ab\\ud800", "ab\\x", 'ab"'):
-        assert _stream._whole_piece(piece) is None
+        assert _json_text._whole_piece(piece) is None
 
 
-@pytest.mark.skipif(_stream._orjson_loads is None, reason="orjson (speedups) not installed")
+@pytest.mark.skipif(_json_text._orjson_loads is None, reason="orjson (speedups) not installed")
 @settings(max_examples=200, deadline=None)
 @given(text=st.text(max_size=60), ascii_only=st.booleans(),
        cuts=st.lists(st.integers(0, 10_000), max_size=8))
@@ -204,11 +205,11 @@ def test_orjson_result_strings_at_random_cuts(
         return
     chunks = split_at(data, cuts)
     fast = _outcome(chunks)
-    saved, _stream._orjson_loads = _stream._orjson_loads, None
+    saved, _json_text._orjson_loads = _json_text._orjson_loads, None
     try:
         assert fast == _outcome(chunks)
     finally:
-        _stream._orjson_loads = saved
+        _json_text._orjson_loads = saved
 
 
 # --- CSV ---------------------------------------------------------------------------------
