@@ -10,7 +10,8 @@ and through Redis by the fleet).
   ordered stream of events make one pace (the fleet's ``SharedPace``).
 * ``PaceConstants``: the one frozen record of its constants (and of the schedule's:
   jitter, hold); every driver takes them from the same instance.
-* ``Phase``: ``STARTUP``, ``RESTING``, ``PROBING``.
+* ``Phase``: ``STARTUP``, ``RESTING``, ``PROBING``, ``DARK`` (the service takes
+  nothing: its refusals teach nothing until an answer).
 """
 
 from __future__ import annotations

@@ -33,7 +33,19 @@ The phases (``Phase``), in the spirit of BBR's modes:
   send made after the last cut) sets the rate to ``backoff_share`` x the service's
   rate as estimated (or ``blind_backoff_share`` x the rate sent at, when no estimate is
   possible yet: the next episode brings one). Later refusals of sends made before the
-  cut belong to the same episode: they refine the estimate, never cut again.
+  cut belong to the same episode: they refine the estimate, never cut again. A
+  start-up 429 before any answer, while at least ``min_window`` others are in flight,
+  is a cap on checks in flight (or a burst below the first window), not a rate: the
+  window becomes that many, unpaced, until the first answer times a round trip and
+  sets the rate to window / round trip (a blind 1 / ``growth_round_seconds`` made it
+  10/s: 0.54 of a cap of 8, simulated).
+* ``DARK``: a 429 while nothing sent in the last ``dark_after_seconds`` was answered
+  (and the pace has sent that long): the service takes nothing at all (a blackout), so
+  its refusals say nothing of its rate: no estimate, no cut (the driver's hold waits
+  what the service asked). The first answer after it resumes at ``backoff_share`` x the
+  ``peak`` found before it (the start-up again if none was) and probes soon: the
+  blackout's first second, still answered from the bucket's last tokens, read as a
+  falling limit and left the rate at a quarter of it (0.54 s back to 0.9 R, simulated).
 * ``RESTING``: nothing is learnt while no 429 comes, so after a rest (long for a big
   share of the service, short for a small one, and short after an episode this pace
   did not cause, far below the ``peak`` (the highest rate lately found), or while the
@@ -78,6 +90,8 @@ class Phase(enum.Enum):
     RESTING = "resting"
     #: The rate is raised step by step to find whether the service takes more.
     PROBING = "probing"
+    #: The service takes nothing (a blackout): refusals teach nothing until an answer.
+    DARK = "dark"
 
 
 @attrs.frozen(kw_only=True)
@@ -111,6 +125,13 @@ class PaceConstants:
     yield_share: float = 0.9
     #: A 429 within this long of this pace's own cut or probe is of its own making.
     own_episode_seconds: float = 0.5
+
+    # --- the dark (a blackout) --------------------------------------------------------
+    #: A 429 when nothing sent within this long was answered (after sending this long)
+    #: means the service takes nothing: its refusals are no estimate of a rate (read as
+    #: one, a blackout cut the rate to a quarter), and the first answer resumes near the
+    #: peak. Longer than a round trip of any service the pace serves.
+    dark_after_seconds: float = 1.0
 
     # --- the rest and the probes ----------------------------------------------------
     #: An estimate below this share of the peak (or of the rate answers came at
@@ -278,9 +299,9 @@ class RateFinder:
     ``phase``. Deterministic: the same events give the same decisions."""
 
     __slots__ = ("_answers", "_before", "_ceiling", "_constants", "_contended",
-                 "_cut_at", "_peak", "_peak_at", "_probe_at", "_refused", "_rtt",
-                 "_rtt_at", "_sends", "_step", "_sure", "estimate", "phase", "rate",
-                 "window")
+                 "_cut_at", "_first_sent", "_peak", "_peak_at", "_probe_at", "_refused",
+                 "_rtt", "_rtt_at", "_sends", "_step", "_sure", "estimate", "phase",
+                 "rate", "window")
 
     def __init__(self, constants: PaceConstants | None = None) -> None:
         c = self._constants = constants if constants is not None else DEFAULT_CONSTANTS
@@ -309,6 +330,7 @@ class RateFinder:
         self._probe_at = math.inf  # when the rest ends
         self._step = c.first_probe_step  # the next probe's step
         self._before = 0.0  # the rate before the probes since the last cut
+        self._first_sent = math.inf  # when the first send left (the dark needs as long)
 
     @property
     def constants(self) -> PaceConstants:
@@ -331,12 +353,13 @@ class RateFinder:
     # --- the events ------------------------------------------------------------------
     def sent(self, now: float) -> int:
         """An attempt leaves now: its number, for ``answered``, ``refused``, ``failed``."""
+        self._first_sent = min(self._first_sent, now)
         return self._sends.add(now)
 
     def held_back(self, now: float) -> None:
         """A send had to wait for the pacer: the rate, not the demand, is the limit now;
-        a probe that is due is made."""
-        if now >= self._probe_at:
+        a probe that is due is made (none in the dark: the service takes nothing)."""
+        if now >= self._probe_at and self.phase is not Phase.DARK:
             self._probe(now)
 
     def answered(self, send: int, at: float, now: float) -> None:
@@ -345,6 +368,12 @@ class RateFinder:
         answered at once, a check later): the episode's estimate is made again."""
         self._sends.mark(send, ANSWERED)
         self._timed(now - at, now)
+        if self.phase is Phase.DARK:
+            self._resume(now)
+        elif math.isinf(self.rate) and self.phase is not Phase.STARTUP:
+            # A cap found before any answer: the first round trip gives the rate.
+            self.rate = self.window / self._rtt
+            self._resize()
         self._answers.append(now)
         self._forget_answers(now)
         if self._refused and at < self._refused[-1] and self.phase is not Phase.PROBING:
@@ -363,8 +392,11 @@ class RateFinder:
 
     def refused(self, send: int, at: float, now: float) -> None:
         """Send number ``send``, made ``at``, was answered 429: cut (a new episode) or
-        refine (the same one)."""
+        refine (the same one); in the dark (the service takes nothing), nothing."""
         self._sends.mark(send, REFUSED)
+        if self._dark(now):
+            self._darken()  # the driver's hold waits what the service asks
+            return
         insort(self._refused, at)
         estimate = self._estimate_at(now)
         if at >= self._cut_at:
@@ -383,6 +415,43 @@ class RateFinder:
         keeps its window by it)."""
         return self._sends.unanswered()
 
+    # --- the dark --------------------------------------------------------------------
+    def _dark(self, now: float) -> bool:
+        """Whether a 429 now finds the service taking nothing: in the dark already, or
+        nothing sent within ``dark_after_seconds`` answered after sending that long."""
+        within = self._constants.dark_after_seconds
+        return self.phase is Phase.DARK or (now - self._first_sent >= within
+                                            and self.starved(now, within))
+
+    def _darken(self) -> None:
+        """Into the dark: the rate is already the one it resumes at (``backoff_share`` x
+        the peak, if one was found), so that the sends the driver schedules meanwhile
+        are not spaced at the cut the blackout's first second made (0.1 s apart at
+        10/s: the first sends after it waited for them); the window stays as it was:
+        the few sends that find whether the service takes again."""
+        c = self._constants
+        if self.phase is not Phase.DARK and self._peak > 0.0:
+            self.rate = max(self.rate, c.backoff_share * self._peak)
+        self.phase = Phase.DARK
+
+    def _resume(self, now: float) -> None:
+        """The first answer after the dark: the service takes again, most likely as
+        before; the rate resumes at ``backoff_share`` x the peak found before it (the
+        start-up again when none was), and a probe comes soon. No bracket spans the
+        dark."""
+        c = self._constants
+        self._refused.clear()
+        self._step = c.first_probe_step
+        if self._peak <= 0.0:
+            self.phase, self.rate, self.window = Phase.STARTUP, math.inf, c.start_window
+            return
+        self.phase = Phase.RESTING
+        self.rate = max(self.rate, c.backoff_share * self._peak)
+        self._ceiling = math.inf
+        self._cut_at = now
+        self._probe_at = now + c.soon_probe_seconds
+        self._resize()
+
     # --- the cut ---------------------------------------------------------------------
     def _cut(self, now: float, estimate: float) -> None:
         """The first 429 of an episode: the rate falls to what the service takes, never
@@ -392,7 +461,14 @@ class RateFinder:
         c = self._constants
         phase = self.phase
         contended = phase is Phase.RESTING and now - self._cut_at >= c.own_episode_seconds
-        if phase is Phase.STARTUP:
+        in_flight = self._sends.unanswered()
+        if phase is Phase.STARTUP and math.isinf(self._rtt) and in_flight >= c.min_window:
+            # Refused before any answer while others are in flight: a cap in flight (or
+            # a burst below the first window). Keep that many in flight, unpaced, until
+            # an answer times them (``answered``).
+            self.window = in_flight
+            self._ceiling = math.inf
+        elif phase is Phase.STARTUP:
             self.rate = (self.window / self._rtt if self._rtt < math.inf
                          else 1.0 / c.growth_round_seconds)
             self._ceiling = math.inf
@@ -533,7 +609,7 @@ class RateFinder:
             self._resize()
 
     def _resize(self) -> None:
-        if math.isinf(self._rtt) or self.phase is Phase.STARTUP:
+        if math.isinf(self._rtt) or self.phase is Phase.STARTUP or math.isinf(self.rate):
             return
         c = self._constants
         self.window = max(c.min_window, math.ceil(c.window_gain * self.rate * self._rtt))

@@ -1,11 +1,11 @@
 """Traces of the rate finder: event sequences and the decisions it made after each one.
 
-``data/rate_traces.json`` was written by this module (commit 68cb15f) from the rate
-finder as it was before it became one explicit state machine (four booleans and five
-timestamps for its phases, module constants; the phase then read from ``starting`` and
-``_probing``); ``test_rate_traces.py`` feeds every trace
-to today's ``RateFinder`` and asserts exactly the same decisions (the refactor changed
-no behaviour). Regenerate it only for a change of behaviour that is meant:
+``data/rate_traces.json`` was first written by this module (commit 68cb15f) from the
+rate finder as it was before it became one explicit state machine (the refactor changed
+no behaviour), and written again for the ``DARK`` phase and the start-up's cap rule
+(issue 40 item 3: a change of behaviour meant); ``test_rate_traces.py`` feeds every
+trace to today's ``RateFinder`` and asserts exactly the same decisions. Regenerate it
+only for a change of behaviour that is meant:
 
     PYTHONPATH=$PWD:$PWD/tests:$PWD/tests/core python tests/core/rate_traces.py
 
@@ -218,6 +218,20 @@ def unit_scenarios() -> dict[str, list[Event]]:
     later = finder.sent(0.03)
     finder.refused(later, 0.03, 0.05)
     traces["one episode cuts once"] = finder.events
+
+    finder = Recorder()
+    episode_at_400(finder)
+    steady(finder, 0.2, 2.2, 0.0025, lambda i: i >= 10)  # the service takes nothing
+    finder.held_back(2.4)
+    steady(finder, 2.5, 2.6, 0.0025)  # and takes again
+    traces["a blackout"] = finder.events
+
+    finder = Recorder()
+    sends = [finder.sent(0.0) for _ in range(16)]
+    for number in sends[8:]:
+        finder.refused(number, 0.0, 0.001)
+    finder.answered(sends[0], 0.0, 0.02)
+    traces["a cap in flight before any answer"] = finder.events
 
     finder = Recorder()
     number = finder.sent(0.0)

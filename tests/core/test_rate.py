@@ -113,10 +113,61 @@ def test_the_phases_move_as_the_module_says() -> None:
     now = 0.2 + C.longest_rest_seconds + C.probe_gap_seconds
     finder.held_back(now)
     assert finder.rate > raised
-    send = finder.sent(now)
-    finder.refused(send, now, now + 0.001)
+    taken = finder.sent(now)
+    finder.answered(taken, now, now + 0.02)  # the service takes: a 429 now is a limit
+    send = finder.sent(now + 0.02)
+    finder.refused(send, now + 0.02, now + 0.021)
     assert finder.phase is Phase.RESTING
     assert finder.rate == raised
+    # Nothing answered for ``dark_after_seconds``: a 429 finds the service dark. No
+    # probe there; the first answer resumes near the peak (400/s), resting.
+    dark = now + 0.02 + C.dark_after_seconds + 0.1
+    finder.refused(finder.sent(dark), dark, dark + 0.001)
+    assert finder.phase is Phase.DARK
+    finder.held_back(dark + 1.0)
+    assert finder.phase is Phase.DARK
+    back = finder.sent(dark + 1.5)
+    finder.answered(back, dark + 1.5, dark + 1.52)
+    assert finder.phase is Phase.RESTING
+    assert finder.rate >= C.backoff_share * 0.98 * 400
+
+
+def test_a_blackout_teaches_nothing_and_the_first_answer_resumes_near_the_peak() -> None:
+    """The 400/s episode, then the service takes nothing: its bucket's last tokens are
+    answered a while, then every send is refused. Its first second reads as a falling
+    limit (the rate is cut), but once nothing was answered for ``dark_after_seconds``
+    the refusals teach nothing; the first answer after it resumes at ``backoff_share``
+    x the rate found before (it stayed at the cut: a quarter of it, slowly probed up)."""
+    finder = RateFinder()
+    episode_at_400(finder)
+    start, every, cut = 0.2, 0.0025, math.inf
+    for i in range(round(2.0 / every)):  # 2 s of sends at 400/s, the first 10 taken
+        at = start + i * every
+        (finder.answered if i < 10 else finder.refused)(finder.sent(at), at, at + 0.02)
+        cut = min(cut, finder.rate)
+    assert cut < 0.5 * 400  # the blackout's first second, read as a falling limit
+    assert finder.phase is Phase.DARK
+    back = finder.sent(2.5)
+    finder.answered(back, 2.5, 2.52)
+    assert finder.rate >= C.backoff_share * 0.98 * 400
+    assert finder.phase is Phase.RESTING
+
+
+def test_a_cap_found_before_any_answer_keeps_its_sends_in_flight() -> None:
+    """The start-up's window goes at once; a cap of 8 in flight refuses the 9th and on
+    before any answer timed a round trip. The window keeps the sends in flight (it fell
+    to ``min_window`` at a blind 10/s before: 0.54 of the cap), and the first answer
+    sets the rate to window / round trip."""
+    finder = RateFinder()
+    sends = [finder.sent(0.0) for _ in range(C.start_window)]
+    for number in sends[8:]:
+        finder.refused(number, 0.0, 0.001)
+    assert finder.phase is Phase.RESTING
+    kept = finder.window
+    assert kept >= 8 and math.isinf(finder.rate)
+    finder.answered(sends[0], 0.0, 0.02)
+    assert finder.rate == pytest.approx(kept / 0.02)
+    assert finder.window >= 8
 
 
 def test_the_finder_obeys_its_constants() -> None:
