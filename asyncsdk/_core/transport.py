@@ -357,6 +357,8 @@ class Transport:
         credential the area needs is not configured)."""
         area = call.op.area
         outgoing = self._outgoing.get(area.argument)
+        if outgoing is not None and call.form is None:  # nearly every call
+            return outgoing
         if outgoing is None:
             fields = self.credentials.fields(area.placement, call.op.name)
             outgoing = self._outgoing[area.argument] = Outgoing(
@@ -424,9 +426,10 @@ class Transport:
         sessions = self.sessions
         status: int | None = None
         try:
-            attempt = self._attempt(session, attempts, self.limits.for_attempt(
-                attempts.deadline - self._now(), attempts.budget, attempts.per_attempt,
-                attempts.streaming))
+            limits, remaining = self.limits, attempts.deadline - self._now()
+            attempt = self._attempt(session, attempts, limits.stream(
+                remaining, attempts.budget) if attempts.streaming else limits.attempt(
+                remaining, attempts.per_attempt))
             result = await (attempt if sessions.owns_session
                             else sessions.in_own_task(attempt, _discard))
             status = 200 if result is not _RETRY else attempts.status
