@@ -21,8 +21,8 @@ Secrets stay out of sight in three ways:
   Not recognised (no service is known to echo them): HTML *named* entities, Unicode
   normalisation (NFD), case changes, quoted-printable, mojibake.
 * ``Credentials.clean`` is applied to every ``SDKError`` leaving the transport
-  (``failures.clean_errors``): its texts are scrubbed once more and the local variables
-  of the library's own frames it passed through are cleared (the frames themselves
+  (at ``Transport._send_handling_retries``): its texts are scrubbed once more and the
+  local variables of the library's own frames it passed through are cleared (the frames themselves
   stay, so the traceback still shows where it came from).
 
 Frames are cleared by the folder their code lives in (``clear_frames``): the library's

@@ -1,20 +1,18 @@
 """What can go wrong on the wire, described without secrets: aiohttp's and the OS's
 exceptions turned into a ``Failure`` (never chained: they may hold the URL), the
-service's message found in an error body, and ``clean_errors``, the transport's edge
-(an ``SDKError`` leaving it goes through ``Credentials.clean``)."""
+and the service's message found in an error body. (An ``SDKError`` leaving the
+transport goes through ``Credentials.clean`` at its edge, ``_send_handling_retries``.)"""
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
-from collections.abc import Awaitable, Callable
-from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
+from collections.abc import Callable
+from typing import Any
 
 import aiohttp
 import attrs
 
-from .._errors import SDKError
 from .credentials import LIBRARY_FOLDER, clear_frames
 
 __all__ = [
@@ -24,7 +22,6 @@ __all__ = [
     "TRANSPORT_ERRORS",
     "DroppedConnection",
     "Failure",
-    "clean_errors",
     "describe_exception",
     "forget_own_frames",
     "message_from_body",
@@ -172,36 +169,3 @@ def forget_own_frames(exc: BaseException) -> None:
     exceptions chained to it) passed through (they may hold a body or a URL); the frames
     of others are left as they are (``credentials.clear_frames``)."""
     clear_frames(exc, (LIBRARY_FOLDER,))
-
-
-class _Cleans(Protocol):
-    def clean(self, exc: BaseException) -> None: ...
-
-
-class _HasCredentials(Protocol):
-    @property
-    def credentials(self) -> _Cleans: ...  # ``credentials.Credentials``
-
-
-P = ParamSpec("P")
-T = TypeVar("T")
-S = TypeVar("S", bound=_HasCredentials)
-
-
-def clean_errors(
-    method: Callable[Concatenate[S, P], Awaitable[T]],
-) -> Callable[Concatenate[S, P], Awaitable[T]]:
-    """Decorate a coroutine method of an object with ``credentials``: an ``SDKError``
-    leaving it goes through ``Credentials.clean`` (its texts scrubbed once more, the
-    locals of the library's frames it passed cleared, no other frame touched). Any other
-    exception is not the library's: it leaves as it is."""
-
-    @functools.wraps(method)
-    async def wrapper(self: S, /, *args: P.args, **kwargs: P.kwargs) -> T:
-        try:
-            return await method(self, *args, **kwargs)
-        except SDKError as exc:
-            self.credentials.clean(exc)
-            raise
-
-    return wrapper

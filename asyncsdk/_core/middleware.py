@@ -53,7 +53,8 @@ from __future__ import annotations
 
 import contextvars
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Awaitable, Mapping
 from typing import Any
 
 import aiohttp
@@ -61,6 +62,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
 from .credentials import (
+    CREDENTIAL_FIELDS,
     LIBRARY_FOLDER,
     SecretValue,
     clear_frames,
@@ -102,7 +104,10 @@ class Outgoing:
         url = request.url
         if not self.fields:  # a result hosted elsewhere: its URL is the service's
             return url
-        query = query_without_credential_fields(url.raw_query_string)
+        raw_query = url.raw_query_string
+        if not _MAYBE_CREDENTIAL.search(raw_query):  # nearly every request: one C search
+            return url
+        query = query_without_credential_fields(raw_query)
         if query is None:
             return url
         url = request.url = _with_query(url, query)
@@ -120,7 +125,8 @@ class Outgoing:
     def add_to_query(self, request: aiohttp.ClientRequest) -> None:
         """The credentials appended to the query (revealed inline: no local holds them)."""
         assert self.query is not None
-        self.add_login(request)
+        if self.authorization is not None:
+            self.add_login(request)
         url = request.url
         query = url.raw_query_string
         request.url = _with_query(
@@ -132,21 +138,30 @@ class Outgoing:
         await request.update_body({**(self.form or {}),
                                    **{name: value.reveal() for name, value in self.fields}})
 
-    async def take_from(self, request: aiohttp.ClientRequest, url: URL) -> None:
-        """Leave ``request`` as it was before the credentials were added."""
+    def add_to(self, request: aiohttp.ClientRequest) -> Awaitable[None] | None:
+        """The credentials added where the area's placement puts them: into the query at
+        once (None: no coroutine per request), or the form by the awaitable returned."""
+        if self.in_form:
+            return self.add_to_form(request)
+        self.add_to_query(request)
+        return None
+
+    def take_from(self, request: aiohttp.ClientRequest, url: URL) -> Awaitable[None] | None:
+        """Leave ``request`` as it was before the credentials were added: its URL and
+        headers at once; a form's body by the awaitable returned (else None)."""
         request.url = url
         if self.authorization is not None and request.headers.get(
                 "Authorization") == self.authorization.reveal():
             del request.headers["Authorization"]
-        if self.in_form:
-            await request.update_body(dict(self.form or {}))
+        return request.update_body(dict(self.form or {})) if self.in_form else None
 
-    async def add_to(self, request: aiohttp.ClientRequest) -> None:
-        """The credentials added where the area's placement puts them."""
-        if self.in_form:
-            await self.add_to_form(request)
-        else:
-            self.add_to_query(request)
+
+#: A query field that may be named as a credential: one named so in ASCII, any letter
+#: case, or one whose name ``query_without_credential_fields`` must decode first (``%``,
+#: ``+``, or not ASCII, where case folding differs); no match: surely none.
+_MAYBE_CREDENTIAL = re.compile(
+    r"(?:^|&)(?:[^&=]*[%+\x80-\U0010ffff][^&=]*|(?i:"
+    + "|".join(re.escape(name) for name in sorted(CREDENTIAL_FIELDS)) + r"))(?=[=&]|\Z)")
 
 
 def _with_query(url: URL, query: str) -> URL:
@@ -178,8 +193,8 @@ def last_step(user_agent: str | None) -> aiohttp.ClientMiddlewareType:
         request.response_class = _unseen(response_class)
         replacement: BaseException | None = None
         try:
-            if adding is not None:
-                await adding.add_to(request)
+            if adding is not None and (form := adding.add_to(request)) is not None:
+                await form
             try:
                 response = await handler(request)
             except BaseException as exc:
@@ -193,8 +208,8 @@ def last_step(user_agent: str | None) -> aiohttp.ClientMiddlewareType:
                 return response
         finally:
             request.response_class = response_class
-            if adding is not None:
-                await adding.take_from(request, url)
+            if adding is not None and (form := adding.take_from(request, url)) is not None:
+                await form
         try:  # outside the handler: ``replacement.__context__`` is not the original
             raise replacement
         finally:
@@ -271,7 +286,7 @@ _RAW_TARGETS = frozenset(name.encode() for name in _TARGETS)
 def _targets_shown(headers: CIMultiDictProxy[str]) -> CIMultiDictProxy[str]:
     """``headers``, each redirect target without credential fields (``headers`` itself
     when none has one: nearly every answer)."""
-    if not any(name in headers for name in _TARGETS):
+    if "Location" not in headers and "URI" not in headers:  # C lookups, no generator
         return headers
     shown = CIMultiDict((name, without_credential_fields(value) or value
                          if name.lower() in _TARGETS else value)

@@ -97,10 +97,3 @@ class TimeLimits:
         """The ``ClientTimeout`` of a stream: no total (a download may take long); the
         wait for a connection and every read bounded (a stall must not hang)."""
         return aiohttp.ClientTimeout(total=None, connect=remaining, sock_read=budget)
-
-    def for_attempt(self, remaining: float, budget: float, per_attempt: float | None,
-                    streaming: bool) -> aiohttp.ClientTimeout:
-        """An attempt's ``ClientTimeout``: a stream's, or ``attempt``'s."""
-        if streaming:
-            return self.stream(remaining, budget)
-        return self.attempt(remaining, per_attempt)

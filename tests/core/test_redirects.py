@@ -13,11 +13,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import quote
 
 import aiohttp
 import pytest
 from aiohttp import web
 from auth_helpers import leaks, serve
+from yarl import URL
 
 import asyncsdk
 from asyncsdk._core.credentials import without_credential_fields
@@ -186,18 +188,29 @@ async def test_the_callers_middleware_and_trace_config_see_no_credential_on_a_re
     assert not any(f"{name}=" in joined.casefold() for name in FOLDED)
 
 
+def _percent_encoded(name: str) -> str:
+    return "".join(f"%{ord(c):02X}" for c in name)
+
+
+@pytest.mark.parametrize("spelled", [str.upper, _percent_encoded])
 @pytest.mark.parametrize(("call", "fields"), AREAS)
 async def test_a_credential_field_that_reaches_the_middleware_is_never_sent_twice_or_elsewhere(
-        call: Call, fields: dict[str, str]) -> None:
+        call: Call, fields: dict[str, str], spelled: Callable[[str], str]) -> None:
     """The second line of defence: whatever put a credential field in the URL of a call
     that carries credentials (here a caller's middleware copying them into every request,
     as aiohttp would from a ``Location`` read elsewhere than the answer's headers), the
     middleware takes it out before adding the credentials: the call's origin gets each
-    once, another origin none."""
+    once, another origin none. Its name in another letter case or percent-encoded (the
+    middleware's quick search must send both to the full check)."""
     async def copying(request: aiohttp.ClientRequest,
                       handler: aiohttp.ClientHandlerType) -> aiohttp.ClientResponse:
-        request.url = request.url.extend_query({name.upper(): value
-                                                for name, value in fields.items()})
+        url = request.url
+        copied = "&".join(f"{spelled(name)}={quote(value, safe='')}"
+                          for name, value in fields.items())
+        query = url.raw_query_string
+        request.url = URL.build(scheme=url.scheme, authority=url.raw_authority,
+                                path=url.raw_path, encoded=True,
+                                query_string=f"{query}&{copied}" if query else copied)
         return await handler(request)
 
     async with _moved_away(lambda other, request: other + request.path) as (

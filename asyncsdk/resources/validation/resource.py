@@ -64,7 +64,8 @@ class Validation(Resource):
         if validity_timeout is not DEFAULT_VALIDITY_TIMEOUT:  # the default needs no check
             check_seconds(validity_timeout, "validity_timeout")
         params = {"email": email, "timeout": validity_timeout}
-        extras = extras_of(extra_headers, extra_query)
+        extras = None if extra_headers is None and extra_query is None else extras_of(
+            extra_headers, extra_query)  # none: nearly every call, no call made for it
         return await self._engine.request(CallOptions(  # type: ignore[no-any-return]
             CHECK, query=params, timeout=request_timeout, attempt_timeout=attempt_timeout,
             model=CheckResult, extras=extras))
