@@ -26,7 +26,7 @@ from fleet_tools import until
 import asyncsdk
 from asyncsdk._core.pace import Pace
 from asyncsdk.fleet.shared_pace import PACE_KEY, PAUSE_KEY, Reservation, SharedPace
-from asyncsdk.pacing import DEFAULT_CONSTANTS, Phase, RateFinder
+from asyncsdk.pacing import DEFAULT_CONSTANTS, Phase, RateFinder, SendPolicy
 from asyncsdk.testing import RateLimit, RateLimits, Sandbox
 
 C = DEFAULT_CONSTANTS
@@ -205,6 +205,30 @@ async def test_a_reservation_that_cannot_meet_its_deadline_takes_no_place(
         assert await pace.admit(deadline=first.at + 0.05) is None
     nxt = await pace.admit()
     assert nxt is not None and nxt.at == pytest.approx(first.at + 0.1, abs=1e-9)
+
+
+async def test_the_seams_times_are_on_the_clients_clock(pool: ArqRedis) -> None:
+    """``admit``'s deadline and ``held_until`` are on the client's clock (``engine_clock``),
+    whatever the fleet's (Redis's) is: here 5 s against 1,000 s. A deadline 50 ms after
+    the next moment, on the client's clock, is met; one 50 ms before it is not; after a
+    429 while nothing was answered, the hold ends 0.3 s later on the client's clock."""
+    clock = FakeClock()
+    pace = SharedPace(pool, clock=clock, sleep=clock.sleep, rand=lambda: 0.5,
+                      engine_clock=lambda: clock.now - 995.0)
+    assert isinstance(pace, SendPolicy) and pace.resends_free(429)
+    assert not pace.resends_free(503)
+    await resting_at([pace], 10.0)  # one moment every 0.1 s
+    first = await pace.admit()
+    assert first is not None
+    engine_at = first.at - 995.0  # its moment, on the client's clock
+    assert await pace.admit(deadline=engine_at + 0.05) is None  # the next is at +0.1
+    nxt = await pace.admit(deadline=engine_at + 0.15)
+    assert nxt is not None and nxt.at == pytest.approx(first.at + 0.1, abs=1e-9)
+    clock.now = nxt.at + 5.0
+    pace.report(nxt, 429, 0.3)  # nothing was answered lately: it holds
+    assert await pace.admit(deadline=clock.now - 995.0 + 0.1) is None  # held 0.3 s
+    assert pace.held_until == pytest.approx(clock.now - 995.0 + 0.3, abs=1e-6)
+    await pace.aclose()
 
 
 async def test_a_service_that_takes_nothing_pauses_the_fleet(pool: ArqRedis) -> None:
