@@ -168,8 +168,8 @@ class Validation(Resource):
                 bound, the pace finds how many the service takes below it.
             adaptive: True (the default): the pace finds the rate and the number in
                 flight. False: up to ``concurrency`` in flight whatever the service
-                takes, for a caller that paces on its own (as the fleet example does,
-                through Redis); 429s are still sent again after their wait without
+                takes, for a caller that paces on its own (to replace the pace
+                altogether, give ``pace``); 429s are still sent again after their wait without
                 spending a retry, and a 429 while the service takes nothing at all
                 still holds every check back. (The flag was off by default before, and
                 halved the number in flight on a ``RateLimitError``.) It concerns the
