@@ -12,10 +12,18 @@ and through Redis by the fleet).
   jitter, hold); every driver takes them from the same instance.
 * ``Phase``: ``STARTUP``, ``RESTING``, ``PROBING``, ``DARK`` (the service takes
   nothing: its refusals teach nothing until an answer).
+* ``SendPolicy``: the seam a bulk call is paced through (``check_many(pace=...)``):
+  ``admit(deadline)`` ("may I send, and when": an ``Admission``, or None when not
+  before ``deadline``, on the client's clock), ``report(admission, status,
+  retry_after)`` ("what came back"), ``resends_free(status)`` and ``held_until``.
+  Implement it to pace a run your own way (the fleet's ``SharedPace`` does, through
+  Redis).
 """
 
 from __future__ import annotations
 
+from ._core.policy import Admission, SendPolicy
 from ._core.rate import DEFAULT_CONSTANTS, PaceConstants, Phase, RateFinder
 
-__all__ = ["DEFAULT_CONSTANTS", "PaceConstants", "Phase", "RateFinder"]
+__all__ = ["DEFAULT_CONSTANTS", "Admission", "PaceConstants", "Phase", "RateFinder",
+           "SendPolicy"]

@@ -15,7 +15,16 @@ Two policies live here (DESIGN §3): ``SINGLE``, the policy of a single call (ad
 once, deaf, nothing free), and ``PacedPolicy``, a bulk call's (``check_many``): an
 area's ``Pace`` (``_core.pace``) lets each attempt out and hears every answer, and a
 429 is "not processed, come back later", sent again for free. A caller outside the
-engine may bring its own (a fleet's shared pace in Redis): the protocol is the seam.
+engine may bring its own (``check_many(pace=...)``; public as ``asyncsdk.pacing.
+SendPolicy``; the fleet's ``SharedPace``, its state in Redis): the protocol is the seam.
+
+Time: ``admit``'s ``deadline`` and ``held_until`` are on the engine's clock (the
+``Client``'s ``clock``: ``time.monotonic`` unless ``Client(clock=...)``), the clock the
+call's budget is counted on. A policy that keeps another time (the fleet's: Redis's
+``TIME``) converts with the client's clock, given to it when it is made (``SharedPace``'s
+``engine_clock``): the seam stays one number, and the engine's own policies pay nothing
+for it. A caller's policy waits in its own sleeps: ``Client.close()`` does not end them
+(only ``PacedPolicy``'s, parked in the engine); the attempt after the wait fails then.
 
 The paces of a client live in its ``PaceTable``, shared with its ``with_options``
 copies: one ``Pace`` per (API key, area), so a copy with the same key waits in its
@@ -28,7 +37,7 @@ import asyncio
 import contextvars
 import hashlib
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, TypeAlias, cast
+from typing import Any, Protocol, TypeAlias, cast, runtime_checkable
 
 from .clock import Clock
 from .pace import Pace, Ticket
@@ -43,8 +52,10 @@ Admission: TypeAlias = object
 Park = Callable[["asyncio.Future[None] | None", float], Awaitable[Any]]
 
 
+@runtime_checkable
 class SendPolicy(Protocol):
-    """See the module docstring."""
+    """When a call's attempts may leave and what they told (see the module docstring;
+    ``isinstance`` checks that the four members are there)."""
 
     @property
     def held_until(self) -> float:

@@ -3,7 +3,8 @@ by the command line (``asyncsdk fleet worker|submit|status|export``).
 
 - ``config``: the settings (``FLEET_*`` variables or flags); plain Python.
 - ``worker``: the worker's tasks and its arq ``Worker`` (``serve``).
-- ``pace``: the fleet's shared pace in Redis (``SharedPace``, a session middleware).
+- ``shared_pace``: the fleet's shared pace in Redis (``SharedPace``, a ``SendPolicy``
+  each batch's ``check_many(pace=...)`` is given).
 - ``submit``: an address file split into batches and enqueued, or a file job.
 - ``export``: a run's progress, and its outcomes as ``check-many``'s result CSV.
 - ``store``: what the fleet keeps in Redis (outcomes, job handles, the shared pause).

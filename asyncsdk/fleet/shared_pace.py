@@ -3,7 +3,10 @@
 N worker processes on one API key must behave like one client. Each runs the library's
 own rate finder (``asyncsdk.pacing.RateFinder``, the machine ``check_many`` drives in
 memory), and all of them feed theirs the same events in the same order, so they all
-make the same decisions (a replicated state machine; the finder is deterministic):
+make the same decisions (a replicated state machine; the finder is deterministic).
+``SharedPace`` is a ``asyncsdk.pacing.SendPolicy``: a worker gives it to
+``check_many(pace=...)``, which asks it before every send and tells it every answer
+(the seam the client's own pace sits behind; no middleware, no session of its own).
 
 * **one stream of events** (a Redis stream, ``XADD ... MAXLEN ~``): what every worker's
   checks did, each event once, in one order: a moment reserved (``sent``), a send that
@@ -20,7 +23,9 @@ make the same decisions (a replicated state machine; the finder is deterministic
   before a hold ends; a reservation that cannot meet its caller's deadline reserves
   nothing (issue 38: a check that cannot meet its deadline takes no place);
 * **one clock**: Redis's ``TIME`` for every worker (a worker converts with the offset of
-  its last call).
+  its last call). The seam's times (``admit``'s deadline, ``held_until``) are on the
+  client's clock (``engine_clock``): converted just before each reservation, once the
+  offset is fresh.
 
 A 429 re-spaces the schedule from its moment at the new rate, as the library's pace
 does (but after the last moment already handed out, if that is later: another worker's
@@ -49,25 +54,22 @@ import contextlib
 import functools
 import math
 import random
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
-import aiohttp
 import attrs
 from redis.asyncio import Redis
 
-from asyncsdk.pacing import DEFAULT_CONSTANTS, PaceConstants, RateFinder
+from asyncsdk.pacing import DEFAULT_CONSTANTS, Admission, PaceConstants, RateFinder
 
 from .store import PAUSE_KEY  # the fleet's pause: a key whose time to live is the hold
 
-__all__ = ["CHECK_PATH", "PACE_KEY", "PAUSE_KEY", "Admission", "SharedPace",
-           "retry_after_seconds"]
+__all__ = ["PACE_KEY", "PAUSE_KEY", "Reservation", "SharedPace"]
 
 #: The pace's hash (its schedule, rate, generation); its event stream is ``<key>:events``.
 PACE_KEY = "fleet:pace"
-#: Only the checks are paced (jobs and their polls go as they come).
-CHECK_PATH = "/api/v1/single/check"
 
 # KEYS: the pace's hash, its stream, the pause key.
 # ARGV: mode ('sync', 'reserve', 'refused'), now ('': Redis's TIME), idle (ms), the
@@ -211,20 +213,10 @@ def _retrieved(task: asyncio.Task[Any]) -> None:
         task.exception()
 
 
-def retry_after_seconds(value: str | None) -> float | None:
-    """A ``Retry-After`` in seconds; None when absent or not a number (an HTTP date
-    counts as none: the pace then waits its own backoff)."""
-    try:
-        seconds = float(value) if value else math.nan
-    except ValueError:
-        return None
-    return max(0.0, seconds) if math.isfinite(seconds) else None
-
-
 @attrs.frozen
-class Admission:
-    """A moment reserved on the fleet's schedule (the fleet's clock) and its ``sent``
-    event's id in the stream, for ``tell``."""
+class Reservation:
+    """What ``SharedPace.admit`` gives: a moment reserved on the fleet's schedule (the
+    fleet's clock) and its ``sent`` event's id in the stream, for ``report``."""
 
     at: float
     send: str
@@ -286,19 +278,24 @@ class _Replica:
 
 
 class SharedPace:
-    """The fleet's pace (see the module docstring); one per worker process.
+    """The fleet's pace (see the module docstring); one per worker process, a
+    ``SendPolicy`` for ``check_many(pace=...)``.
 
     ``admit(deadline)`` waits for a check's moment (None: not before ``deadline``; then
-    nothing was reserved), ``tell(admission, status, retry_after)`` says what came of it;
-    ``middleware`` does both around each check of an aiohttp session. ``clock`` and
-    ``sleep`` (tests) replace Redis's time and the loop's waits: a fake clock for every
-    worker; ``rand`` draws the jitters (the same source as an in-memory pace's gives the
-    same moments)."""
+    nothing was reserved), ``report(admission, status, retry_after)`` says what came of
+    it (``tell``: the same, awaited until a refusal is applied). ``engine_clock``: the
+    ``now`` of the clock of the client whose checks it paces, on which ``admit``'s
+    deadline and ``held_until`` are (default: ``time.monotonic``, a ``Client``'s
+    without ``clock=``; with ``clock``, that one). ``clock`` and ``sleep`` (tests)
+    replace Redis's time and the loop's waits: a fake clock for every worker; ``rand``
+    draws the jitters (the same source as an in-memory pace's gives the same
+    moments)."""
 
     def __init__(self, redis: Redis, *, constants: PaceConstants = DEFAULT_CONSTANTS,
                  key: str = PACE_KEY, pause_key: str = PAUSE_KEY,
                  rand: Callable[[], float] = random.random,
                  clock: Callable[[], float] | None = None,
+                 engine_clock: Callable[[], float] | None = None,
                  sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
                  idle_seconds: float = 600.0, stream_length: int = 100_000,
                  horizon_seconds: float = 0.05, max_batch: int = 32,
@@ -310,6 +307,7 @@ class SharedPace:
         self._script = redis.register_script(_SCRIPT)
         self._rand = rand
         self._clock = clock
+        self._engine_now = engine_clock or clock or time.monotonic
         self._sleep = sleep
         self._settings = (int(idle_seconds * 1000), stream_length)
         self._horizon = horizon_seconds
@@ -322,9 +320,12 @@ class SharedPace:
         self._offset = 0.0  # the fleet's clock minus this loop's (from the last reply)
         self._outbox: list[str] = []  # events told with the next call
         self._jitters: deque[float] = deque()  # drawn, not used yet (in order)
-        self._waiting: list[tuple[asyncio.Future[Admission | None], float]] = []
+        self._hold = -math.inf  # the fleet's hold's end, as the last reservation saw it
+        # (a check's future, its deadline on the client's clock)
+        self._waiting: list[tuple[asyncio.Future[Reservation | None], float]] = []
         self._lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._refusals: set[asyncio.Task[Any]] = set()  # reported, not yet applied
         self._reserver: asyncio.Task[None] | None = None
         self._flusher: asyncio.Task[None] | None = None
 
@@ -340,12 +341,24 @@ class SharedPace:
             return self._clock()
         return asyncio.get_running_loop().time() + self._offset
 
-    async def admit(self, deadline: float = math.inf) -> Admission | None:
+    @property
+    def held_until(self) -> float:
+        """When the fleet's hold ends, as this worker last saw it (the client's clock;
+        past: none)."""
+        return self._hold - self.now() + self._engine_now()
+
+    def resends_free(self, status: int) -> bool:
+        """A 429: "not processed, come back later", as in the client's own pace."""
+        return status == 429
+
+    async def admit(self, deadline: float = math.inf) -> Reservation | None:
         """Wait for this check's moment on the fleet's schedule (the checks of this
         worker waiting at once are given theirs by one call, ``max_batch`` at most);
-        None when it could not be before ``deadline`` (the fleet's clock: then nothing
-        was reserved). A caller that leaves before its moment tells it unused."""
-        waiter: asyncio.Future[Admission | None] = asyncio.get_running_loop().create_future()
+        None when it could not be before ``deadline`` (the client's clock,
+        ``engine_clock``: then nothing was reserved). A caller that leaves before its
+        moment tells it unused."""
+        waiter: asyncio.Future[Reservation | None] = (
+            asyncio.get_running_loop().create_future())
         self._waiting.append((waiter, deadline))
         self._kick()
         admission = await waiter
@@ -360,24 +373,48 @@ class SharedPace:
             raise
         return admission
 
-    async def tell(self, admission: Admission, status: int | None,
-                   retry_after: float | None) -> None:
+    def report(self, admission: Admission, status: int | None,
+               retry_after: float | None) -> None:
         """What came of ``admission``'s check: an answer's ``status`` (None: no answer);
         for a 429, ``retry_after`` is the wait the service asked (None: it said nothing).
-        A refusal is told at once (it cuts the rate and re-spaces the schedule), the
-        rest with this worker's next call."""
+        A refusal is told at once (it cuts the rate and re-spaces the schedule, in a
+        task of ours that the next reservation waits for: the lock is first come, first
+        served), the rest with this worker's next call."""
+        refusal = self._told(cast(Reservation, admission), status, retry_after)
+        if refusal is not None:
+            task = self._spawn(refusal)
+            self._refusals.add(task)
+            task.add_done_callback(self._refusals.discard)
+
+    async def settled(self) -> None:
+        """Return once every refusal reported so far is applied in Redis (its hold, the
+        fleet's pause key, set): what a worker reads next sees it."""
+        if self._refusals:
+            await asyncio.wait(list(self._refusals))
+
+    async def tell(self, admission: Reservation, status: int | None,
+                   retry_after: float | None) -> None:
+        """``report``, returning once a refusal is applied in Redis (its error, if
+        Redis failed, raised here)."""
+        refusal = self._told(admission, status, retry_after)
+        if refusal is not None:
+            await asyncio.shield(self._spawn(refusal))
+
+    def _told(self, admission: Reservation, status: int | None, retry_after: float | None,
+              ) -> Callable[[], Awaitable[Any]] | None:
+        """Put ``admission``'s event in the outbox; a refusal's work to do at once."""
         if status is None:
             self._tell_later(f"f {admission.send}")
-            return
+            return None
         now = self.now()
         kind = "r" if status == 429 else "a"
         event = f"{kind} {admission.send} {_fmt(admission.at)} {_fmt(now)}"
         if status != 429:
             self._tell_later(event)
-            return
+            return None
         self._outbox.append(event)
         self._room.set()
-        await self._shielded(lambda: self._refused(now, retry_after))
+        return lambda: self._refused(now, retry_after)
 
     async def catch_up(self) -> None:
         """Tell this worker's events now and apply every event of the fleet told so
@@ -388,26 +425,6 @@ class SharedPace:
         """The fleet's rate now, as stored (checks a second; 0.0 before its first)."""
         value: Any = await self.redis.hget(self.keys[0], "rate")  # type: ignore[misc]
         return float(_text(value)) if value is not None else 0.0
-
-    async def middleware(
-        self, request: aiohttp.ClientRequest,
-        handler: Callable[[aiohttp.ClientRequest], Awaitable[aiohttp.ClientResponse]],
-    ) -> aiohttp.ClientResponse:
-        """aiohttp client middleware: each check leaves at its moment, and its answer
-        is told to the pace (the library's own middleware adds the credentials after
-        this one: the pace never sees them)."""
-        if request.url.path != CHECK_PATH:
-            return await handler(request)
-        admission = await self.admit()
-        assert admission is not None  # no deadline: always a moment
-        try:
-            response = await handler(request)
-        except BaseException:
-            self._tell_later(f"f {admission.send}")
-            raise
-        await self.tell(admission, response.status,
-                        retry_after_seconds(response.headers.get("Retry-After")))
-        return response
 
     async def aclose(self) -> None:
         """Tell this worker's last events and stop its own tasks (a worker's shutdown;
@@ -428,6 +445,11 @@ class SharedPace:
     def _shielded(self, work: Callable[[], Awaitable[Any]]) -> Awaitable[Any]:
         """Run ``work`` under the lock, in a task of ours that a caller's cancellation
         does not stop (its events and reply are never half applied)."""
+        return asyncio.shield(self._spawn(work))
+
+    def _spawn(self, work: Callable[[], Awaitable[Any]]) -> asyncio.Task[Any]:
+        """``work`` under the lock, in a task of ours (``aclose`` waits for it; its
+        error is retrieved: its events stay in the outbox)."""
         async def locked() -> Any:
             async with self._lock:
                 return await work()
@@ -436,7 +458,7 @@ class SharedPace:
         self._tasks.add(task)
         task.add_done_callback(_retrieved)
         task.add_done_callback(self._tasks.discard)
-        return asyncio.shield(task)
+        return task
 
     async def _call(self, mode: str, extra: Sequence[str | float] = (),
                     now: float | None = None) -> list[str] | None:
@@ -527,7 +549,7 @@ class SharedPace:
             if left > 0 and any(not w.done() for w, _ in self._waiting):
                 await self._sleep(left)
 
-    async def _reserve(self, batch: list[tuple[asyncio.Future[Admission | None], float]],
+    async def _reserve(self, batch: list[tuple[asyncio.Future[Reservation | None], float]],
                        ) -> float | None:
         """One reservation for ``batch`` (after every event so far is applied), within
         the room the window leaves: each waiter reserved for gets its admission, one
@@ -538,17 +560,20 @@ class SharedPace:
         finder = self._replica.finder
         room = max(0, math.ceil(finder.window) - finder.unanswered())
         jitters = self._jitter(len(batch))
+        # The client's deadlines on the fleet's clock (the offset fresh from the sync).
+        shift = 0.0 if self._engine_now is self._clock else self.now() - self._engine_now()
         reply = await self._call("reserve", [
             *self._rate_args(), self._horizon, room, len(batch),
-            *(_fmt(deadline) for _, deadline in batch), *jitters])
+            *(_fmt(deadline + shift) for _, deadline in batch), *jitters])
         if reply is None:  # a new generation: nothing reserved, try again
             self._jitters.extendleft(reversed(jitters))
             return -math.inf
+        self._hold = float(reply[2])
         considered = int(reply[3])
         if not considered:
             self._jitters.extendleft(reversed(jitters))
             return None
-        given = {int(reply[i]): Admission(float(reply[i + 1]), reply[i + 2])
+        given = {int(reply[i]): Reservation(float(reply[i + 1]), reply[i + 2])
                  for i in range(4, len(reply), 3)}
         self._jitters.extendleft(reversed(jitters[len(given):]))
         for index, (waiter, deadline) in enumerate(batch[:considered], 1):

@@ -34,8 +34,9 @@ at a time (``BatchLease``).
 
 The pace: ``shared_pace.SharedPace``, the library's own rate finder (``asyncsdk.pacing``)
 driven by the fleet's one stream of events in Redis: built as ``SharedPace(redis)`` once
-per process, its ``middleware`` put on the worker's aiohttp session (``paced_client``),
-closed (``aclose``) at shutdown.
+per process, given to each batch's ``check_many(pace=...)`` (a ``SendPolicy``: asked
+before every send, told every answer), closed (``aclose``) at shutdown. The worker's
+``Client`` is a plain one (its own session).
 """
 
 from __future__ import annotations
@@ -51,7 +52,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from typing import Any, TypeVar
 
-import aiohttp
 import attrs
 from arq import Retry
 from arq.connections import RedisSettings
@@ -90,20 +90,6 @@ class Account:
         return "Account(...)"
 
 
-def paced_client(pace: SharedPace, *, max_retries: int, max_connections: int,
-                 account: Account | None = None,
-                 ) -> tuple[asyncsdk.Client, aiohttp.ClientSession]:
-    """A Client whose checks go at the fleet's pace: on a session of the worker's own
-    with ``pace.middleware`` (the caller closes both: the client, then the session)."""
-    session = aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(limit=max_connections, limit_per_host=0),
-        middlewares=(pace.middleware,))
-    who = account or Account()
-    client = asyncsdk.Client(who.api_key, who.username, base_url=who.base_url,
-                             max_retries=max_retries, session=session)
-    return client, session
-
-
 async def startup(ctx: dict[str, Any]) -> None:
     """arq ``on_startup``: the ONE Client of this process (``ctx["account"]``, else the
     ``ASYNCSDK_*`` variables), at the fleet's pace.
@@ -116,25 +102,23 @@ async def startup(ctx: dict[str, Any]) -> None:
     log.info("Redis %s", version)
     config: FleetConfig = ctx["config"]
     # The checks of every worker go at the fleet's pace, shared through Redis
-    # (``shared_pace.SharedPace``: a middleware on this worker's session); enough connections
-    # for every batch this worker runs at once.
-    ctx["pace"] = pace = SharedPace(ctx["redis"])
-    ctx["client"], ctx["session"] = paced_client(
-        pace, max_retries=config.client_retries,
-        max_connections=max(100, config.concurrency * config.max_jobs),
-        account=ctx.get("account"))
+    # (``shared_pace.SharedPace``, each batch's ``check_many(pace=...)``; on the
+    # default clock, as the client's); enough connections for every batch this worker
+    # runs at once.
+    ctx["pace"] = SharedPace(ctx["redis"])
+    who: Account = ctx.get("account") or Account()
+    ctx["client"] = asyncsdk.Client(
+        who.api_key, who.username, base_url=who.base_url, max_retries=config.client_retries,
+        max_connections=max(100, config.concurrency * config.max_jobs))
     ctx["pid"] = os.getpid()
 
 
 async def shutdown(ctx: dict[str, Any]) -> None:
-    """arq ``on_shutdown``: close the Client and its session (not reached on SIGKILL, and
+    """arq ``on_shutdown``: close the Client and the pace (not reached on SIGKILL, and
     that is fine)."""
     client: asyncsdk.Client | None = ctx.get("client")
     if client is not None:
         await client.close()
-    session = ctx.get("session")
-    if session is not None:
-        await session.close()
     pace: SharedPace | None = ctx.get("pace")
     if pace is not None:
         await pace.aclose()
@@ -221,6 +205,7 @@ class BatchRun:
         self.run, self.start, self.emails = run, start, emails
         self.store = OutcomeStore(ctx["redis"], run)
         self.pace = FleetPace(ctx["redis"])
+        self.shared_pace: SharedPace = ctx["pace"]
         self.lease = BatchLease(ctx["redis"], run, start)
         self.token = f"{self.pid}:{uuid.uuid4().hex}"
         self.loop = asyncio.get_running_loop()
@@ -274,6 +259,8 @@ class BatchRun:
         """The addresses to send, each once its turn comes: none while the fleet is
         paused, none once the slice is over or the worker stopping."""
         for index, email in self.todo:
+            # A 429 just reported may pause the fleet: read the pause once it is in Redis.
+            await self.shared_pace.settled()
             if not await self.wait_out_pause():
                 return
             if self.loop.time() >= self.deadline:
@@ -303,11 +290,11 @@ class BatchRun:
 
     async def check(self, client: asyncsdk.Client) -> None:
         """Send the batch through ``check_many``, storing each final outcome at once."""
-        # adaptive=False: the fleet's shared pace (the session's middleware), not the
-        # client's own, says when each check leaves; a 429 is still sent again after its
-        # wait, without spending a retry, within request_timeout.
+        # The fleet's shared pace, not the client's own, says when each check leaves
+        # and hears every answer; a 429 is sent again after its wait, without spending
+        # a retry, within request_timeout.
         checks = client.validation.check_many(
-            self.feed(), concurrency=self.config.concurrency, adaptive=False,
+            self.feed(), concurrency=self.config.concurrency, pace=self.shared_pace,
             request_timeout=self.config.request_timeout)
         async with aclosing(checks) as outcomes:
             async for outcome in outcomes:

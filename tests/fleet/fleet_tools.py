@@ -13,6 +13,7 @@ from arq.connections import ArqRedis
 
 import asyncsdk
 from asyncsdk.fleet.config import FleetConfig
+from asyncsdk.fleet.shared_pace import SharedPace
 from asyncsdk.testing import Sandbox
 
 CHECK = "/api/v1/single/check"
@@ -47,9 +48,10 @@ def tail(path: Path, lines: int = 30) -> str:
 
 def worker(client: asyncsdk.Client, pool: ArqRedis, pid: int, *, job_try: int = 1,
            **config: Any) -> dict[str, Any]:
-    """What arq gives a task on a worker whose on_startup made ``client``."""
+    """What arq gives a task on a worker whose on_startup made ``client`` and the
+    fleet's pace (on ``pool``: each batch's ``check_many(pace=...)``)."""
     return {"client": client, "redis": pool, "config": FleetConfig(**config), "pid": pid,
-            "job_try": job_try}
+            "job_try": job_try, "pace": SharedPace(pool)}
 
 
 def checks(sb: Sandbox) -> list[str]:

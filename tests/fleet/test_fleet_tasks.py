@@ -18,6 +18,7 @@ from arq.connections import ArqRedis
 from fleet_tools import CHECK, checks, worker
 
 import asyncsdk
+from asyncsdk.fleet.shared_pace import PACE_KEY
 from asyncsdk.fleet.store import PAUSE_KEY, FleetPace, OutcomeStore, job_key, writes_key
 from asyncsdk.fleet.submit import read_addresses
 from asyncsdk.fleet.worker import check_batch, resume_job, submit_job
@@ -94,9 +95,9 @@ async def test_a_rate_limit_pauses_every_worker(pool: ArqRedis) -> None:
         assert checks(sb) == [EMAILS[0]]
         assert await OutcomeStore(pool, "r").count() == 0
         # The pause over (its key expired), the re-runs check everything once. (arq runs
-        # them after the pause, when each client's own hold of the 429 is over too:
-        # fresh clients stand in for that time.)
-        await pool.delete(PAUSE_KEY)
+        # them after the pause, when the fleet's pace's hold of the 429 is over too: a
+        # fresh pace and fresh clients stand in for that time.)
+        await pool.delete(PAUSE_KEY, PACE_KEY)
         sb.faults.clear()
         async with sb.client() as a_later, sb.client() as b_later:
             await check_batch(worker(a_later, pool, 1, job_try=2), "r", 0, EMAILS[:10])

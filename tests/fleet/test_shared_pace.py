@@ -19,21 +19,14 @@ import random
 import time
 from typing import Any
 
-import aiohttp
 import pytest
 from arq.connections import ArqRedis
 from fleet_tools import until
 
 import asyncsdk
 from asyncsdk._core.pace import Pace
-from asyncsdk.fleet.shared_pace import (
-    PACE_KEY,
-    PAUSE_KEY,
-    Admission,
-    SharedPace,
-    retry_after_seconds,
-)
-from asyncsdk.pacing import DEFAULT_CONSTANTS, Phase, RateFinder
+from asyncsdk.fleet.shared_pace import PACE_KEY, PAUSE_KEY, Reservation, SharedPace
+from asyncsdk.pacing import DEFAULT_CONSTANTS, Phase, RateFinder, SendPolicy
 from asyncsdk.testing import RateLimit, RateLimits, Sandbox
 
 C = DEFAULT_CONSTANTS
@@ -124,7 +117,7 @@ async def test_the_rate_is_found_from_send_moments(pool: ArqRedis, answers: str)
     a, b = fake_paces(pool, clock)
     await resting_at([a, b], 1000.0)
     start = clock.now
-    sent: list[tuple[SharedPace, Admission]] = []
+    sent: list[tuple[SharedPace, Reservation]] = []
     for i in range(200):
         pace = (a, b)[i % 2]
         admission = await pace.admit()
@@ -166,7 +159,7 @@ async def test_the_start_up_grows_with_the_answers_not_with_time(pool: ArqRedis)
     a, b = fake_paces(pool, clock)
     tasks = [asyncio.ensure_future((a, b)[i % 2].admit()) for i in range(40)]
 
-    def admitted() -> list[Admission]:
+    def admitted() -> list[Reservation]:
         return [t.result() for t in tasks if t.done() and t.result() is not None]
 
     async def at_least(count: int) -> bool:
@@ -214,6 +207,30 @@ async def test_a_reservation_that_cannot_meet_its_deadline_takes_no_place(
     assert nxt is not None and nxt.at == pytest.approx(first.at + 0.1, abs=1e-9)
 
 
+async def test_the_seams_times_are_on_the_clients_clock(pool: ArqRedis) -> None:
+    """``admit``'s deadline and ``held_until`` are on the client's clock (``engine_clock``),
+    whatever the fleet's (Redis's) is: here 5 s against 1,000 s. A deadline 50 ms after
+    the next moment, on the client's clock, is met; one 50 ms before it is not; after a
+    429 while nothing was answered, the hold ends 0.3 s later on the client's clock."""
+    clock = FakeClock()
+    pace = SharedPace(pool, clock=clock, sleep=clock.sleep, rand=lambda: 0.5,
+                      engine_clock=lambda: clock.now - 995.0)
+    assert isinstance(pace, SendPolicy) and pace.resends_free(429)
+    assert not pace.resends_free(503)
+    await resting_at([pace], 10.0)  # one moment every 0.1 s
+    first = await pace.admit()
+    assert first is not None
+    engine_at = first.at - 995.0  # its moment, on the client's clock
+    assert await pace.admit(deadline=engine_at + 0.05) is None  # the next is at +0.1
+    nxt = await pace.admit(deadline=engine_at + 0.15)
+    assert nxt is not None and nxt.at == pytest.approx(first.at + 0.1, abs=1e-9)
+    clock.now = nxt.at + 5.0
+    pace.report(nxt, 429, 0.3)  # nothing was answered lately: it holds
+    assert await pace.admit(deadline=clock.now - 995.0 + 0.1) is None  # held 0.3 s
+    assert pace.held_until == pytest.approx(clock.now - 995.0 + 0.3, abs=1e-6)
+    await pace.aclose()
+
+
 async def test_a_service_that_takes_nothing_pauses_the_fleet(pool: ArqRedis) -> None:
     a, b = SharedPace(pool), SharedPace(pool)
     admission = await a.admit()
@@ -227,11 +244,6 @@ async def test_a_service_that_takes_nothing_pauses_the_fleet(pool: ArqRedis) -> 
     await b.aclose()
 
 
-def test_retry_after_is_read_in_seconds() -> None:
-    assert [retry_after_seconds(v) for v in ("1", "0.25", None, "", "soon", "nan", "-3")
-            ] == [1.0, 0.25, None, None, None, None, 0.0]
-
-
 async def test_two_workers_on_one_key_behave_like_one_client(
         pool: ArqRedis, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two clients (two workers) on one key, against the sandbox's limit (400/s, a
@@ -242,23 +254,20 @@ async def test_two_workers_on_one_key_behave_like_one_client(
         monkeypatch.setenv("ASYNCSDK_USERNAME", sb.username)
         monkeypatch.setenv("ASYNCSDK_BASE_URL", sb.base_url)
         paces = [SharedPace(pool) for _ in range(2)]
-        workers = []
-        for pace in paces:  # as a worker makes its client: on a session of its own
-            session = aiohttp.ClientSession(middlewares=(pace.middleware,))
-            workers.append((asyncsdk.Client(max_retries=0, session=session), session))
+        clients = [asyncsdk.Client(max_retries=0) for _ in paces]  # as a worker's: plain
 
-        async def run(client: asyncsdk.Client, prefix: str) -> list[asyncsdk.CheckOutcome]:
+        async def run(client: asyncsdk.Client, pace: SharedPace,
+                      prefix: str) -> list[asyncsdk.CheckOutcome]:
             emails = [f"{prefix}{i}@example.com" for i in range(300)]
             return [o async for o in client.validation.check_many(
-                emails, concurrency=50, adaptive=False)]
+                emails, concurrency=50, pace=pace)]
 
         try:
-            outcomes = await asyncio.gather(*(run(c, p) for (c, _), p in zip(
-                workers, "ab", strict=True)))
+            outcomes = await asyncio.gather(*(run(c, pace, p) for c, pace, p in zip(
+                clients, paces, "ab", strict=True)))
         finally:
-            for (client, session), pace in zip(workers, paces, strict=True):
+            for client, pace in zip(clients, paces, strict=True):
                 await client.close()
-                await session.close()
                 await pace.aclose()
         stats = sb.limits.stats()
     assert all(o.ok for each in outcomes for o in each)
@@ -325,7 +334,7 @@ async def shared(pool: ArqRedis, trace: list[tuple[int | None, float | None, flo
         assert admission is not None
         stored.append(await pace.rate())
         clock.now += answer_time
-        await pace.tell(admission, status, wait)
+        pace.report(admission, status, wait)  # as check_many tells it (the policy's seam)
         await pace.catch_up()
         decisions.append(decision(admission.at, pace.finder))
     await pace.aclose()

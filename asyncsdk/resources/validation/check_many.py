@@ -12,7 +12,8 @@ taken and their outcomes not yet received by the caller, so at most ``limit`` ch
 in flight and the outcomes waiting for a slow consumer are at most ``limit``: memory
 stays O(concurrency) whatever the input's length. How many of those are on the wire at
 once is the pace's to say, not this module's: each check is a bulk call
-(``Validation._bulk_check``), sent when the client's pace of the validation area lets it
+(``Validation._bulk_check``), sent when the client's pace of the validation area (or the
+caller's ``pace``, a ``SendPolicy``) lets it
 (``_core.pace``: the rate and the window the service takes, found from every attempt's
 answer), and a 429 it gets is sent again after the wait asked for, without spending a
 retry, until its budget ends. The slots are a ``Window`` (``_core.window``) of
@@ -36,7 +37,7 @@ from contextlib import aclosing
 from typing import Any, Protocol
 
 from ..._checks import check_bool, check_count, check_seconds
-from ..._core import Window
+from ..._core import SendPolicy, Window
 from ..._errors import (
     APIError,
     AuthenticationError,
@@ -48,7 +49,7 @@ from ..._errors import (
 )
 from ...models.validation import CheckFailure, CheckOutcome, CheckResult, CheckSuccess
 
-__all__ = ["CheckFunction", "check_many"]
+__all__ = ["CheckFunction", "callers_policy", "check_many"]
 
 #: Failures after which ``check_many`` stops sending: every later check would fail too
 #: (refused credentials or credit, a client closed under the run or used wrongly, a
@@ -88,6 +89,20 @@ def check_many(
         raise InvalidInputError(
             f"emails: expected an iterable, got {type(emails).__name__}", field="emails")
     return _Run(check, concurrency, validity_timeout, request_timeout).outcomes(emails)
+
+
+def callers_policy(pace: object, adaptive: object) -> SendPolicy:
+    """``check_many(pace=...)``: the caller's policy, in place of the client's pace
+    (``adaptive`` is about the client's pace: left at its default)."""
+    if not isinstance(pace, SendPolicy):
+        raise InvalidInputError(
+            f"pace: expected an asyncsdk.pacing.SendPolicy (admit, report, resends_free, "
+            f"held_until), got {type(pace).__name__}", field="pace")
+    if adaptive is not True:
+        raise InvalidInputError(
+            "adaptive: concerns the client's own pace, which pace= replaces; leave it "
+            "out with pace=", field="adaptive")
+    return pace
 
 
 # --- outcomes: built in one place each (the model may be split by kind) ---------------

@@ -14,7 +14,7 @@ from ..._serde.converter import parse_int
 from ...models.validation import CheckOutcome, CheckResult
 from .._areas import Area
 from .._base import ExtraHeaders, ExtraQuery, Resource, extras_of
-from .check_many import check_many
+from .check_many import callers_policy, check_many
 from .jobs import ValidationJob
 
 CHECK = Operation("validation.check", "GET", Area.VALIDATION, "/api/v1/single/check",
@@ -89,6 +89,7 @@ class Validation(Resource):
         *,
         concurrency: int = DEFAULT_CHECK_CONCURRENCY,
         adaptive: bool = True,
+        pace: SendPolicy | None = None,
         validity_timeout: float = DEFAULT_VALIDITY_TIMEOUT,
         request_timeout: float | None = None,
         extra_headers: ExtraHeaders | None = None,
@@ -117,6 +118,20 @@ class Validation(Resource):
         ``RateLimitError`` its outcome. The pace is the client's, for the validation
         area: a 429 holds back every check of every ``check_many`` run of this client
         (released one by one, never in a wave), not only the one that got it.
+
+        **At your pace.** ``pace`` replaces the client's pace for this run with yours:
+        any object of the ``asyncsdk.pacing.SendPolicy`` protocol. Before every send
+        (each resend included) the run awaits ``pace.admit(deadline)`` — its
+        ``Admission``, or None when it cannot let the check out before ``deadline`` (the
+        check's budget end, on the client's clock): then that check is not sent and its
+        outcome is the error of a spent budget (``RateLimitError`` while
+        ``pace.held_until``, on the same clock, is ahead; else ``APITimeoutError``).
+        After every attempt it calls ``pace.report(admission, status, retry_after)``:
+        the answer's HTTP status (None: no answer) and, for a 429, the ``Retry-After``
+        in seconds (None: absent). An answer whose status ``pace.resends_free(status)``
+        accepts is sent again without spending ``max_retries``. The fleet's
+        ``SharedPace`` is one (its state in Redis, shared by every worker). A wait in
+        your ``admit`` is yours: ``close()`` does not end it.
 
         After an ``AuthenticationError`` or ``InsufficientCreditError`` (or a
         ``UsageError``: the client was closed under the run; or a ``ConfigurationError``:
@@ -154,11 +169,15 @@ class Validation(Resource):
                 bound, the pace finds how many the service takes below it.
             adaptive: True (the default): the pace finds the rate and the number in
                 flight. False: up to ``concurrency`` in flight whatever the service
-                takes, for a caller that paces on its own (as the fleet example does,
-                through Redis); 429s are still sent again after their wait without
+                takes, for a caller that paces on its own (to replace the pace
+                altogether, give ``pace``); 429s are still sent again after their wait without
                 spending a retry, and a 429 while the service takes nothing at all
                 still holds every check back. (The flag was off by default before, and
-                halved the number in flight on a ``RateLimitError``.)
+                halved the number in flight on a ``RateLimitError``.) It concerns the
+                client's pace only: not with ``pace``.
+            pace: a ``SendPolicy`` that lets each check out and hears its answer, in
+                place of the client's pace (see "At your pace"); None (the default):
+                the client's.
             validity_timeout: the service's ``timeout`` per check, in seconds.
             request_timeout: each check's timeout, overriding the client's: the budget
                 within which a rate-limited check is sent again.
@@ -169,7 +188,8 @@ class Validation(Resource):
             An async generator of ``CheckOutcome``.
 
         Raises:
-            InvalidInputError: at once, for a bad ``concurrency`` or ``validity_timeout``
+            InvalidInputError: at once, for a bad ``concurrency`` or ``validity_timeout``,
+                a ``pace`` that is not a ``SendPolicy`` or given with ``adaptive=False``,
                 or for ``emails`` being a single string, or for extras that are not
                 headers or query fields, would replace a credential or could not be
                 sent as given (checked once for every input: nothing is sent).
@@ -177,7 +197,8 @@ class Validation(Resource):
             already sent have been yielded.
         """
         extras = extras_of(extra_headers, extra_query)  # checked at once
-        policy = self._engine.bulk_policy(CHECK, adaptive=adaptive is True)
+        policy = (self._engine.bulk_policy(CHECK, adaptive=adaptive is True)
+                  if pace is None else callers_policy(pace, adaptive))
         check = partial(self._bulk_check, policy=policy, extras=extras)
         return check_many(check, emails, concurrency=concurrency, adaptive=adaptive,
                           validity_timeout=validity_timeout, request_timeout=request_timeout)
