@@ -562,8 +562,6 @@ def _strict_hook(converter: cattrs.Converter, cls: type) -> Callable[[Any, Any],
 
     def read_strictly(data: Any, _: Any) -> Any:
         if not isinstance(data, dict):
-            if data.__class__ is cls:  # decoded already, as it was parsed (big_json build)
-                return data
             raise DecodeFailure(f"expected an object ({name}), got {type(data).__name__}")
         unknown = [key for key in data if key not in known]
         if unknown:
