@@ -39,14 +39,6 @@ from .window import Window
 
 __all__ = ["Pace", "Ticket"]
 
-#: An unpaced call held back leaves within this share of the hold (of ``MAX_SPREAD``
-#: seconds at most) after it ends.
-HOLD_SPREAD = 0.5
-MAX_SPREAD = 1.0
-#: "Nothing answered" means nothing within this long (or the hold asked, if longer).
-STARVED_WITHIN = 1.0
-
-
 class Ticket:
     """One attempt let through by the pace, for ``done``: its send's number and time, and
     whether it holds a place in the window."""
@@ -89,6 +81,12 @@ class Pace:
         """When the hold of a 429 from a service that took nothing ends (the clock's
         time; past: no hold)."""
         return self._held_until
+
+    @property
+    def next_free(self) -> float:
+        """The pacer's next free moment (the clock's time; past: a paced send may leave
+        now, the hold permitting)."""
+        return self._next
 
     @property
     def in_flight(self) -> int:
@@ -209,11 +207,15 @@ class Pace:
         held = self._held_until
         if held <= now:
             return now
-        return held + self._rand() * min(HOLD_SPREAD * (held - now), MAX_SPREAD)
+        c = self.finder.constants  # the schedule's constants are the machine's record
+        return held + self._rand() * min(c.hold_spread_share * (held - now),
+                                         c.max_hold_spread_seconds)
 
     def _interval(self) -> float:
-        """One jittered interval of the pacer (half to one and a half of 1 / rate)."""
-        return (0.5 + self._rand()) / self.finder.rate
+        """One jittered interval of the pacer (half to one and a half of 1 / rate, with
+        the default constants)."""
+        c = self.finder.constants
+        return (c.jitter_low + self._rand() * c.jitter_width) / self.finder.rate
 
     async def _wait_until(self, at: float) -> None:
         delay = at - self._clock()
@@ -227,5 +229,6 @@ class Pace:
         self._refusals += 1
         self._returned.clear()
         self._next = now + self._interval()
-        if wait and self.finder.starved(now, max(STARVED_WITHIN, wait)):
+        within = max(self.finder.constants.starved_within_seconds, wait or 0.0)
+        if wait and self.finder.starved(now, within):
             self._held_until = max(self._held_until, now + wait)

@@ -240,9 +240,9 @@ async def test_checks_that_gave_up_in_a_hold_leave_the_pace_free(
         pace = pace_of(c)
         assert pace.held_until > 0  # the hold the issue is about came
         assert pace.in_flight == 0
-        # The schedule is not ahead of the hold (its next moment: ``_next``; the
-        # client's clock is the system's, time.monotonic).
-        assert pace._next <= max(time.monotonic(), pace.held_until) + 1.0
+        # The schedule is not ahead of the hold (the client's clock is the system's,
+        # time.monotonic).
+        assert pace.next_free <= max(time.monotonic(), pace.held_until) + 1.0
         refusing = False
         later = [o async for o in c.validation.check_many(emails(5, "v"),
                                                           request_timeout=10)]
