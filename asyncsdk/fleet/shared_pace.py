@@ -216,10 +216,41 @@ def _retrieved(task: asyncio.Task[Any]) -> None:
 @attrs.frozen
 class Reservation:
     """What ``SharedPace.admit`` gives: a moment reserved on the fleet's schedule (the
-    fleet's clock) and its ``sent`` event's id in the stream, for ``report``."""
+    fleet's clock) and its ``sent`` event's id in the stream, for ``report``; ``local``:
+    the same moment on this worker's loop clock, as its wait began (nan: not known);
+    ``heard``: the 429s this worker had heard of when it was reserved (one heard since
+    voids it)."""
 
     at: float
     send: str
+    local: float = math.nan
+    heard: int = 0  # the 429s this worker had heard of when it was reserved
+
+
+class _ClockOffset:
+    """The fleet's clock (Redis's ``TIME``) minus this loop's, from the replies: each
+    sample (the reply's time less the loop's as the reply arrives) is low by that
+    reply's delay, never high, so the largest of the last ``memory`` seconds is the
+    truest. The last sample alone moved by the delays (up to 16 ms on a busy machine):
+    answer times timed across two samples came out shorter than the service's own, and
+    the window sized on them held the fleet at 0.6-0.8 R."""
+
+    __slots__ = ("_memory", "_samples")
+
+    def __init__(self, memory: float = 1.0) -> None:
+        self._memory = memory
+        self._samples: deque[tuple[float, float]] = deque()  # (loop time, sample), the
+        # samples falling: the first is the largest
+
+    def add(self, fleet_now: float, loop_now: float) -> float:
+        """Take one reply's sample; the offset now."""
+        samples, sample = self._samples, fleet_now - loop_now
+        while samples and samples[-1][1] <= sample:
+            samples.pop()
+        samples.append((loop_now, sample))
+        while samples[0][0] < loop_now - self._memory:
+            samples.popleft()
+        return samples[0][1]
 
 
 class _Replica:
@@ -239,7 +270,8 @@ class _Replica:
         self.seq = 0
         self.full = True
         self.last_sent = -math.inf
-        self.sends: dict[str, int] = {}  # a sent event's id -> the finder's send number
+        # a sent event's id -> the finder's send number and the send's moment
+        self.sends: dict[str, tuple[int, float]] = {}
 
     def apply(self, entries: Sequence[tuple[str, str, int]]) -> None:
         """Feed the finder these events of the stream, in order."""
@@ -259,14 +291,26 @@ class _Replica:
         # send times in order even if a clock stepped back.
         self.last_sent = at = max(at, self.last_sent)
         sends = self.sends
-        sends[event_id] = self.finder.sent(at)
+        sends[event_id] = (self.finder.sent(at), at)
         if len(sends) > 2 * self.MAX_SENDS:
             self.sends = dict(list(sends.items())[-self.MAX_SENDS:])
 
+    def in_flight(self, now: float) -> int:
+        """The sends the finder knows unanswered whose moment has come (``now``, the
+        fleet's clock): a moment reserved ahead is the schedule's lead, not a check
+        in flight (the moments only grow: the last ones are the ones ahead)."""
+        ahead = 0
+        for _, at in reversed(self.sends.values()):
+            if at <= now:
+                break
+            ahead += 1
+        return self.finder.unanswered() - ahead
+
     def _answer(self, kind: str, fields: list[str]) -> None:
-        number = self.sends.pop(fields[0], None)
-        if number is None:  # sent before this machine's first event: not known
+        send = self.sends.pop(fields[0], None)
+        if send is None:  # sent before this machine's first event: not known
             return
+        number = send[0]
         if kind == "f":
             self.finder.failed(number)
             return
@@ -317,7 +361,9 @@ class SharedPace:
         self._poll_seconds = poll_seconds
         self._room = asyncio.Event()  # set when this worker hears of an answer
         self._replica = _Replica(constants)
-        self._offset = 0.0  # the fleet's clock minus this loop's (from the last reply)
+        self._offset = 0.0  # the fleet's clock minus this loop's (``_ClockOffset``)
+        self._offsets = _ClockOffset()
+        self._heard = 0  # the 429s of the fleet this worker's machine applied
         self._outbox: list[str] = []  # events told with the next call
         self._jitters: deque[float] = deque()  # drawn, not used yet (in order)
         self._hold = -math.inf  # the fleet's hold's end, as the last reservation saw it
@@ -357,21 +403,35 @@ class SharedPace:
         None when it could not be before ``deadline`` (the client's clock,
         ``engine_clock``: then nothing was reserved). A caller that leaves before its
         moment tells it unused."""
+        while True:
+            admission = await self._reserved(deadline)
+            if admission is None:
+                return None
+            try:
+                delay = admission.at - self.now()
+                if self._clock is None:  # its answer is timed on this loop's clock
+                    admission = attrs.evolve(
+                        admission, local=asyncio.get_running_loop().time() + delay)
+                if delay > 0:
+                    await self._sleep(delay)
+            except BaseException:
+                self._tell_later(f"f {admission.send}")
+                raise
+            if admission.heard == self._heard:
+                return admission
+            # A 429 was heard while it waited: its moment was spaced at the rate before
+            # the cut. It is given back and a new one reserved, as the library's pace
+            # re-spaces its waiting sends (sent at the old rate, each refused one cut
+            # again: 5 cuts of 10 % in a row, traced).
+            self._tell_later(f"f {admission.send}")
+
+    async def _reserved(self, deadline: float) -> Reservation | None:
+        """This check's place in the next reservation (None: not before ``deadline``)."""
         waiter: asyncio.Future[Reservation | None] = (
             asyncio.get_running_loop().create_future())
         self._waiting.append((waiter, deadline))
         self._kick()
-        admission = await waiter
-        if admission is None:
-            return None
-        try:
-            delay = admission.at - self.now()
-            if delay > 0:
-                await self._sleep(delay)
-        except BaseException:
-            self._tell_later(f"f {admission.send}")
-            raise
-        return admission
+        return await waiter
 
     def report(self, admission: Admission, status: int | None,
                retry_after: float | None) -> None:
@@ -406,7 +466,7 @@ class SharedPace:
         if status is None:
             self._tell_later(f"f {admission.send}")
             return None
-        now = self.now()
+        now = self._answered_at(admission)
         kind = "r" if status == 429 else "a"
         event = f"{kind} {admission.send} {_fmt(admission.at)} {_fmt(now)}"
         if status != 429:
@@ -415,6 +475,13 @@ class SharedPace:
         self._outbox.append(event)
         self._room.set()
         return lambda: self._refused(now, retry_after)
+
+    def _answered_at(self, admission: Reservation) -> float:
+        """Now, on the fleet's clock, as ``admission``'s moment plus the time since it
+        on this loop's clock: its answer time is exact, whatever the offset did since."""
+        if math.isnan(admission.local):
+            return self.now()
+        return admission.at + (asyncio.get_running_loop().time() - admission.local)
 
     async def catch_up(self) -> None:
         """Tell this worker's events now and apply every event of the fleet told so
@@ -478,7 +545,8 @@ class SharedPace:
             raise
         reply = [_text(value) for value in raw]
         if self._clock is None:
-            self._offset = float(reply[0]) - asyncio.get_running_loop().time()
+            self._offset = self._offsets.add(float(reply[0]),
+                                             asyncio.get_running_loop().time())
         if reply[1] != replica.generation:
             self._replica = _Replica(self.constants, reply[1])
             return None
@@ -494,6 +562,7 @@ class SharedPace:
             entries = [(reply[i], reply[i + 1], int(reply[i + 2]))
                        for i in range(2, len(reply), 3)]
             self._replica.apply(entries)
+            self._heard += sum(1 for _, event, _ in entries if event.startswith("r "))
             if len(entries) < page:
                 return
 
@@ -558,7 +627,7 @@ class SharedPace:
         self._room.clear()  # an answer heard from now on may make room
         await self._sync()
         finder = self._replica.finder
-        room = max(0, math.ceil(finder.window) - finder.unanswered())
+        room = max(0, math.ceil(finder.window) - self._replica.in_flight(self.now()))
         jitters = self._jitter(len(batch))
         # The client's deadlines on the fleet's clock (the offset fresh from the sync).
         shift = 0.0 if self._engine_now is self._clock else self.now() - self._engine_now()
@@ -573,7 +642,8 @@ class SharedPace:
         if not considered:
             self._jitters.extendleft(reversed(jitters))
             return None
-        given = {int(reply[i]): Reservation(float(reply[i + 1]), reply[i + 2])
+        given = {int(reply[i]): Reservation(float(reply[i + 1]), reply[i + 2],
+                                            heard=self._heard)
                  for i in range(4, len(reply), 3)}
         self._jitters.extendleft(reversed(jitters[len(given):]))
         for index, (waiter, deadline) in enumerate(batch[:considered], 1):
