@@ -22,20 +22,25 @@ make the same decisions (a replicated state machine; the finder is deterministic
   library's pace jitters it (``PaceConstants.jitter_low``/``jitter_width``), never
   before a hold ends; a reservation that cannot meet its caller's deadline reserves
   nothing (issue 38: a check that cannot meet its deadline takes no place);
-* **one clock**: Redis's ``TIME`` for every worker (a worker converts with the offset of
-  its last call). The seam's times (``admit``'s deadline, ``held_until``) are on the
-  client's clock (``engine_clock``): converted just before each reservation, once the
-  offset is fresh.
+* **one clock**: Redis's ``TIME`` for every worker (a worker converts with the largest
+  offset its replies gave over the last second: a late reply gives a low one). An
+  answer is timed as its moment plus the time since it on the worker's own loop, so
+  the answer times the window is sized on are exact. The seam's times (``admit``'s
+  deadline, ``held_until``) are on the client's clock (``engine_clock``): converted
+  just before each reservation, once the offset is fresh.
 
 A 429 re-spaces the schedule from its moment at the new rate, as the library's pace
 does (but after the last moment already handed out, if that is later: another worker's
-check holds it, where the library's pace would re-space its waiting checks), and a
-429 while nothing sent lately was answered holds every worker for the wait the service
-asked for (the fleet's pause key, also read by the workers between batches). The
-machine's window bounds the fleet's checks in flight, as it bounds a client's: a
-worker reserves only while the sends its machine knows unanswered leave room (its own
-answers free room at once, the others' once they are told: within ``flush_seconds``,
-and it looks again every ``poll_seconds``); a killed worker's sends count until the
+check may hold it), and a check whose moment was reserved before a 429 its worker has
+heard of since gives that moment back and takes a new one, as the library's pace
+re-spaces its waiting checks. A 429 while nothing sent lately was answered holds every
+worker for the wait the service asked for (the fleet's pause key, also read by the
+workers between batches). The machine's window bounds the fleet's checks in flight
+and waiting for their moment, as it bounds a client's: a worker reserves only while
+the sends its machine knows unanswered leave room (its own answers free room at once,
+the others' once they are told: within ``flush_seconds``, and it looks again every
+``poll_seconds``), and one call reserves at most one answer time ahead (the rest of
+the window is for the checks in flight); a killed worker's sends count until the
 machine forgets them (``send_memory_seconds``).
 
 A worker that joined after the stream was trimmed (or missed events) runs its machine
@@ -584,7 +589,7 @@ class SharedPace:
 
     async def _reserve_all(self) -> None:
         """Reserve the moments of the checks waiting, in order, a batch a call: those
-        within ``horizon_seconds`` of now (one at least); the rest by a later call, made
+        within ``_lead()`` of now (one at least); the rest by a later call, made
         once the last moment given is near (the rate may have changed by then)."""
         while True:
             self._waiting = [(w, d) for w, d in self._waiting if not w.done()]
