@@ -653,7 +653,7 @@ class SharedPace:
         (the window is ``window_gain`` x rate x answer time: the moments held ahead, like
         the library's waiting sends, leave the rest of it to the checks in flight and
         the answers not told yet). A 50 ms lead against 20 ms answers filled the window
-        with moments ahead: the fleet sent at 0.45-0.65 of its own rate (traced)."""
+        with moments ahead: the fleet sent at 0.4-0.65 of its own rate (traced)."""
         finder = self._replica.finder
         return min(self._horizon,
                    finder.window / (self.constants.window_gain * finder.rate))

@@ -326,7 +326,7 @@ async def test_the_moments_held_ahead_leave_the_window_to_the_checks_in_flight(
     ``window_gain`` x rate x answer time: the rest of it is for the checks in flight),
     however many checks wait and however long ``horizon_seconds``. (With a 50 ms lead
     against 20 ms answers, the moments ahead filled the window: the fleet sent at
-    0.45-0.65 of its own rate, traced.)"""
+    0.4-0.65 of its own rate, traced.)"""
     clock = FakeClock()
     never = asyncio.Event()
 
