@@ -237,36 +237,54 @@ PENDING, ANSWERED, REFUSED, FAILED = 0, 1, 2, 3
 
 
 class _Sends:
-    """The recent sends: their times and what came of them, send number ``first + i`` at
-    ``i`` (plain numbers: nothing for the collector), kept ``memory`` seconds."""
+    """The recent sends: their times, what came of them and how many others were in
+    flight (unanswered) when each left, send number ``first + i`` at ``i`` (plain
+    numbers: nothing for the collector), kept ``memory`` seconds."""
 
-    __slots__ = ("first", "memory", "states", "times")
+    __slots__ = ("counts", "first", "memory", "pending", "states", "times")
 
     def __init__(self, memory: float) -> None:
         self.memory = memory
         self.times: list[float] = []
         self.states = bytearray()
+        self.counts: list[int] = []
         self.first = 0
+        self.pending = 0  # the kept sends still ``PENDING``
 
     def add(self, now: float) -> int:
         times = self.times
         number = self.first + len(times)
         times.append(now)
         self.states.append(PENDING)
+        self.counts.append(self.pending)
+        self.pending += 1
         if times[0] < now - self.memory:
             old = bisect_left(times, now - self.memory)
+            self.pending -= self.states.count(PENDING, 0, old)
             del times[:old]
             del self.states[:old]
+            del self.counts[:old]
             self.first += old
         return number
 
     def mark(self, send: int, state: int) -> None:
         at = send - self.first
         if at >= 0:
+            if self.states[at] == PENDING:
+                self.pending -= 1
             self.states[at] = state
 
     def unanswered(self) -> int:
-        return self.states.count(PENDING)
+        return self.pending
+
+    def unanswered_until(self, at: float) -> int:
+        """How many of the sends made ``at`` or before are unanswered now."""
+        return self.states.count(PENDING, 0, bisect_right(self.times, at))
+
+    def in_flight_at(self, send: int) -> int | None:
+        """How many other sends were unanswered when ``send`` left (None: forgotten)."""
+        at = send - self.first
+        return self.counts[at] if at >= 0 else None
 
     def answered_since(self, since: float) -> bool:
         """Whether a send made ``since`` then or later was answered."""
@@ -298,10 +316,10 @@ class RateFinder:
     send had to wait for the pacer. Read ``rate``, ``window``, ``estimate`` and
     ``phase``. Deterministic: the same events give the same decisions."""
 
-    __slots__ = ("_answers", "_before", "_ceiling", "_constants", "_contended",
-                 "_cut_at", "_first_sent", "_peak", "_peak_at", "_probe_at", "_refused",
-                 "_rtt", "_rtt_at", "_sends", "_step", "_sure", "estimate", "phase",
-                 "rate", "window")
+    __slots__ = ("_answers", "_before", "_cap", "_cap_at", "_cap_found", "_cap_step",
+                 "_ceiling", "_constants", "_contended", "_cut_at", "_first_sent",
+                 "_peak", "_peak_at", "_probe_at", "_refused", "_rtt", "_rtt_at",
+                 "_sends", "_step", "_sure", "estimate", "phase", "rate", "window")
 
     def __init__(self, constants: PaceConstants | None = None) -> None:
         c = self._constants = constants if constants is not None else DEFAULT_CONSTANTS
@@ -331,6 +349,12 @@ class RateFinder:
         self._step = c.first_probe_step  # the next probe's step
         self._before = 0.0  # the rate before the probes since the last cut
         self._first_sent = math.inf  # when the first send left (the dark needs as long)
+        # A cap on checks in flight, learnt as a window (inf: none known): the most in
+        # flight; when it is next widened, by how much; the cap last found by a 429.
+        self._cap = math.inf
+        self._cap_at = math.inf
+        self._cap_step = 1
+        self._cap_found = math.inf
 
     @property
     def constants(self) -> PaceConstants:
@@ -354,6 +378,8 @@ class RateFinder:
     def sent(self, now: float) -> int:
         """An attempt leaves now: its number, for ``answered``, ``refused``, ``failed``."""
         self._first_sent = min(self._first_sent, now)
+        if self._sends.pending >= self._cap - 1 and now >= self._cap_at:
+            self._widen(now)  # the window is full at the cap: does it take one more?
         return self._sends.add(now)
 
     def held_back(self, now: float) -> None:
@@ -371,8 +397,9 @@ class RateFinder:
         if self.phase is Phase.DARK:
             self._resume(now)
         elif math.isinf(self.rate) and self.phase is not Phase.STARTUP:
-            # A cap found before any answer: the first round trip gives the rate.
-            self.rate = self.window / self._rtt
+            # A cap found before any answer: the first round trip gives the rate, above
+            # what the cap lets through, so that the window, not the rate, holds back.
+            self.rate = self._constants.window_gain * self.window / self._rtt
             self._resize()
         self._answers.append(now)
         self._forget_answers(now)
@@ -397,6 +424,8 @@ class RateFinder:
         if self._dark(now):
             self._darken()  # the driver's hold waits what the service asks
             return
+        if self._capped(send, at, now):
+            return  # the window, not the rate: nothing to cut
         insort(self._refused, at)
         estimate = self._estimate_at(now)
         if at >= self._cut_at:
@@ -444,6 +473,7 @@ class RateFinder:
         self._step = c.first_probe_step
         if self._peak <= 0.0:
             self.phase, self.rate, self.window = Phase.STARTUP, math.inf, c.start_window
+            self._cap = self._cap_found = self._cap_at = math.inf
             return
         self.phase = Phase.RESTING
         self.rate = max(self.rate, c.backoff_share * self._peak)
@@ -461,14 +491,7 @@ class RateFinder:
         c = self._constants
         phase = self.phase
         contended = phase is Phase.RESTING and now - self._cut_at >= c.own_episode_seconds
-        in_flight = self._sends.unanswered()
-        if phase is Phase.STARTUP and math.isinf(self._rtt) and in_flight >= c.min_window:
-            # Refused before any answer while others are in flight: a cap in flight (or
-            # a burst below the first window). Keep that many in flight, unpaced, until
-            # an answer times them (``answered``).
-            self.window = in_flight
-            self._ceiling = math.inf
-        elif phase is Phase.STARTUP:
+        if phase is Phase.STARTUP:
             self.rate = (self.window / self._rtt if self._rtt < math.inf
                          else 1.0 / c.growth_round_seconds)
             self._ceiling = math.inf
@@ -612,7 +635,72 @@ class RateFinder:
         if math.isinf(self._rtt) or self.phase is Phase.STARTUP or math.isinf(self.rate):
             return
         c = self._constants
-        self.window = max(c.min_window, math.ceil(c.window_gain * self.rate * self._rtt))
+        self.window = min(self._cap, max(c.min_window,
+                                         math.ceil(c.window_gain * self.rate * self._rtt)))
+
+    # --- a cap on checks in flight ----------------------------------------------------
+    def _capped(self, send: int, at: float, now: float) -> bool:
+        """Whether a cap on checks in flight explains this refused send: a cap of c
+        refuses only a send made with c or more others in flight, a rate limit at any
+        count. True (the window is the cap, the rate is not cut) for a start-up send
+        refused before any answer with ``min_window`` or more in flight (all left at
+        once: their count is all that differs), and for one made with the window full at
+        a cap learnt so (the cap is its count). A refusal with room below the cap is a
+        rate's: the cap is forgotten, and the rate falls to what was answered lately."""
+        c = self._constants
+        count = self._sends.in_flight_at(send)
+        if count is None:
+            return False
+        if math.isinf(self._rtt) and (self.phase is Phase.STARTUP
+                                      or not math.isinf(self._cap)):
+            # Nothing answered yet: the start-up's sends left at once and reach the
+            # service in any order; those made with it, still unanswered, are in flight.
+            count = self._sends.unanswered_until(at)
+            if count < c.min_window:
+                return False  # refused with (almost) nothing in flight: a rate
+            self.phase, self._cut_at, self._probe_at = Phase.RESTING, now, math.inf
+            self.rate = math.inf  # unpaced until an answer times a round trip
+        elif math.isinf(self._cap):
+            return False
+        elif count < self._cap - 1:
+            self._lift_cap(now)
+            return False
+        self._found_cap(max(c.min_window, count), now)
+        return True
+
+    def _found_cap(self, cap: int, now: float) -> None:
+        """A refusal at ``cap`` in flight: at most that many in flight from now on; the
+        next widening soon after a new cap, after a rest where the same one is found
+        again (a widening that fails costs a 429 and its backoff)."""
+        c = self._constants
+        again = cap == self._cap_found
+        self._cap = self._cap_found = min(self._cap, cap)
+        self._cap_step = 1
+        self._cap_at = now + (min(c.longest_rest_seconds,
+                                  c.rest_per_send_in_flight_seconds * self._cap)
+                              if again else c.probe_gap_seconds)
+        if math.isinf(self.rate):
+            self.window = self._cap
+        self._resize()
+
+    def _widen(self, now: float) -> None:
+        """The window is full at the cap and none of its sends was refused lately: one
+        more in flight (twice as many more each ``probe_gap_seconds`` without a 429: a
+        cap that was lifted, or a rate taken for one, is left fast)."""
+        if self.phase in (Phase.STARTUP, Phase.DARK):
+            return
+        self._cap += self._cap_step
+        self._cap_step *= 2
+        self._cap_at = now + self._constants.probe_gap_seconds
+        self._resize()
+
+    def _lift_cap(self, now: float) -> None:
+        """A refusal with room below the cap: no cap explains it. The rate (above what
+        the cap let through) falls to what the service answered lately."""
+        delivered = self._delivered(now)
+        self.rate = min(self.rate, delivered or self.window / self._rtt)
+        self._cap = self._cap_found = self._cap_at = math.inf
+        self._resize()
 
 
 #: The constants of every pace not given others.

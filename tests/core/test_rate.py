@@ -153,21 +153,21 @@ def test_a_blackout_teaches_nothing_and_the_first_answer_resumes_near_the_peak()
     assert finder.phase is Phase.RESTING
 
 
-def test_a_cap_found_before_any_answer_keeps_its_sends_in_flight() -> None:
-    """The start-up's window goes at once; a cap of 8 in flight refuses the 9th and on
-    before any answer timed a round trip. The window keeps the sends in flight (it fell
-    to ``min_window`` at a blind 10/s before: 0.54 of the cap), and the first answer
-    sets the rate to window / round trip."""
+def test_a_cap_found_before_any_answer_is_the_window() -> None:
+    """The start-up's window goes at once; a cap of 8 in flight refuses 8 of its 16
+    sends (in any order: they reach the service as they may) before any answer timed a
+    round trip. The window becomes the 8 the service holds (it was 15 before, every
+    one above 8 refused again; a blind 10/s before that), and the first answer paces
+    at twice window / round trip, so that the window, not the rate, holds back."""
     finder = RateFinder()
     sends = [finder.sent(0.0) for _ in range(C.start_window)]
-    for number in sends[8:]:
+    for number in sends[1::2]:
         finder.refused(number, 0.0, 0.001)
     assert finder.phase is Phase.RESTING
-    kept = finder.window
-    assert kept >= 8 and math.isinf(finder.rate)
+    assert finder.window == 8 and math.isinf(finder.rate)
     finder.answered(sends[0], 0.0, 0.02)
-    assert finder.rate == pytest.approx(kept / 0.02)
-    assert finder.window >= 8
+    assert finder.rate == pytest.approx(C.window_gain * 8 / 0.02)
+    assert finder.window == 8
 
 
 def test_the_finder_obeys_its_constants() -> None:
