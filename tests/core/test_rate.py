@@ -170,6 +170,82 @@ def test_a_cap_found_before_any_answer_is_the_window() -> None:
     assert finder.window == 8
 
 
+def capped_at_8() -> tuple[RateFinder, float]:
+    """A finder whose start-up met a cap of 8 in flight (8 of its 16 sends refused before
+    any answer), its 8 answered 20 ms later; and the time then."""
+    finder = RateFinder()
+    sends = [finder.sent(0.0) for _ in range(C.start_window)]
+    for number in sends[8:]:
+        finder.refused(number, 0.0, 0.001)
+    for number in sends[:8]:
+        finder.answered(number, 0.0, 0.02)
+    assert finder.window == 8
+    return finder, 0.02
+
+
+def fill(finder: RateFinder, now: float, count: int) -> list[int]:
+    """``count`` sends at ``now``, one after the other (each with the others in flight)."""
+    return [finder.sent(now) for _ in range(count)]
+
+
+def test_a_full_window_at_the_cap_widens_until_a_429_finds_the_cap_again() -> None:
+    """With its window full at the cap a probe gap after it was found, the window takes
+    one more; the send made with 8 in flight is refused (the cap), and the window is 8
+    again without a cut of the rate (it stays above what the cap lets through: the
+    window holds back). Found twice, the cap rests long before the next widening; a
+    widening that stands a probe gap widens twice as much next (a lifted cap is left
+    fast)."""
+    finder, now = capped_at_8()
+    rate = finder.rate
+    now += C.probe_gap_seconds
+    sends = fill(finder, now, 8)
+    assert finder.window == 9  # the 8th left with 7 in flight: the window was full
+    extra = finder.sent(now)  # the 9th, with 8 in flight
+    finder.refused(extra, now, now + 0.001)
+    assert finder.window == 8 and finder.rate >= rate and finder.phase is Phase.RESTING
+    for number in sends:
+        finder.answered(number, now, now + 0.02)
+    now += 0.02 + C.probe_gap_seconds
+    for number in fill(finder, now, 8):  # found again: no widening within the rest
+        finder.answered(number, now, now + 0.02)
+    assert finder.window == 8
+    now += C.longest_rest_seconds
+    for wider in (9, 11, 15):  # no 429 at the wider window: twice the step each gap
+        sends = fill(finder, now, finder.window)
+        assert finder.window == wider
+        for number in sends:
+            finder.answered(number, now, now + 0.02)
+        now += C.probe_gap_seconds
+
+
+def test_a_refusal_with_room_below_the_cap_is_a_rates() -> None:
+    """A cap refuses only a send made with the cap's count in flight; one refused with 2
+    in flight and room for 5 more is a rate limit's: the cap is forgotten (the window
+    is the rate's again, no longer held at 8 nor widened), and the rate falls to what
+    the service answered lately, then is cut as a rate limit's episode."""
+    finder, now = capped_at_8()
+    rate = finder.rate
+    now += 0.05
+    sends = fill(finder, now, 3)
+    finder.refused(sends[2], now, now + 0.001)
+    assert finder.rate < rate and finder.phase is Phase.RESTING
+    assert finder.window == max(C.min_window, math.ceil(C.window_gain * finder.rate * 0.02))
+    assert finder.window != 8
+
+
+def test_a_start_up_429_with_nothing_in_flight_is_a_rate_even_with_sends_after_it() -> None:
+    """The start-up's first send refused (nothing in flight when it left), its answer
+    slow to come while 249 later sends went: no cap refuses a send alone, so it is a
+    rate's 429 (a blind cut), not a window of the 249 in flight now (what the in-flight
+    count at the refusal, not at the send, made of it)."""
+    finder = RateFinder()
+    first = finder.sent(0.0)
+    for i in range(1, 250):
+        finder.sent(i * 0.002)
+    finder.refused(first, 0.0, 0.6)
+    assert finder.window < 249 and finder.rate < math.inf
+
+
 def test_the_finder_obeys_its_constants() -> None:
     """Other constants, other decisions: the record is what the finder reads."""
     halving = RateFinder(PaceConstants(backoff_share=0.5))
