@@ -441,7 +441,7 @@ class RateFinder:
         """Send number ``send``, made ``at``, was answered 429: cut (a new episode) or
         refine (the same one); in the dark (the service takes nothing), nothing."""
         self._sends.mark(send, REFUSED)
-        if self._dark(now):
+        if self._dark(at, now):
             self._darken()  # the driver's hold waits what the service asks
             return
         if self._capped(send, at, now):
@@ -465,11 +465,15 @@ class RateFinder:
         return self._sends.unanswered()
 
     # --- the dark --------------------------------------------------------------------
-    def _dark(self, now: float) -> bool:
-        """Whether a 429 now finds the service taking nothing: in the dark already, or
-        nothing sent within ``dark_after_seconds`` answered after sending that long."""
+    def _dark(self, at: float, now: float) -> bool:
+        """Whether a 429 now, of a send made ``at``, finds the service taking nothing:
+        in the dark already, or nothing sent within ``dark_after_seconds`` answered after
+        sending that long, the refused send among them. A 429 that took longer to come
+        back says nothing of the service now: a loaded client read the start-up's 429s
+        1.4 s late, nothing sent since (the window full), and took a cap for the dark."""
         within = self._constants.dark_after_seconds
         return self.phase is Phase.DARK or (now - self._first_sent >= within
+                                            and at >= now - within
                                             and self.starved(now, within))
 
     def _darken(self) -> None:

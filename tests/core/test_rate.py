@@ -170,6 +170,18 @@ def test_a_cap_found_before_any_answer_is_the_window() -> None:
     assert finder.window == 8
 
 
+def test_a_start_up_429_read_late_is_the_cap_not_the_dark() -> None:
+    """A loaded client reads the start-up's 429s 1.4 s after their sends, nothing sent
+    since (the window full) and nothing answered yet: that is no blackout (the refused
+    sends are not recent; before, it was the dark, the start-up began again and the cap
+    was missed: 0.24 of it, 8 % 429, measured), but the cap of 8 the start-up met."""
+    finder = RateFinder()
+    sends = [finder.sent(0.0) for _ in range(C.start_window)]
+    for number in sends[8:]:
+        finder.refused(number, 0.0, 1.4)
+    assert finder.phase is Phase.RESTING and finder.window == 8
+
+
 def capped_at_8() -> tuple[RateFinder, float]:
     """A finder whose start-up met a cap of 8 in flight (8 of its 16 sends refused before
     any answer), its 8 answered 20 ms later; and the time then."""
