@@ -153,21 +153,109 @@ def test_a_blackout_teaches_nothing_and_the_first_answer_resumes_near_the_peak()
     assert finder.phase is Phase.RESTING
 
 
-def test_a_cap_found_before_any_answer_keeps_its_sends_in_flight() -> None:
-    """The start-up's window goes at once; a cap of 8 in flight refuses the 9th and on
-    before any answer timed a round trip. The window keeps the sends in flight (it fell
-    to ``min_window`` at a blind 10/s before: 0.54 of the cap), and the first answer
-    sets the rate to window / round trip."""
+def test_a_cap_found_before_any_answer_is_the_window() -> None:
+    """The start-up's window goes at once; a cap of 8 in flight refuses 8 of its 16
+    sends (in any order: they reach the service as they may) before any answer timed a
+    round trip. The window becomes the 8 the service holds (it was 15 before, every
+    one above 8 refused again; a blind 10/s before that), and the first answer paces
+    at twice window / round trip, so that the window, not the rate, holds back."""
+    finder = RateFinder()
+    sends = [finder.sent(0.0) for _ in range(C.start_window)]
+    for number in sends[1::2]:
+        finder.refused(number, 0.0, 0.001)
+    assert finder.phase is Phase.RESTING
+    assert finder.window == 8 and math.isinf(finder.rate)
+    finder.answered(sends[0], 0.0, 0.02)
+    assert finder.rate == pytest.approx(C.window_gain * 8 / 0.02)
+    assert finder.window == 8
+
+
+def test_a_start_up_429_read_late_is_the_cap_not_the_dark() -> None:
+    """A loaded client reads the start-up's 429s 1.4 s after their sends, nothing sent
+    since (the window full) and nothing answered yet: that is no blackout (the refused
+    sends are not recent; before, it was the dark, the start-up began again and the cap
+    was missed: 0.24 of it, 8 % 429, measured), but the cap of 8 the start-up met."""
+    finder = RateFinder()
+    sends = [finder.sent(0.0) for _ in range(C.start_window)]
+    for number in sends[8:]:
+        finder.refused(number, 0.0, 1.4)
+    assert finder.phase is Phase.RESTING and finder.window == 8
+
+
+def capped_at_8() -> tuple[RateFinder, float]:
+    """A finder whose start-up met a cap of 8 in flight (8 of its 16 sends refused before
+    any answer), its 8 answered 20 ms later; and the time then."""
     finder = RateFinder()
     sends = [finder.sent(0.0) for _ in range(C.start_window)]
     for number in sends[8:]:
         finder.refused(number, 0.0, 0.001)
-    assert finder.phase is Phase.RESTING
-    kept = finder.window
-    assert kept >= 8 and math.isinf(finder.rate)
-    finder.answered(sends[0], 0.0, 0.02)
-    assert finder.rate == pytest.approx(kept / 0.02)
-    assert finder.window >= 8
+    for number in sends[:8]:
+        finder.answered(number, 0.0, 0.02)
+    assert finder.window == 8
+    return finder, 0.02
+
+
+def fill(finder: RateFinder, now: float, count: int) -> list[int]:
+    """``count`` sends at ``now``, one after the other (each with the others in flight)."""
+    return [finder.sent(now) for _ in range(count)]
+
+
+def test_a_full_window_at_the_cap_widens_until_a_429_finds_the_cap_again() -> None:
+    """With its window full at the cap a probe gap after it was found, the window takes
+    one more; the send made with 8 in flight is refused (the cap), and the window is 8
+    again without a cut of the rate (it stays above what the cap lets through: the
+    window holds back). Found twice, the cap rests long before the next widening; a
+    widening that stands a probe gap widens twice as much next (a lifted cap is left
+    fast)."""
+    finder, now = capped_at_8()
+    rate = finder.rate
+    now += C.probe_gap_seconds
+    sends = fill(finder, now, 8)
+    assert finder.window == 9  # the 8th left with 7 in flight: the window was full
+    extra = finder.sent(now)  # the 9th, with 8 in flight
+    finder.refused(extra, now, now + 0.001)
+    assert finder.window == 8 and finder.rate >= rate and finder.phase is Phase.RESTING
+    for number in sends:
+        finder.answered(number, now, now + 0.02)
+    now += 0.02 + C.probe_gap_seconds
+    for number in fill(finder, now, 8):  # found again: no widening within the rest
+        finder.answered(number, now, now + 0.02)
+    assert finder.window == 8
+    now += C.longest_rest_seconds
+    for wider in (9, 11, 15):  # no 429 at the wider window: twice the step each gap
+        sends = fill(finder, now, finder.window)
+        assert finder.window == wider
+        for number in sends:
+            finder.answered(number, now, now + 0.02)
+        now += C.probe_gap_seconds
+
+
+def test_a_refusal_with_room_below_the_cap_is_a_rates() -> None:
+    """A cap refuses only a send made with the cap's count in flight; one refused with 2
+    in flight and room for 5 more is a rate limit's: the cap is forgotten (the window
+    is the rate's again, no longer held at 8 nor widened), and the rate falls to what
+    the service answered lately, then is cut as a rate limit's episode."""
+    finder, now = capped_at_8()
+    rate = finder.rate
+    now += 0.05
+    sends = fill(finder, now, 3)
+    finder.refused(sends[2], now, now + 0.001)
+    assert finder.rate < rate and finder.phase is Phase.RESTING
+    assert finder.window == max(C.min_window, math.ceil(C.window_gain * finder.rate * 0.02))
+    assert finder.window != 8
+
+
+def test_a_start_up_429_with_nothing_in_flight_is_a_rate_even_with_sends_after_it() -> None:
+    """The start-up's first send refused (nothing in flight when it left), its answer
+    slow to come while 249 later sends went: no cap refuses a send alone, so it is a
+    rate's 429 (a blind cut), not a window of the 249 in flight now (what the in-flight
+    count at the refusal, not at the send, made of it)."""
+    finder = RateFinder()
+    first = finder.sent(0.0)
+    for i in range(1, 250):
+        finder.sent(i * 0.002)
+    finder.refused(first, 0.0, 0.6)
+    assert finder.window < 249 and finder.rate < math.inf
 
 
 def test_the_finder_obeys_its_constants() -> None:
