@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 import time
 from typing import Any
@@ -144,9 +143,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.cpu >= 0:
         pin(args.cpu)
-    os.environ.setdefault("PYTHONASYNCIODEBUG", "0")
     try:
-        asyncio.run(serve(args.port))
+        # debug=False, not PYTHONASYNCIODEBUG=0: any non-empty value of it turns debug on.
+        asyncio.run(serve(args.port), debug=False)
     except KeyboardInterrupt:  # pragma: no cover
         sys.exit(0)
 
