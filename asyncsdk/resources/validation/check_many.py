@@ -315,7 +315,7 @@ class _Run:
         take_slot = self.window.try_acquire
         try:
             while True:
-                # None when no slot is free; none when reading has ended.
+                # A coroutine only when no slot is free; none when reading has ended.
                 if not take_slot() and not await self._slot():
                     return
                 value = self._take(source) if source is not None else await self._take_async()
