@@ -37,7 +37,11 @@ from typing import Any
 from .rate import RateFinder
 from .window import Window
 
-__all__ = ["Pace", "Ticket"]
+__all__ = ["Pace", "Park", "Ticket"]
+
+#: Where a wait of the pace waits: until ``waiter`` is done (None: the time alone) or
+#: ``seconds`` have passed; the engine's ends early when its client closes.
+Park = Callable[["asyncio.Future[None] | None", float], Awaitable[Any]]
 
 class Ticket:
     """One attempt let through by the pace, for ``done``: its send's number and time, and
@@ -58,8 +62,7 @@ class Pace:
     __slots__ = ("_clock", "_held_until", "_next", "_park", "_rand", "_refusals",
                  "_returned", "_size", "_window", "finder")
 
-    def __init__(self, clock: Callable[[], float],
-                 park: Callable[[asyncio.Future[None] | None, float], Awaitable[Any]],
+    def __init__(self, clock: Callable[[], float], park: Park,
                  rand: Callable[[], float]) -> None:
         self._clock = clock
         self._park = park
@@ -93,25 +96,35 @@ class Pace:
         """Paced attempts let through and not yet done."""
         return self._window.in_use
 
-    async def ready(self, paced: bool, deadline: float) -> Ticket | None:
+    async def ready(self, paced: bool, deadline: float,
+                    park: Park | None = None) -> Ticket | None:
         """Wait until an attempt may be sent; None when it could not be before
-        ``deadline`` (then nothing was reserved)."""
+        ``deadline`` (then nothing was reserved). ``park``: where a wait waits (default:
+        the pace's own; a pace shared by several engines is given the asking one's)."""
+        if park is None:
+            park = self._park
         if paced:
-            window = self._resized()
-            if not window.try_acquire() and not await window.acquire(deadline):
+            window = self._window
+            if self.finder.window != self._size:
+                window = self._resized()
+            if not window.try_acquire() and not await window.acquire(deadline, park):
                 return None
-            try:
-                if not await self._paced_wait(deadline):
-                    self._leave()
-                    return None
-            except BaseException:
+            # The usual case, a moment free now, without a coroutine per wait: the same
+            # decisions as ``_paced_wait``'s first turn (no wait, so no 429 meanwhile).
+            refusals = self._refusals
+            now = self._clock()
+            moment = self._paced_moment(now, deadline)
+            if moment is None:
                 self._leave()
-                raise
+                return None
+            if moment[0] > now and not await self._left_after_wait(
+                    moment, refusals, deadline, park):
+                return None
             return self._ticket(True)
         at = self._held_moment()
         if at >= deadline:
             return None
-        await self._wait_until(at)
+        await self._wait_until(at, park)
         return self._ticket(False)
 
     def done(self, ticket: Ticket, status: int | None, wait: float | None) -> None:
@@ -119,14 +132,16 @@ class Pace:
         for a 429, ``wait`` is what the service asked for (None: it said nothing)."""
         send = ticket.send
         now = self._clock()
+        finder = self.finder
         if status is None:
-            self.finder.failed(send)
+            finder.failed(send)
         elif status != 429:
-            self.finder.answered(send, ticket.at, now)
+            finder.answered(send, ticket.at, now)
         else:
-            self.finder.refused(send, ticket.at, now)
+            finder.refused(send, ticket.at, now)
             self._limited(now, wait)
-        window = self._resized()  # the finder may have resized it: room for parked ones
+        # The finder may have resized the window: room for parked ones.
+        window = self._window if finder.window == self._size else self._resized()
         if ticket.paced:
             window.release()
 
@@ -148,21 +163,38 @@ class Pace:
         self._resized().release()
 
     # --- the moments -----------------------------------------------------------------
-    async def _paced_wait(self, deadline: float) -> bool:
-        """Wait for a paced moment; a 429 meanwhile re-spaces the wait from then (the
-        moment is reserved again, at the new rate). False: not before ``deadline``."""
+    async def _left_after_wait(self, moment: tuple[float, float], refusals: int,
+                               deadline: float, park: Park) -> bool:
+        """A paced attempt holding a window place and ``moment`` (reserved when the
+        pace had seen ``refusals`` 429s) waits for it; False: it gave its place up
+        (not before ``deadline``)."""
+        try:
+            if await self._paced_wait(moment, refusals, deadline, park):
+                return True
+        except BaseException:
+            self._leave()
+            raise
+        self._leave()
+        return False
+
+    async def _paced_wait(self, moment: tuple[float, float], refusals: int,
+                          deadline: float, park: Park) -> bool:
+        """Wait for the paced ``moment``; a 429 meanwhile re-spaces the wait from then
+        (the moment is reserved again, at the new rate). False: not before
+        ``deadline``."""
         while True:
-            refusals = self._refusals
-            moment = self._paced_moment(self._clock(), deadline)
-            if moment is None:
-                return False
             try:
-                await self._wait_until(moment[0])
+                await self._wait_until(moment[0], park)
             except BaseException:
                 self._give_back(moment, refusals)
                 raise
             if refusals == self._refusals:
                 return True
+            refusals = self._refusals
+            again = self._paced_moment(self._clock(), deadline)
+            if again is None:
+                return False
+            moment = again
 
     def _paced_moment(self, now: float, deadline: float) -> tuple[float, float] | None:
         """The moment reserved for the next paced send and the end of its interval: one
@@ -217,10 +249,10 @@ class Pace:
         c = self.finder.constants
         return (c.jitter_low + self._rand() * c.jitter_width) / self.finder.rate
 
-    async def _wait_until(self, at: float) -> None:
+    async def _wait_until(self, at: float, park: Park) -> None:
         delay = at - self._clock()
         if delay > 0:
-            await self._park(None, delay)
+            await park(None, delay)
 
     def _limited(self, now: float, wait: float | None) -> None:
         """A 429 came: every waiting paced send is re-spaced from now (the service has

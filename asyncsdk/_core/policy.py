@@ -34,22 +34,18 @@ parent's pace, and a copy with another key never does.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import hashlib
-from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, TypeAlias, cast, runtime_checkable
+from collections.abc import Callable, Coroutine
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from .clock import Clock
-from .pace import Pace, Ticket
+from .pace import Pace, Park, Ticket
 
 __all__ = ["SINGLE", "Admission", "PaceTable", "PacedPolicy", "Park", "SendPolicy",
            "SinglePolicy", "key_fingerprint"]
 
 #: What ``admit`` gave: the policy's own token, handed back to its ``report``.
 Admission: TypeAlias = object
-#: A wait of the engine's that ``Client.close()`` ends (``ClosedInFlight``): for
-#: ``seconds``, or until ``waiter`` is done (None: the time alone).
-Park = Callable[["asyncio.Future[None] | None", float], Awaitable[Any]]
 
 
 @runtime_checkable
@@ -103,14 +99,11 @@ class SinglePolicy:
 #: The policy of every call not given another.
 SINGLE = SinglePolicy()
 
-#: The park of the engine whose attempt is waiting in a (shared) pace now: a pace is
-#: shared by a client and its copies, each with its own close (``PacedPolicy.admit``).
-_PARKING: contextvars.ContextVar[Park] = contextvars.ContextVar("asyncsdk_parking")
-
-
-async def _park_here(waiter: asyncio.Future[None] | None, seconds: float) -> None:
-    """A pace's wait, in the park of the engine whose attempt waits (``_PARKING``)."""
-    await _PARKING.get()(waiter, seconds)
+async def _no_park(waiter: asyncio.Future[None] | None, seconds: float) -> None:
+    """A ``PaceTable``'s pace is shared by a client and its copies, each with its own
+    close: it waits only in the park of the engine that asks (``PacedPolicy.admit``
+    gives it to ``Pace.ready``), never in one of its own."""
+    raise RuntimeError("a PaceTable's pace waits in the park its caller gives")
 
 
 class PacedPolicy:
@@ -119,12 +112,17 @@ class PacedPolicy:
     in ``park`` (the engine's waits, which ``close()`` ends); every answer is told to
     it; a 429 is sent again without spending a retry."""
 
-    __slots__ = ("_adaptive", "_pace", "_park")
+    __slots__ = ("_adaptive", "_done", "_pace", "_park")
+
+    _done: Callable[[Any, int | None, float | None], None]
 
     def __init__(self, pace: Pace, park: Park, *, adaptive: bool = True) -> None:
         self._pace = pace
         self._park = park
         self._adaptive = adaptive
+        # What ``report`` calls, bound once: an admission is one of ``pace``'s tickets
+        # (no ``cast`` call per attempt to say so).
+        self._done = pace.done
 
     @property
     def held_until(self) -> float:
@@ -136,19 +134,16 @@ class PacedPolicy:
         """Attempts the pace let out and has not yet heard of."""
         return self._pace.in_flight
 
-    async def admit(self, deadline: float) -> Admission | None:
+    def admit(self, deadline: float) -> Coroutine[Any, Any, Ticket | None]:
         """The pace's ticket, once it lets the attempt out (None: not before
-        ``deadline``)."""
-        parking = _PARKING.set(self._park)
-        try:
-            return await self._pace.ready(self._adaptive, deadline)
-        finally:
-            _PARKING.reset(parking)
+        ``deadline``); its waits in this engine's park. The pace's own coroutine, handed
+        out (not awaited in one of this method's: a frame less per attempt)."""
+        return self._pace.ready(self._adaptive, deadline, self._park)
 
     def report(self, admission: Admission, status: int | None,
                retry_after: float | None) -> None:
-        """Tell the pace what came of the attempt."""
-        self._pace.done(cast(Ticket, admission), status, retry_after)
+        """Tell the pace what came of the attempt (``admission``: a ``Ticket`` of it)."""
+        self._done(admission, status, retry_after)
 
     def resends_free(self, status: int) -> bool:
         """A 429: "not processed, come back later"."""
@@ -176,7 +171,7 @@ class PaceTable:
         pace = self._paces.get((key, area))
         if pace is None:
             clock = self._clock
-            pace = self._paces[key, area] = Pace(clock.now, _park_here, clock.random)
+            pace = self._paces[key, area] = Pace(clock.now, _no_park, clock.random)
         return pace
 
     def __repr__(self) -> str:  # never a fingerprint: the number of paces only

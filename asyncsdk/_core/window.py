@@ -100,10 +100,12 @@ class Window:
             return True
         return False
 
-    async def acquire(self, deadline: float = math.inf) -> bool:
+    async def acquire(self, deadline: float = math.inf,
+                      park: WindowPark | None = None) -> bool:
         """Take a place, waiting in line while none is free; False (and no place taken)
         when ``deadline`` (on the window's clock) passed first, or the window is closed.
-        A place free now is taken even past ``deadline``."""
+        A place free now is taken even past ``deadline``. ``park``: how this wait waits
+        (default: the window's)."""
         front = False
         while True:
             if self.try_acquire():
@@ -119,7 +121,7 @@ class Window:
             else:
                 self._waiters.append(waiter)
             try:
-                await self._park(waiter.future, left)
+                await (self._park if park is None else park)(waiter.future, left)
             except BaseException:
                 self._leave_line(waiter)
                 raise

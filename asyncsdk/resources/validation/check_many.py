@@ -105,11 +105,7 @@ def callers_policy(pace: object, adaptive: object) -> SendPolicy:
     return pace
 
 
-# --- outcomes: built in one place each (the model may be split by kind) ---------------
-def _succeeded(email: str, result: CheckResult) -> CheckOutcome:
-    return CheckSuccess(email=email, result=result)
-
-
+# --- outcomes (a success is built where it is delivered, ``_Run._work``) ---------------
 def _failed(email: str, error: SDKError) -> CheckOutcome:
     # Refused before sending because no check could be sent (closed client, missing
     # configuration): not attempted. A bad address is attempted: dealt with, never sent.
@@ -194,9 +190,13 @@ class _Run:
         try:
             self._read_from(emails)
             self._spawn()
+            ready, release = self.ready, self.window.release
             while True:
-                while self.ready:
-                    yield self._receive()
+                while ready:
+                    # Received: its slot is free again (for a parked worker, if any).
+                    outcome = ready.popleft()
+                    release()
+                    yield outcome
                 if not self.alive:
                     break
                 self.waiter = self.loop.create_future()
@@ -222,13 +222,6 @@ class _Run:
             self.lock = asyncio.Lock()
         else:
             self.source = iter(emails)
-
-    def _receive(self) -> CheckOutcome:
-        """The next ready outcome, received by the consumer: its slot is free again (for
-        a parked worker, if any)."""
-        outcome = self.ready.popleft()
-        self.window.release()
-        return outcome
 
     async def _not_attempted(self, stopped: SDKError) -> AsyncGenerator[CheckOutcome, None]:
         """The outcomes of the inputs that ``stopped`` kept from being sent: those taken
@@ -311,48 +304,52 @@ class _Run:
                 return self
 
     async def _work(self) -> None:
-        """One worker's life: its checks; a failure of its own handed to the generator
-        (raised there), unless the generator is closing; its end counted."""
+        """One worker's life: take an input while fewer than ``limit`` are outstanding,
+        check it, deliver its outcome, until no input is left to take; a failure of its
+        own handed to the generator (raised there), unless the generator is closing; its
+        end counted. One frame for all of it: every resumption of the worker (each
+        check's waits) goes through each frame of its stack."""
+        # Read once: the loop runs once per input.
+        check, source, ready = self.check, self.source, self.ready
+        validity_timeout, request_timeout = self.validity_timeout, self.request_timeout
+        take_slot = self.window.try_acquire
         try:
-            await self._check_inputs()
-        except (KeyboardInterrupt, SystemExit):
-            raise
+            while True:
+                # A coroutine only when no slot is free; none when reading has ended.
+                if not take_slot() and not await self._slot():
+                    return
+                value = self._take(source) if source is not None else await self._take_async()
+                if value is self or self.stopped is not None:
+                    self._not_checked(value)
+                    return
+                if self.spawned < self.limit:
+                    self._spawn()  # another input may be waiting: one more worker
+                try:
+                    result = await check(value, validity_timeout=validity_timeout,
+                                         request_timeout=request_timeout)
+                except (SDKError, ValueError) as exc:
+                    self._check_failed(value, exc)
+                    continue
+                ready.append(CheckSuccess(email=value, result=result))
+                waiter = self.waiter
+                if waiter is not None and not waiter.done():
+                    waiter.set_result(None)
         except BaseException as exc:
-            if not self.closing:  # not cancelled by the generator: raise it there
-                self._fail(exc)
-            if isinstance(exc, asyncio.CancelledError):
+            if self._worker_failed(exc):
                 raise
         finally:
             self.alive -= 1
             if not self.alive and self.waiter is not None:
                 _wake(self.waiter)
 
-    async def _check_inputs(self) -> None:
-        """Take an input while fewer than ``limit`` are outstanding, check it, deliver its
-        outcome; until no input is left to take."""
-        # Read once: the loop runs once per input.
-        check, source = self.check, self.source
-        validity_timeout, request_timeout = self.validity_timeout, self.request_timeout
-        take_slot = self.window.try_acquire
-        while True:
-            # A coroutine only when no slot is free; none when reading has ended.
-            if not take_slot() and not await self._slot():
-                return
-            value = self._take(source) if source is not None else await self._take_async()
-            if not self._can_check(value):
-                return
-            if self.spawned < self.limit:
-                self._spawn()  # another input may be waiting: one more worker
-            try:
-                result = await check(value, validity_timeout=validity_timeout,
-                                     request_timeout=request_timeout)
-            except SDKError as exc:  # ``InvalidInputError``: never sent (shown as given)
-                self._check_failed(value, exc)
-                continue
-            except ValueError as exc:  # aiohttp or yarl refused this input's request alone
-                self._check_failed(value, _unsendable(exc))
-                continue
-            self._deliver(_succeeded(value, result))
+    def _worker_failed(self, exc: BaseException) -> bool:
+        """A worker's own failure, handed to the generator unless it is closing (it
+        cancelled the worker); True: raised on (an interruption, a cancellation)."""
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            return True
+        if not self.closing:  # not cancelled by the generator: raise it there
+            self._fail(exc)
+        return isinstance(exc, asyncio.CancelledError)
 
     async def _slot(self) -> bool:
         """Take a slot once one is free; False: reading has ended (no slot taken)."""
@@ -371,22 +368,20 @@ class _Run:
             if window.closed:
                 return False
 
-    def _can_check(self, value: Any) -> bool:
-        """Whether ``value``, just taken, is checked: not when the source had none left
-        (``self``), nor when the run stopped while it was read (kept, to be accounted for
-        as not attempted). Otherwise its slot is given back."""
-        if value is self:
-            self.window.release()
-            return False
-        if self.stopped is not None:
+    def _not_checked(self, value: Any) -> None:
+        """``value``, just taken, is not checked: the source had none left (``self``),
+        or the run stopped while it was read (kept, to be accounted for as not
+        attempted). Its slot is given back."""
+        if value is not self:
             self.leftover.append(value)
-            self.window.release()
-            return False
-        return True
+        self.window.release()
 
-    def _check_failed(self, value: Any, exc: SDKError) -> None:
-        """Deliver the failure of one check; one that every later check would share
-        stops the run."""
+    def _check_failed(self, value: Any, exc: SDKError | ValueError) -> None:
+        """Deliver the failure of one check (an ``SDKError``: ``InvalidInputError``,
+        never sent, shown as given; a ``ValueError``: aiohttp or yarl refused this
+        input's request alone); one that every later check would share stops the run."""
+        if not isinstance(exc, SDKError):
+            exc = _unsendable(exc)
         self._deliver(_failed(_shown(value), exc))
         if isinstance(exc, _STOPPING) and self.stopped is None:
             self.stopped = exc

@@ -163,6 +163,42 @@ async def test_close_ends_the_checks_waiting_for_the_pace(local: LocalServer) ->
     assert other_tasks() - before == set()
 
 
+async def test_closing_a_copy_ends_only_its_own_checks_waiting_in_the_shared_pace(
+        local: LocalServer) -> None:
+    """A copy with the same key shares its parent's pace, but each waits in the park of
+    its own client: with checks of both held by the pace (a service that takes nothing
+    asked for a minute), closing the copy ends the copy's check at once, and the
+    parent's waits on until the parent closes."""
+    async def handle(request: web.Request) -> web.Response:
+        return web.json_response({"detail": "slow down"}, status=429,
+                                 headers={"Retry-After": "60"})
+
+    local.routes[CHECK_PATH] = handle
+    client = asyncsdk.Client(API_KEY, USERNAME, base_url=local.url, timeout=300)
+    copy = client.with_options(timeout=300)
+    pace = pace_of(client)
+
+    async def run(of: asyncsdk.Client, email: str) -> list[asyncsdk.CheckOutcome]:
+        return [o async for o in of.validation.check_many([email])]
+
+    first = asyncio.ensure_future(run(client, "first@b.com"))  # its 429 starts the hold
+    while local.count(CHECK_PATH) < 1 or pace.held_until <= time.monotonic():
+        await asyncio.sleep(0.005)
+    parents = asyncio.ensure_future(run(client, "parent@b.com"))
+    copys = asyncio.ensure_future(run(copy, "copy@b.com"))
+    while pace.in_flight < 2:  # both wait in the pace for the hold's end
+        await asyncio.sleep(0.005)
+    await copy.close()
+    [ended] = await asyncio.wait_for(copys, HANG)
+    assert isinstance(ended.error, asyncsdk.APIConnectionError)
+    assert "closed" in str(ended.error)
+    assert not parents.done() and not first.done()
+    await client.close()
+    outcomes = await asyncio.wait_for(asyncio.gather(first, parents), HANG)
+    assert [o.email for [o] in outcomes] == ["first@b.com", "parent@b.com"]
+    assert local.count(CHECK_PATH) == 1  # nothing else was sent
+
+
 async def test_cancelling_the_consumer_gives_the_window_back(local: LocalServer) -> None:
     release = asyncio.Event()
 
