@@ -377,12 +377,16 @@ def test_rows_are_genuine_email_rows_built_by_their_constructor(
 ) -> None:
     """Every row is made by one call of ``EmailRow``'s constructor (before, issue 27: as
     a "filler" subclass whose class was then swapped), and is an EmailRow in every way
-    (type, equality, hash, repr, frozen, evolve, pickle, weak references)."""
+    (type, equality, hash, repr, frozen, evolve, pickle, weak references).
+    ``RowBuilder`` makes each row in the two steps of ``EmailRow(...)``
+    (``object.__new__``, then ``EmailRow.__init__``): that is the constructor only while
+    the class has a plain ``type`` and no ``__new__`` of its own."""
     import pickle
     import weakref
 
     import attrs
 
+    assert type(EmailRow) is type and EmailRow.__new__ is object.__new__
     body = (b"Status,Email,Role Based Emails,Name\r\nvalid,a@b.com,yes,Ann\r\n"
             b"Odd, c@d.com ,x,\r\n\r\nCatchAll,e@f.g,0,E\r\n")
     made: list[dict[str, Any]] = []
