@@ -219,34 +219,29 @@ async def email_rows(
 ) -> AsyncGenerator[EmailRow, None]:
     """The ``EmailRow``s of the CSV text arriving in ``pieces`` (``ValidationJob.rows``
     returns this generator itself: a layer per row would cost as much as the row).
-    Closing it closes ``pieces``; an unreadable text raises ``decode_failed(error)``.
+    Each piece is read in ``CsvRecordReader.feed_batches``' batches, each batch's records
+    dropped as soon as its rows are built (fewer objects alive for the collector to
+    walk while the rows are handed out). Closing it closes ``pieces``; an unreadable
+    text raises ``decode_failed(error)``.
 
     That error is raised outside the ``except`` so that it chains nothing: the
     ``StreamDecodeError`` quotes the records unscrubbed (a header may echo a
-    credential) and its frames hold them; the records read leave this frame's locals
+    credential) and its frames hold them; the text read leaves this frame's locals
     first (``decode_failed`` scrubs its own text)."""
     builder = EmailRows()
+    reader = CsvRecordReader()
     failed: Exception | None = None
     try:
-        async with aclosing(_record_batches(pieces)) as batches:
-            async for batch in batches:
-                for row in builder.rows(batch):
-                    yield row
+        async with aclosing(pieces):
+            async for text in pieces:
+                for rows in map(builder.rows, reader.feed_batches(text)):
+                    for row in rows:
+                        yield row
+        for row in builder.rows(reader.finish()):
+            yield row
         builder.finish()
     except StreamDecodeError as exc:
-        batch = []
+        text = ""
         failed = decode_failed(exc)
     if failed is not None:
         raise failed
-
-
-async def _record_batches(
-    pieces: AsyncGenerator[str, None],
-) -> AsyncGenerator[list[list[str]], None]:
-    """The CSV records of ``pieces``, in ``CsvRecordReader.feed_batches``' batches."""
-    reader = CsvRecordReader()
-    async with aclosing(pieces):
-        async for text in pieces:
-            for records in reader.feed_batches(text):
-                yield records
-    yield reader.finish()
