@@ -88,32 +88,43 @@ _new = object.__new__
 
 
 class RowBuilder:
-    """The ``EmailRow``s of a batch of records (``EmailRows.take``'s), for one file's
-    columns. Each row is made as ``EmailRow(...)`` makes it, in its two steps:
-    ``object.__new__`` (all at once, in C), then the class's own ``__init__`` (attrs'
-    constructor, validators and hooks included), called directly with keywords: what
-    ``EmailRow(...)`` would add (the call through ``type``, the keywords gathered into
-    a dict and spread again) is about a fifth of a row's build. ``EmailRow`` has no
-    ``__new__`` of its own and a plain ``type`` (a test holds it so)."""
+    """The ``EmailRow``s of a batch of records, for one file's columns. Each row is made
+    as ``EmailRow(...)`` makes it, in its two steps: ``object.__new__`` (all at once, in
+    C), then the class's own ``__init__`` (attrs' constructor, validators and hooks
+    included), called directly with keywords: what ``EmailRow(...)`` would add (the
+    call through ``type``, the keywords gathered into a dict and spread again) is about
+    a fifth of a row's build. ``EmailRow`` has no ``__new__`` of its own and a plain
+    ``type`` (a test holds it so)."""
 
-    __slots__ = ("_email", "_name", "_role", "_status")
+    __slots__ = ("_email", "_last", "_name", "_role", "_status")
 
     def __init__(self, index: tuple[int, int, int, int]) -> None:
         """``index``: where the email, name (-1: none), status and role fields are."""
         self._email, self._name, self._status, self._role = index
+        self._last = max(index)  # a record without this field is blank or short
 
     def __call__(self, records: list[list[str]]) -> list[EmailRow]:
+        """The rows of ``records`` up to the first record without one of the fields
+        (blank or short: ``EmailRows.rows`` decides); no record is measured first."""
         rows: list[EmailRow] = list(map(_new, repeat(EmailRow, len(records))))
         init = EmailRow.__init__  # looked up per batch, as EmailRow(...) looks it up
         at_email, at_name, at_status, at_role = self._email, self._name, self._status, self._role
-        if at_name < 0:
-            for row, r in zip(rows, records, strict=True):
-                init(row, email=r[at_email].strip(), name="", status=_VERDICT_MEMO[r[at_status]],
-                     role_based=_ROLE_MEMO[r[at_role]])
-        else:
-            for row, r in zip(rows, records, strict=True):
-                init(row, email=r[at_email].strip(), name=r[at_name],
-                     status=_VERDICT_MEMO[r[at_status]], role_based=_ROLE_MEMO[r[at_role]])
+        r: list[str] = []
+        try:
+            if at_name < 0:
+                for row, r in zip(rows, records, strict=True):
+                    init(row, email=r[at_email].strip(), name="",
+                         status=_VERDICT_MEMO[r[at_status]], role_based=_ROLE_MEMO[r[at_role]])
+            else:
+                for row, r in zip(rows, records, strict=True):
+                    init(row, email=r[at_email].strip(), name=r[at_name],
+                         status=_VERDICT_MEMO[r[at_status]], role_based=_ROLE_MEMO[r[at_role]])
+        except IndexError:
+            if len(r) > self._last:  # not the record's: raised by the constructor
+                raise
+            # Rows before ``r`` are built; ``r`` is the first record this short (an equal
+            # one before it would have stopped the loop there).
+            return rows[:records.index(r)]
         return rows
 
 
@@ -139,27 +150,30 @@ class EmailRows:
             records = self._header(records)
             if self._index is None:
                 return []
-        need = self._need
         base = self._seen
         self._seen += len(records)
-        if records and min(map(len, records)) < need:  # blank records (a short one raises)
-            records = [r for r in records if len(r) >= need or not self._skip(r, records, base)]
+        if records and min(map(len, records)) < self._need:  # blank records (or short)
+            records = self._kept(records, base)
         return records
 
-    @property
-    def index(self) -> tuple[int, int, int, int]:
-        """Where the email, name (-1: none), status and role fields are in a record."""
-        assert self._index is not None, "take() reads the header first"
-        return self._index
-
     def rows(self, batch: list[list[str]]) -> list[EmailRow]:
-        """The rows of a batch of CSV records (``take``'s records), built by the file's
-        ``RowBuilder``; raises ``StreamDecodeError`` for a record shorter than the header."""
-        records = self.take(batch)
-        if not records:
-            return []
-        assert self._build is not None  # take() read the header
-        return self._build(records)
+        """The rows of a batch of CSV records (those ``take`` keeps), built by the file's
+        ``RowBuilder``; raises ``StreamDecodeError`` for a record shorter than the header.
+        The builder meets a blank or short record where it lacks a field (no record is
+        measured first, unlike ``take``): the rest of the batch is then sorted out."""
+        build = self._build
+        if build is None:
+            batch = self._header(batch)
+            build = self._build
+            if build is None:
+                return []
+        base = self._seen
+        self._seen += len(batch)
+        rows = build(batch)
+        done = len(rows)
+        if done < len(batch):
+            rows += build(self._kept(batch[done:], base + done))
+        return rows
 
     @property
     def need(self) -> int:
@@ -180,6 +194,12 @@ class EmailRows:
             raise StreamDecodeError("the result CSV is empty: no header record")
 
     # --- inside ---------------------------------------------------------------------
+    def _kept(self, records: list[list[str]], base: int) -> list[list[str]]:
+        """``records`` without the blank ones (``base``: the records before them); raises
+        for a short one."""
+        need = self._need
+        return [r for r in records if len(r) >= need or not self._skip(r, records, base)]
+
     def _skip(self, record: list[str], records: list[list[str]], base: int) -> bool:
         """True for a blank record; raises for a short one."""
         if not record or (len(record) == 1 and not record[0].strip()):

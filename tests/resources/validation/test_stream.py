@@ -442,6 +442,31 @@ def test_a_row_model_with_a_validator_has_it_run_for_every_row(
     assert checked == ["a@b.c", "d@e.f"]
 
 
+def test_an_index_error_of_the_row_model_is_its_own_not_a_short_record(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The row builder stops at an ``IndexError`` to find a blank or short record: one
+    raised by the model's constructor for a whole record goes on up as it is."""
+    import attrs
+
+    from asyncsdk.resources.validation import rows as _rows
+
+    def refuse(_: object, __: object, value: str) -> None:
+        if value == "bad@b.c":
+            raise IndexError("the model's own")
+
+    @attrs.frozen(kw_only=True)
+    class Picky:
+        email: str = attrs.field(validator=refuse)
+        name: str
+        status: Verdict
+        role_based: bool | None
+
+    monkeypatch.setattr(_rows, "EmailRow", Picky)
+    with pytest.raises(IndexError, match="the model's own"):
+        parse_rows([b"Email,Status,Role Based Emails\r\na@b.c,Valid,1\r\nbad@b.c,Bounce,0\r\n"])
+
+
 def test_rows_before_a_malformed_batch_come_first_then_the_refusal(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
