@@ -261,7 +261,7 @@ async def email_rows(
             yield row
         builder.finish()
     except StreamDecodeError as exc:
-        text = ""
+        text, reader, rows = "", CsvRecordReader(), []  # the reader kept unread text
         failed = decode_failed(exc)
     if failed is not None:
         raise failed
