@@ -2,23 +2,24 @@
 
 ``email_rows`` reads CSV text pieces (``results.csv_text``) with
 ``readers.CsvRecordReader`` in small batches; ``EmailRows`` finds the columns, skips
-blank records and builds each batch's rows by calling ``EmailRow``. Verdicts and flags
-are read through two memos (each distinct text parsed once), module globals that no
-frame holds as a local: a traceback rendered with its locals shows nothing another
-result held. ``download()`` counts with ``EmailRows`` only.
+blank records and builds each batch's rows with a ``RowBuilder`` chosen once per file.
+Verdicts and flags are read through two memos (each distinct text parsed once), module
+globals that no frame holds as a local: a traceback rendered with its locals shows
+nothing another result held. ``download()`` counts with ``EmailRows`` only.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
+from itertools import repeat
 from typing import Any
 
 from ...models.codes import Verdict
 from ...models.validation import EmailRow
 from .readers import CsvRecordReader, StreamDecodeError
 
-__all__ = ["EmailRows", "email_rows", "read_role", "read_verdict"]
+__all__ = ["EmailRows", "RowBuilder", "email_rows", "read_role", "read_verdict"]
 
 
 def _header_key(name: str) -> str:
@@ -83,6 +84,48 @@ _MEMO_LIMIT = 256
 _MEMO_TEXT = 64
 _VERDICT_MEMO = _Memo(read_verdict, _VERDICTS)
 _ROLE_MEMO = _Memo(read_role, _ROLES)
+_new = object.__new__
+
+
+class RowBuilder:
+    """The ``EmailRow``s of a batch of records, for one file's columns. Each row is made
+    as ``EmailRow(...)`` makes it, in its two steps: ``object.__new__`` (all at once, in
+    C), then the class's own ``__init__`` (attrs' constructor, validators and hooks
+    included), called directly with keywords: what ``EmailRow(...)`` would add (the
+    call through ``type``, the keywords gathered into a dict and spread again) is about
+    a fifth of a row's build. ``EmailRow`` has no ``__new__`` of its own and a plain
+    ``type`` (a test holds it so)."""
+
+    __slots__ = ("_email", "_last", "_name", "_role", "_status")
+
+    def __init__(self, index: tuple[int, int, int, int]) -> None:
+        """``index``: where the email, name (-1: none), status and role fields are."""
+        self._email, self._name, self._status, self._role = index
+        self._last = max(index)  # a record without this field is blank or short
+
+    def __call__(self, records: list[list[str]]) -> list[EmailRow]:
+        """The rows of ``records`` up to the first record without one of the fields
+        (blank or short: ``EmailRows.rows`` decides); no record is measured first."""
+        rows: list[EmailRow] = list(map(_new, repeat(EmailRow, len(records))))
+        init = EmailRow.__init__  # looked up per batch, as EmailRow(...) looks it up
+        at_email, at_name, at_status, at_role = self._email, self._name, self._status, self._role
+        r: list[str] = []
+        try:
+            if at_name < 0:
+                for row, r in zip(rows, records, strict=True):
+                    init(row, email=r[at_email].strip(), name="",
+                         status=_VERDICT_MEMO[r[at_status]], role_based=_ROLE_MEMO[r[at_role]])
+            else:
+                for row, r in zip(rows, records, strict=True):
+                    init(row, email=r[at_email].strip(), name=r[at_name],
+                         status=_VERDICT_MEMO[r[at_status]], role_based=_ROLE_MEMO[r[at_role]])
+        except IndexError:
+            if len(r) > self._last:  # not the record's: raised by the constructor
+                raise
+            # Rows before ``r`` are built; ``r`` is the first record this short (an equal
+            # one before it would have stopped the loop there).
+            return rows[:records.index(r)]
+        return rows
 
 
 class EmailRows:
@@ -92,10 +135,11 @@ class EmailRows:
     (then ""). Blank records are skipped; a record without the header's columns is
     refused. ``rows`` builds a batch's ``EmailRow``s; ``download()`` only counts."""
 
-    __slots__ = ("_index", "_need", "_seen")
+    __slots__ = ("_build", "_index", "_need", "_seen")
 
     def __init__(self) -> None:
         self._index: tuple[int, int, int, int] | None = None  # email, name, status, role
+        self._build: RowBuilder | None = None  # chosen once the header is read
         self._need = 0
         self._seen = 0  # records before the current batch
 
@@ -106,33 +150,30 @@ class EmailRows:
             records = self._header(records)
             if self._index is None:
                 return []
-        need = self._need
         base = self._seen
         self._seen += len(records)
-        if records and min(map(len, records)) < need:  # blank records (a short one raises)
-            records = [r for r in records if len(r) >= need or not self._skip(r, records, base)]
+        if records and min(map(len, records)) < self._need:  # blank records (or short)
+            records = self._kept(records, base)
         return records
 
-    @property
-    def index(self) -> tuple[int, int, int, int]:
-        """Where the email, name (-1: none), status and role fields are in a record."""
-        assert self._index is not None, "take() reads the header first"
-        return self._index
-
     def rows(self, batch: list[list[str]]) -> list[EmailRow]:
-        """The rows of a batch of CSV records (``take``'s records), built by calling
-        ``EmailRow``; raises ``StreamDecodeError`` for a record shorter than the header."""
-        records = self.take(batch)
-        if not records:
-            return []
-        at_email, at_name, at_status, at_role = self.index
-        if at_name < 0:
-            return [EmailRow(email=r[at_email].strip(), name="",
-                             status=_VERDICT_MEMO[r[at_status]],
-                             role_based=_ROLE_MEMO[r[at_role]]) for r in records]
-        return [EmailRow(email=r[at_email].strip(), name=r[at_name],
-                         status=_VERDICT_MEMO[r[at_status]],
-                         role_based=_ROLE_MEMO[r[at_role]]) for r in records]
+        """The rows of a batch of CSV records (those ``take`` keeps), built by the file's
+        ``RowBuilder``; raises ``StreamDecodeError`` for a record shorter than the header.
+        The builder meets a blank or short record where it lacks a field (no record is
+        measured first, unlike ``take``): the rest of the batch is then sorted out."""
+        build = self._build
+        if build is None:
+            batch = self._header(batch)
+            build = self._build
+            if build is None:
+                return []
+        base = self._seen
+        self._seen += len(batch)
+        rows = build(batch)
+        done = len(rows)
+        if done < len(batch):
+            rows += build(self._kept(batch[done:], base + done))
+        return rows
 
     @property
     def need(self) -> int:
@@ -153,6 +194,12 @@ class EmailRows:
             raise StreamDecodeError("the result CSV is empty: no header record")
 
     # --- inside ---------------------------------------------------------------------
+    def _kept(self, records: list[list[str]], base: int) -> list[list[str]]:
+        """``records`` without the blank ones (``base``: the records before them); raises
+        for a short one."""
+        need = self._need
+        return [r for r in records if len(r) >= need or not self._skip(r, records, base)]
+
     def _skip(self, record: list[str], records: list[list[str]], base: int) -> bool:
         """True for a blank record; raises for a short one."""
         if not record or (len(record) == 1 and not record[0].strip()):
@@ -179,6 +226,7 @@ class EmailRows:
             self._index = (index["email"], index.get("name", -1), index["status"],
                            index["rolebasedemails"])
             self._need = max(index.values()) + 1
+            self._build = RowBuilder(self._index)
             self._seen += at + 1
             return records[at + 1:]
         self._seen += len(records)
@@ -191,34 +239,29 @@ async def email_rows(
 ) -> AsyncGenerator[EmailRow, None]:
     """The ``EmailRow``s of the CSV text arriving in ``pieces`` (``ValidationJob.rows``
     returns this generator itself: a layer per row would cost as much as the row).
-    Closing it closes ``pieces``; an unreadable text raises ``decode_failed(error)``.
+    Each piece is read in ``CsvRecordReader.feed_batches``' batches, each batch's records
+    dropped as soon as its rows are built (fewer objects alive for the collector to
+    walk while the rows are handed out). Closing it closes ``pieces``; an unreadable
+    text raises ``decode_failed(error)``.
 
     That error is raised outside the ``except`` so that it chains nothing: the
     ``StreamDecodeError`` quotes the records unscrubbed (a header may echo a
-    credential) and its frames hold them; the records read leave this frame's locals
+    credential) and its frames hold them; the text read leaves this frame's locals
     first (``decode_failed`` scrubs its own text)."""
     builder = EmailRows()
+    reader = CsvRecordReader()
     failed: Exception | None = None
     try:
-        async with aclosing(_record_batches(pieces)) as batches:
-            async for batch in batches:
-                for row in builder.rows(batch):
-                    yield row
+        async with aclosing(pieces):
+            async for text in pieces:
+                for rows in map(builder.rows, reader.feed_batches(text)):
+                    for row in rows:
+                        yield row
+        for row in builder.rows(reader.finish()):
+            yield row
         builder.finish()
     except StreamDecodeError as exc:
-        batch = []
+        text, reader, rows = "", CsvRecordReader(), []  # the reader kept unread text
         failed = decode_failed(exc)
     if failed is not None:
         raise failed
-
-
-async def _record_batches(
-    pieces: AsyncGenerator[str, None],
-) -> AsyncGenerator[list[list[str]], None]:
-    """The CSV records of ``pieces``, in ``CsvRecordReader.feed_batches``' batches."""
-    reader = CsvRecordReader()
-    async with aclosing(pieces):
-        async for text in pieces:
-            for records in reader.feed_batches(text):
-                yield records
-    yield reader.finish()

@@ -5,6 +5,8 @@
   one has fewer fields than asked; the same refusals, at every chunking.
 * The verdict and role memos give what ``read_verdict`` / ``read_role`` give, and stay
   bounded whatever the values of a hostile file.
+* ``EmailRows.rows`` (which measures no record first: its builder stops where a record
+  lacks a field) gives the rows, and the refusals, of ``take`` + ``EmailRow(...)``.
 """
 
 from __future__ import annotations
@@ -12,14 +14,18 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import AsyncGenerator, Callable
+from itertools import pairwise
 from typing import Any
 
 import pytest
 from helpers import CORPORA, needs_corpora, rows_of
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from asyncsdk.models.validation import EmailRow
 from asyncsdk.resources.validation import rows as _rows
 from asyncsdk.resources.validation.readers import CsvRecordReader, StreamDecodeError
-from asyncsdk.resources.validation.rows import read_role, read_verdict
+from asyncsdk.resources.validation.rows import EmailRows, read_role, read_verdict
 
 #: Short and blank records among long ones, quoted line ends, CR-only ends, refusals.
 TEXTS = [
@@ -168,3 +174,52 @@ def test_a_failing_rows_call_shows_no_text_of_another_result_in_its_locals() -> 
         info.value, capture_locals=True).format())
     assert "email_rows" in shown
     assert "Plutonium-7" not in shown and "Zirconium-9" not in shown
+
+
+#: Headers (field order, Name present or not) and where each puts email, name, status, role.
+HEADERS = {
+    ("Email", "Name", "Status", "Role Based Emails"): (0, 1, 2, 3),
+    ("Status", "x", "Role Based Emails", "Email"): (3, -1, 0, 2),
+    ("Role Based Emails", "Email", "Status"): (1, -1, 2, 0),
+}
+field = st.sampled_from(["", " ", "a@b.c", " d@e.f ", "Valid", "bounce", "Odd", "yes", "0"])
+record = st.lists(field, max_size=5)
+
+
+def by_take(batches: list[list[list[str]]],
+            header: tuple[str, ...]) -> tuple[list[EmailRow], str | None]:
+    """The rows the plain way: ``take``'s records, each built by calling ``EmailRow``."""
+    rows, out = EmailRows(), []
+    at_email, at_name, at_status, at_role = HEADERS[header]
+    try:
+        for batch in batches:
+            out += [EmailRow(email=r[at_email].strip(), name=r[at_name] if at_name >= 0 else "",
+                             status=read_verdict(r[at_status]), role_based=read_role(r[at_role]))
+                    for r in rows.take(batch)]
+    except StreamDecodeError as exc:
+        return out, str(exc)
+    return out, None
+
+
+def by_rows(batches: list[list[list[str]]]) -> tuple[list[EmailRow], str | None]:
+    rows, out = EmailRows(), []
+    try:
+        for batch in batches:
+            out += rows.rows(batch)
+    except StreamDecodeError as exc:
+        return out, str(exc)
+    return out, None
+
+
+@settings(max_examples=300, deadline=None)
+@given(header=st.sampled_from(sorted(HEADERS)), records=st.lists(record, max_size=30),
+       cuts=st.lists(st.integers(0, 31), max_size=4), blank_first=st.booleans())
+def test_rows_agrees_with_take_and_the_constructor(
+    header: tuple[str, ...], records: list[list[str]], cuts: list[int], blank_first: bool,
+) -> None:
+    """Blank records are skipped and a short one refused (naming its record number) as
+    ``take`` does, wherever it falls in a batch and however the batches are cut."""
+    every = [[" "], []] * blank_first + [list(header), *records]
+    edges = [0, *sorted(min(c, len(every)) for c in cuts), len(every)]
+    batches = [every[a:b] for a, b in pairwise(edges)]
+    assert by_rows(batches) == by_take(batches, header)

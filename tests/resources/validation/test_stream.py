@@ -377,12 +377,16 @@ def test_rows_are_genuine_email_rows_built_by_their_constructor(
 ) -> None:
     """Every row is made by one call of ``EmailRow``'s constructor (before, issue 27: as
     a "filler" subclass whose class was then swapped), and is an EmailRow in every way
-    (type, equality, hash, repr, frozen, evolve, pickle, weak references)."""
+    (type, equality, hash, repr, frozen, evolve, pickle, weak references).
+    ``RowBuilder`` makes each row in the two steps of ``EmailRow(...)``
+    (``object.__new__``, then ``EmailRow.__init__``): that is the constructor only while
+    the class has a plain ``type`` and no ``__new__`` of its own."""
     import pickle
     import weakref
 
     import attrs
 
+    assert type(EmailRow) is type and EmailRow.__new__ is object.__new__
     body = (b"Status,Email,Role Based Emails,Name\r\nvalid,a@b.com,yes,Ann\r\n"
             b"Odd, c@d.com ,x,\r\n\r\nCatchAll,e@f.g,0,E\r\n")
     made: list[dict[str, Any]] = []
@@ -436,6 +440,31 @@ def test_a_row_model_with_a_validator_has_it_run_for_every_row(
     got = parse_rows([b"Email,Status,Role Based Emails\r\na@b.c,Valid,1\r\nd@e.f,Bounce,0\r\n"])
     assert [type(row) for row in got] == [Validated, Validated]
     assert checked == ["a@b.c", "d@e.f"]
+
+
+def test_an_index_error_of_the_row_model_is_its_own_not_a_short_record(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The row builder stops at an ``IndexError`` to find a blank or short record: one
+    raised by the model's constructor for a whole record goes on up as it is."""
+    import attrs
+
+    from asyncsdk.resources.validation import rows as _rows
+
+    def refuse(_: object, __: object, value: str) -> None:
+        if value == "bad@b.c":
+            raise IndexError("the model's own")
+
+    @attrs.frozen(kw_only=True)
+    class Picky:
+        email: str = attrs.field(validator=refuse)
+        name: str
+        status: Verdict
+        role_based: bool | None
+
+    monkeypatch.setattr(_rows, "EmailRow", Picky)
+    with pytest.raises(IndexError, match="the model's own"):
+        parse_rows([b"Email,Status,Role Based Emails\r\na@b.c,Valid,1\r\nbad@b.c,Bounce,0\r\n"])
 
 
 def test_rows_before_a_malformed_batch_come_first_then_the_refusal(
