@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import contextvars
 import os
-import re
 from collections.abc import Awaitable, Mapping
 from typing import Any
 
@@ -107,7 +106,7 @@ class Outgoing:
             return None
         url = request.url
         raw_query = url.raw_query_string
-        if _MAYBE_CREDENTIAL.search(raw_query):  # nearly never: one C search
+        if _may_name_a_credential(raw_query):  # nearly never
             query = query_without_credential_fields(raw_query)
             if query is not None:
                 url = request.url = URL.build(
@@ -154,12 +153,22 @@ class Outgoing:
         return request.update_body(dict(self.form or {})) if self.in_form else None
 
 
-#: A query field that may be named as a credential: one named so in ASCII, any letter
-#: case, or one whose name ``query_without_credential_fields`` must decode first (``%``,
-#: ``+``, or not ASCII, where case folding differs); no match: surely none.
-_MAYBE_CREDENTIAL = re.compile(
-    r"(?:^|&)(?:[^&=]*[%+\x80-\U0010ffff][^&=]*|(?i:"
-    + "|".join(re.escape(name) for name in sorted(CREDENTIAL_FIELDS)) + r"))(?=[=&]|\Z)")
+#: The lower-case credential field names none of which holds another ("api" stands for
+#: "api_key" too): a query that holds none of them, in any letter case, names none.
+_LOWER_NAMES = frozenset(name.lower() for name in CREDENTIAL_FIELDS)
+_NAME_PARTS = tuple(sorted(name for name in _LOWER_NAMES
+                           if not any(other != name and other in name for other in _LOWER_NAMES)))
+
+
+def _may_name_a_credential(raw_query: str) -> bool:
+    """False when surely no field of ``raw_query`` is named as a credential: it is all
+    ASCII, has no ``%`` or ``+`` (a name ``query_without_credential_fields`` would have
+    to decode first) and holds no credential field name anywhere, in any letter case.
+    True (a value that merely contains "api" too): look closer. Only C string
+    operations (a regular expression took about ten times as many instructions)."""
+    lowered = raw_query.lower()
+    return (not raw_query.isascii() or "%" in raw_query or "+" in raw_query
+            or any(map(lowered.__contains__, _NAME_PARTS)))
 
 
 #: The credentials the transport's request now in ``session.request`` is to carry (none
