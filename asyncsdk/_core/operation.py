@@ -65,10 +65,12 @@ class Operation:
     path: str
     safe_to_repeat: bool
     bare_fail_is_state: bool = attrs.field(default=False, kw_only=True)
+    #: The area's ``answers_in_body``, read by the answer interpreter on every answer:
+    #: an attribute set once, not a property called per answer.
+    fail_in_body: bool = attrs.field(init=False, eq=False, repr=False)
 
-    @property
-    def fail_in_body(self) -> bool:
-        """The area's ``answers_in_body``: read by the answer interpreter."""
+    @fail_in_body.default
+    def _area_answers_in_body(self) -> bool:
         return self.area.answers_in_body
 
 

@@ -10,11 +10,11 @@
 * ``_send_with_policy``: the call's send policy (``_core.policy``) admits each attempt
   and hears what came of it: a single call's at once; a bulk call's when its area's pace
   lets it, a 429 sent again without spending ``max_retries`` (DESIGN §3).
-* ``_attempt``: one attempt — the request sent, and its answer either finished or, when
-  it is to be retried, read and released. aiohttp's failures become a ``Failure``.
+* ``_attempt``: one attempt — the request handed to aiohttp, marked as the library's
+  own (``middleware.OUTGOING``) so that the library's middleware adds the credentials
+  last, and its answer either finished or, when it is to be retried, read and
+  released. aiohttp's failures become a ``Failure``.
   (Each layer is a coroutine frame per call: the layers are few on purpose.)
-* ``_send_single_request``: the request handed to aiohttp, marked as the library's own
-  (``middleware.OUTGOING``), so that the library's middleware adds the credentials last.
 
 The transport is composed, not inherited: it is given the answer interpreter
 (``_core.answer``: status, headers and body to data or the SDK error), the session owner
@@ -560,13 +560,24 @@ class Transport:
         completed as the call's result or error."""
         call = attempts.call
         started = self._now() if logger.isEnabledFor(logging.DEBUG) else None
+        # The request handed to aiohttp here (not by a coroutine of its own: a frame
+        # less per attempt), marked for the library's middleware only while aiohttp
+        # sends it.
+        marked = OUTGOING.set(attempts.outgoing)
         try:
-            response = await self._send_single_request(session, attempts, timeout)
+            response = await session.request(call.op.method, call.url, timeout=timeout,
+                                             **attempts.sent, **self.sessions.request_options)
         except TRANSPORT_ERRORS as exc:
             failure = describe_exception(exc)
             if started is not None:
                 self._log_attempt(call, failure.message, started, attempts)
             return attempts.retry_with(None, failure)
+        except RuntimeError:
+            if session.closed:  # the caller closed the session they gave the client
+                raise UsageError("the aiohttp session given to Client was closed") from None
+            raise
+        finally:
+            OUTGOING.reset(marked)
         status = response.status
         if started is not None:
             self._log_attempt(call, status, started, attempts)
@@ -597,21 +608,6 @@ class Transport:
         if exc.status_code in C.RETRYABLE_STATUSES and logger.isEnabledFor(logging.WARNING):
             call = attempts.call
             log_give_up(call.op.method, self._shown(call), str(exc), attempts.retry + 1)
-
-    async def _send_single_request(self, session: aiohttp.ClientSession, attempts: Attempts,
-                                   timeout: aiohttp.ClientTimeout) -> aiohttp.ClientResponse:
-        """The request handed to aiohttp, marked for the library's middleware."""
-        call = attempts.call
-        marked = OUTGOING.set(attempts.outgoing)
-        try:
-            return await session.request(call.op.method, call.url, timeout=timeout,
-                                         **attempts.sent, **self.sessions.request_options)
-        except RuntimeError:
-            if session.closed:  # the caller closed the session they gave the client
-                raise UsageError("the aiohttp session given to Client was closed") from None
-            raise
-        finally:
-            OUTGOING.reset(marked)
 
     # --- completing the answer ------------------------------------------------------
     async def _finish(self, call: Call, response: aiohttp.ClientResponse,
