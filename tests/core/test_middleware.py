@@ -14,10 +14,14 @@ import aiohttp
 import pytest
 from aiohttp import web
 from auth_helpers import serve
+from hypothesis import given
+from hypothesis import strategies as st
 
 import asyncsdk
 from asyncsdk import APIError
+from asyncsdk._core.credentials import query_without_credential_fields
 from asyncsdk._core.middleware import OUTGOING
+from asyncsdk._core.middleware import _may_name_a_credential as may_name_a_credential
 from asyncsdk.testing import Sandbox
 
 KEY, USER = "k &+=%ä/y", "u?s#er"
@@ -253,3 +257,19 @@ async def test_an_answer_aiohttp_cannot_read_raises_with_the_request_before_them
     assert isinstance(exc, aiohttp.ClientResponseError)
     assert str(exc.request_info.url) == base + "/api/v1/contact/"
     _clean([repr(exc.request_info), str(exc), "".join(traceback.format_exception(exc))])
+
+
+# The middleware's quick test must never let through a query the full check would clean:
+# queries built from credential names in any letter case, percent-encoded or '+'-spelt,
+# non-ASCII look-alikes, and other fields around them.
+_QUERY_PARTS = st.sampled_from(
+    ["api_key", "API_KEY", "Api", "api", "username", "UserName", "api%5Fkey", "%61pi",
+     "user+name", "a", "b", "x", "=", "&", "%", "+", "_", "k", "\u212a", "\u0131", "i",
+     "p", "e", "ey", "name", "user"])
+
+
+@given(st.lists(_QUERY_PARTS, max_size=12).map("".join))
+def test_the_quick_test_lets_through_no_query_the_full_check_would_clean(
+        query: str) -> None:
+    if query_without_credential_fields(query) is not None:
+        assert may_name_a_credential(query)
