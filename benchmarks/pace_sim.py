@@ -19,78 +19,33 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from virtual_time import virtual_loop
+# The tests' simulated service and workers, and their virtual clock.
+_TESTS = Path(__file__).resolve().parents[1] / "tests"
+sys.path.insert(0, str(_TESTS))
+sys.path.insert(0, str(_TESTS / "core"))
+from test_pace import park  # noqa: E402
+from test_rate_dark_and_cap import Service, back_after, run  # noqa: E402
+from virtual_time import virtual_loop  # noqa: E402
 
-import asyncsdk
-from asyncsdk._core.pace import Pace
-from asyncsdk._core.retry import backoff_delay
-from asyncsdk.testing import RateLimit, RateLimits
+import asyncsdk  # noqa: E402
+from asyncsdk._core.pace import Pace  # noqa: E402
+from asyncsdk.testing import RateLimit  # noqa: E402
 
 R, BURST = 500.0, 50
 VERBOSE = bool(os.environ.get("VERBOSE"))
 
 
-async def park(waiter, seconds):
-    loop = asyncio.get_running_loop()
-    done = waiter if waiter is not None else loop.create_future()
-    timer = loop.call_later(seconds, lambda: done.done() or done.set_result(None))
-    try:
-        await asyncio.shield(done) if waiter is not None else await done
-    finally:
-        timer.cancel()
-
-
-class Service:
-    def __init__(self, limit_at: Callable[[float], RateLimit], changes: list[float],
-                 service: float) -> None:
-        self.loop = asyncio.get_running_loop()
-        self.limit_at = limit_at
-        self.service = service
-        self.now = 0.0
-        self.limits = RateLimits(limit_at(0.0), clock=lambda: self.now)
-        self.log: list[tuple[float, bool]] = []
-        self.answered: list[float] = []
-        self.changes = sorted(changes)
-
-    async def request(self) -> float | None:
-        now = self.loop.time()
-        while self.changes and self.changes[0] <= now:
-            self.now = self.changes.pop(0)
-            self.limits.set(self.limit_at(self.now))
-        self.now = now
-        refusal = self.limits.admit("k")
-        self.log.append((now, refusal is None))
-        if refusal is not None:
-            await asyncio.sleep(0.001)
-            return math.nan if refusal.retry_after is None else refusal.retry_after
-        await asyncio.sleep(self.service)
-        self.limits.release("k")
-        await asyncio.sleep(0.0005)
-        self.answered.append(self.loop.time())
-        return None
+def service_of(limit_at: Callable[[float], RateLimit], changes: list[float],
+               service: float) -> Service:
+    """The tests' simulated service, each change of the limit at its own moment, and
+    0.5 ms on the wire back for every answer."""
+    return Service(limit_at(0.0), tuple((t, limit_at(t)) for t in sorted(changes)),
+                   service, way_back=0.0005)
 
 
 async def client(pace: Pace, service: Service, count: int, workers: int = 64) -> None:
-    source = iter(range(count))
-    rand = random.Random(7).random
-
-    async def worker() -> None:
-        for _ in source:
-            free = 0
-            while True:
-                ticket = await pace.ready(True, math.inf)
-                await asyncio.sleep(0.0005)  # on its way
-                wait = await service.request()
-                if wait is None:
-                    pace.done(ticket, 200, None)
-                    break
-                told = None if math.isnan(wait) else wait
-                pace.done(ticket, 429, told)
-                await asyncio.sleep(told or backoff_delay(free, rand))
-                free += 1
-
-    await asyncio.gather(*(worker() for _ in range(workers)))
+    """The tests' check_many-shaped workers, 0.5 ms on the wire for every send."""
+    await run(pace, service, count, workers, on_the_way=0.0005, seed=7)
 
 
 def watch(pace: Pace, until: float, states: list) -> asyncio.Task:
@@ -109,7 +64,7 @@ def simulate(limit_at, changes, count, service_time, seed, offered, extra=None):
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
-        service = Service(limit_at, changes, service_time)
+        service = service_of(limit_at, changes, service_time)
         pace = Pace(loop.time, park, random.Random(seed).random)
         states: list = []
         w = watch(pace, 30.0, states)
@@ -163,15 +118,6 @@ def slow(seed: int):
     return one(seed, 1.0, 0.1)
 
 
-def back_after(times: list[float], since: float, rate: float) -> float:
-    times = sorted(t for t in times if t >= since)
-    needed = math.ceil(0.9 * rate * 0.2)
-    for i in range(len(times) - needed + 1):
-        if times[i + needed - 1] < times[i] + 0.2:
-            return times[i] - since
-    return math.inf
-
-
 def drop(seed: int):
     at, length = 1.0, 2.0
 
@@ -182,7 +128,7 @@ def drop(seed: int):
         return R * end - R * (2 / 3) * max(0.0, min(end, at + length) - at)
 
     def extra(service):
-        return {"back": back_after(service.answered, at + length, R),
+        return {"back": back_after(service.answered, at + length),
                 "429% in drop+1..restore": 100 * sum(
                     1 for t, ok in service.log if at + 1 <= t < at + length and not ok)
                 / max(1, sum(1 for t, _ in service.log if at + 1 <= t < at + length))}
@@ -202,7 +148,7 @@ def recovery(seed: int):
 
     def extra(service):
         after = sorted(t for t in service.answered if t >= restore)
-        return {"back": back_after(after, restore, R),
+        return {"back": back_after(after, restore),
                 "next1s": sum(1 for t in after if t < restore + 1) / R,
                 "first200": after[199] - restore if len(after) >= 200 else math.nan}
 

@@ -17,7 +17,7 @@ def two(seed: int, total: int = 1200) -> dict[str, float]:
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
-        service = p.Service(lambda t: RateLimit(p.R, p.BURST, 1.0), [], 0.02)
+        service = p.service_of(lambda t: RateLimit(p.R, p.BURST, 1.0), [], 0.02)
         paces = [Pace(loop.time, p.park, random.Random(seed * 10 + i).random)
                  for i in range(2)]
         await asyncio.gather(*(p.client(pc, service, total // 2) for pc in paces))

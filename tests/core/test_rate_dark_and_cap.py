@@ -34,13 +34,15 @@ class Service:
 
     def __init__(self, limit: RateLimit,
                  changes: tuple[tuple[float, RateLimit], ...] = (),
-                 service: float = SERVICE) -> None:
+                 service: float = SERVICE, way_back: float = 0.0) -> None:
         self.loop = asyncio.get_running_loop()
         self.service = service
+        self.way_back = way_back  # an answer's time on the wire back (the benchmark's sim)
         self.now = 0.0
         self.limits = RateLimits(limit, clock=lambda: self.now)
         self.changes = list(changes)
         self.answered: list[float] = []
+        self.log: list[tuple[float, bool]] = []  # (when, answered) of every request
         self.requests = 0
 
     async def request(self) -> float | None:
@@ -53,19 +55,24 @@ class Service:
         self.now = now
         self.requests += 1
         refusal = self.limits.admit(KEY)
+        self.log.append((now, refusal is None))
         if refusal is not None:
             await asyncio.sleep(0.001)
             return math.nan if refusal.retry_after is None else refusal.retry_after
         await asyncio.sleep(self.service)
         self.limits.release(KEY)
+        if self.way_back:
+            await asyncio.sleep(self.way_back)
         self.answered.append(self.loop.time())
         return None
 
 
-async def run(pace: Pace, service: Service, inputs: int, workers: int = 64) -> None:
-    """check_many's shape: every input answered once, sent again after each 429."""
+async def run(pace: Pace, service: Service, inputs: int, workers: int = 64, *,
+              on_the_way: float = 0.0, seed: int = 5) -> None:
+    """check_many's shape: every input answered once, sent again after each 429
+    (``on_the_way``: a send's time on the wire, the benchmark's sim)."""
     source = iter(range(inputs))
-    rand = random.Random(5).random
+    rand = random.Random(seed).random
 
     async def worker() -> None:
         for _ in source:
@@ -73,6 +80,8 @@ async def run(pace: Pace, service: Service, inputs: int, workers: int = 64) -> N
             while True:
                 ticket = await pace.ready(True, math.inf)
                 assert ticket is not None
+                if on_the_way:
+                    await asyncio.sleep(on_the_way)
                 wait = await service.request()
                 if wait is None:
                     pace.done(ticket, 200, None)
