@@ -49,6 +49,7 @@ import asyncio
 import contextlib
 import json
 import math
+import re
 import statistics
 import subprocess
 import sys
@@ -568,9 +569,10 @@ def write(sec: Section, facts: str, path: Path = RESULTS) -> None:
     block = "\n".join([START, HEADING, "", facts, "", sec.markdown().split("\n", 2)[2],
                        END])
     old = path.read_text(encoding="utf-8")
-    if START in old and END in old:
-        head, rest = old.split(START, 1)
-        new = head + block + rest.split(END, 1)[1]
+    # The markers count only on lines of their own: the text around may quote them.
+    table = re.compile(f"^{re.escape(START)}$.*?^{re.escape(END)}$", re.S | re.M)
+    if table.search(old):
+        new = table.sub(lambda _: block, old, count=1)
     else:
         new = old.rstrip("\n") + "\n\n" + block + "\n"
     path.write_text(new, encoding="utf-8")
