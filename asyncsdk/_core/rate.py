@@ -283,22 +283,22 @@ class _Sends:
         self.states.append(PENDING)
         self.counts.append(self.pending)
         self.pending += 1
-        if times[self.start] < now - self.memory:
-            self._forget(now - self.memory)
+        start, forget = self.start, now - self.memory
+        if times[start] < forget:  # those made before ``forget`` are forgotten
+            old = bisect_left(times, forget, start)
+            self.pending -= self.states.count(PENDING, start, old)
+            self.start = old
+            if 2 * old >= len(times):
+                self._drop_forgotten()
         return number
 
-    def _forget(self, before: float) -> None:
-        """Forget the sends made before ``before``."""
-        start = self.start
-        old = bisect_left(self.times, before, start)
-        self.pending -= self.states.count(PENDING, start, old)
-        self.start = old
-        if 2 * old >= len(self.times):
-            del self.times[:old]
-            del self.states[:old]
-            del self.counts[:old]
-            self.base += old
-            self.start = 0
+    def _drop_forgotten(self) -> None:
+        old = self.start
+        del self.times[:old]
+        del self.states[:old]
+        del self.counts[:old]
+        self.base += old
+        self.start = 0
 
     def mark(self, send: int, state: int) -> None:
         at = send - self.base
@@ -358,9 +358,10 @@ class RateFinder:
     ``phase``. Deterministic: the same events give the same decisions."""
 
     __slots__ = ("_answers", "_before", "_cap", "_cap_at", "_cap_found", "_cap_step",
-                 "_ceiling", "_constants", "_contended", "_cut_at", "_first_answer", "_first_sent",
-                 "_peak", "_peak_at", "_probe_at", "_refused", "_rtt", "_rtt_at",
-                 "_sends", "_step", "_sure", "estimate", "phase", "rate", "window")
+                 "_ceiling", "_constants", "_contended", "_cut_at", "_first_answer",
+                 "_first_sent", "_growth", "_growth_rtt", "_peak", "_peak_at", "_probe_at",
+                 "_refused", "_rtt", "_rtt_at", "_sends", "_step", "_sure", "estimate",
+                 "phase", "rate", "window")
 
     def __init__(self, constants: PaceConstants | None = None) -> None:
         c = self._constants = constants if constants is not None else DEFAULT_CONSTANTS
@@ -378,6 +379,8 @@ class RateFinder:
         self._answers: deque[float] = deque()  # when answers came (``delivery_seconds``)
         self._rtt = math.inf  # the shortest answer time lately, and when it was seen
         self._rtt_at = -math.inf
+        self._growth_rtt = -1.0  # the round trip the start-up's growth was computed for
+        self._growth = 1.0
         # The current episode: its cut, the most its rate may be, whether another
         # client made it, whether its estimate is sure.
         self._cut_at = -math.inf
@@ -419,10 +422,12 @@ class RateFinder:
     # --- the events ------------------------------------------------------------------
     def sent(self, now: float) -> int:
         """An attempt leaves now: its number, for ``answered``, ``refused``, ``failed``."""
-        self._first_sent = min(self._first_sent, now)
-        if self._sends.pending >= self._cap - 1 and now >= self._cap_at:
+        if now < self._first_sent:
+            self._first_sent = now
+        sends = self._sends
+        if sends.pending >= self._cap - 1 and now >= self._cap_at:
             self._widen(now)  # the window is full at the cap: does it take one more?
-        return self._sends.add(now)
+        return sends.add(now)
 
     def held_back(self, now: float) -> None:
         """A send had to wait for the pacer: the rate, not the demand, is the limit now;
@@ -437,26 +442,39 @@ class RateFinder:
         One made before a refused one may complete what the estimate knows (a 429 is
         answered at once, a check later): the episode's estimate is made again."""
         self._sends.mark(send, ANSWERED)
-        self._first_answer = min(self._first_answer, now)
-        self._timed(now - at, now)
-        if self.phase is Phase.DARK:
+        self._timed(at, now)
+        phase = self.phase
+        if phase is Phase.DARK:
             self._resume(now)
-        elif math.isinf(self.rate) and self.phase is not Phase.STARTUP:
+        elif phase is not Phase.STARTUP and math.isinf(self.rate):
             # A cap found before any answer: the first round trip gives the rate, above
             # what the cap lets through, so that the window, not the rate, holds back.
             self.rate = self._constants.window_gain * self.window / self._rtt
             self._resize()
-        self._answers.append(now)
-        self._forget_answers(now)
-        if self._refused and at < self._refused[-1] and self.phase is not Phase.PROBING:
+        answers = self._answers
+        answers.append(now)  # and those older than ``delivery_seconds`` forgotten:
+        forget = now - self._constants.delivery_seconds
+        while answers[0] < forget:  # (never the one just added)
+            answers.popleft()
+        refused = self._refused
+        if refused and at < refused[-1] and self.phase is not Phase.PROBING:
             estimate = self._estimate_at(now)
             if estimate:
                 self._refine(estimate)
         if self.phase is Phase.STARTUP:
-            c = self._constants
-            growth = c.start_growth ** (self._rtt / c.growth_round_seconds) - 1.0
-            self.window *= 1.0 + min(1.0, growth) / self.window
-            self.rate = c.start_gain * self.window / self._rtt
+            self._grow_start_up()
+
+    def _grow_start_up(self) -> None:
+        """An answer in the start-up: the window grows (x ``start_growth`` a
+        ``growth_round_seconds``, at most doubling in a round trip), the sends paced at
+        ``start_gain`` x window / round trip."""
+        c = self._constants
+        rtt = self._rtt
+        if rtt != self._growth_rtt:  # the power once a round trip, not once an answer
+            self._growth = min(1.0, c.start_growth ** (rtt / c.growth_round_seconds) - 1.0)
+            self._growth_rtt = rtt
+        self.window *= 1.0 + self._growth / self.window
+        self.rate = c.start_gain * self.window / rtt
 
     def failed(self, send: int) -> None:
         """Send number ``send`` got no answer (a failure, a timeout): nothing learnt."""
@@ -670,10 +688,14 @@ class RateFinder:
             answers.popleft()
 
     # --- in flight -------------------------------------------------------------------
-    def _timed(self, elapsed: float, now: float) -> None:
-        """An answer came ``elapsed`` after its send: the shortest answer time (kept
-        ``round_trip_memory_seconds``) sizes the window. A 429 is not one: the service
-        refuses at once what it takes time to answer."""
+    def _timed(self, at: float, now: float) -> None:
+        """An answer came ``now`` to a send made ``at``: the first answer's time is
+        kept; the shortest answer time (kept ``round_trip_memory_seconds``) sizes the
+        window. A 429 is not one: the service refuses at once what it takes time to
+        answer."""
+        if now < self._first_answer:
+            self._first_answer = now
+        elapsed = now - at
         c = self._constants
         if elapsed <= self._rtt or now - self._rtt_at > c.round_trip_memory_seconds:
             self._rtt, self._rtt_at = max(elapsed, c.shortest_round_trip_seconds), now
