@@ -442,7 +442,11 @@ class RateFinder:
         One made before a refused one may complete what the estimate knows (a 429 is
         answered at once, a check later): the episode's estimate is made again."""
         self._sends.mark(send, ANSWERED)
-        self._timed(at, now)
+        if now < self._first_answer:
+            self._first_answer = now
+        elapsed = now - at
+        if elapsed <= self._rtt or now - self._rtt_at > self._constants.round_trip_memory_seconds:
+            self._timed(elapsed, now)  # the shortest lately
         phase = self.phase
         if phase is Phase.DARK:
             self._resume(now)
@@ -688,18 +692,13 @@ class RateFinder:
             answers.popleft()
 
     # --- in flight -------------------------------------------------------------------
-    def _timed(self, at: float, now: float) -> None:
-        """An answer came ``now`` to a send made ``at``: the first answer's time is
-        kept; the shortest answer time (kept ``round_trip_memory_seconds``) sizes the
-        window. A 429 is not one: the service refuses at once what it takes time to
-        answer."""
-        if now < self._first_answer:
-            self._first_answer = now
-        elapsed = now - at
-        c = self._constants
-        if elapsed <= self._rtt or now - self._rtt_at > c.round_trip_memory_seconds:
-            self._rtt, self._rtt_at = max(elapsed, c.shortest_round_trip_seconds), now
-            self._resize()
+    def _timed(self, elapsed: float, now: float) -> None:
+        """An answer came ``elapsed`` after its send, the shortest lately (or the last
+        is older than ``round_trip_memory_seconds``): it sizes the window. A 429 is not
+        one: the service refuses at once what it takes time to answer."""
+        self._rtt = max(elapsed, self._constants.shortest_round_trip_seconds)
+        self._rtt_at = now
+        self._resize()
 
     def _resize(self) -> None:
         if math.isinf(self._rtt) or self.phase is Phase.STARTUP or math.isinf(self.rate):
