@@ -352,3 +352,34 @@ def test_a_refusal_just_after_the_cut_is_the_same_episode() -> None:
     later = cut_at + 2 * C.cut_settle_seconds
     finder.refused(finder.sent(later), later, later + 0.001)
     assert finder.rate < cut
+
+
+def test_the_sends_kept_are_those_of_the_last_send_memory_seconds() -> None:
+    """``unanswered`` and ``starved`` see exactly the sends of the last
+    ``send_memory_seconds``, long after the first ones were forgotten (forgetting is
+    done in batches: the kept ones must not drift), and an answer to a forgotten send
+    changes nothing."""
+    finder = RateFinder(PaceConstants(send_memory_seconds=0.2))
+    sent: list[tuple[int, float]] = []  # (number, time) of every send, all kept here
+    answered: set[int] = set()
+    for i in range(1000):  # 1 s at 1,000 sends a second: forgotten five times over
+        now = i / 1000.0
+        sent.append((finder.sent(now), now))
+        if i % 3 and i >= 10:  # answer a send made 10 ms ago, one in three left pending
+            number, at = sent[i - 10]
+            finder.answered(number, at, now)
+            answered.add(number)
+        elif i >= 241:  # and one made 0.24 s ago, forgotten (perhaps not yet dropped)
+            number, at = sent[i - 241]
+            finder.answered(number, at, now)
+            answered.add(number)
+        kept = [number for number, at in sent[-300:] if at >= now - 0.2]
+        assert finder.unanswered() == len([n for n in kept if n not in answered]), i
+    last = 999 / 1000.0
+    early, at = sent[100]  # forgotten long ago, never answered
+    finder.answered(early, at, last)
+    assert finder.unanswered() == len([n for n, at in sent
+                                       if at >= last - 0.2 and n not in answered])
+    assert [number for number, _ in sent] == list(range(1000))
+    assert not finder.starved(last, 0.02)  # sends made 10-20 ms ago were answered
+    assert finder.starved(last + 10.0, 0.02)
