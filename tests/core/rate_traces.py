@@ -132,6 +132,14 @@ class Events(Protocol):
     def refused(self, send: int, at: float, now: float) -> None: ...
 
 
+def held_back_each_tenth(finder: Events, since: float) -> None:
+    """Twelve senders held back, one every 0.1 s after ``since``: what lets probes out."""
+    now = since
+    for _ in range(12):
+        now += 0.1
+        finder.held_back(now)
+
+
 def episode_at_400(finder: Events, start: float = 0.0) -> None:
     """Sends every 1 ms (1000/s) for 0.2 s from ``start`` to a service taking 400/s: it
     takes 2 of every 5 and refuses the rest; each is answered 20 ms after its send."""
@@ -161,10 +169,7 @@ def branch_scenarios() -> dict[str, list[Event]]:
     finder = Recorder()
     episode_at_400(finder)
     steady(finder, 1.0, 1.2, 0.001, lambda i: i % 10 != 0)  # 100/s taken
-    now = 1.5
-    for _ in range(12):
-        now += 0.1
-        finder.held_back(now)
+    held_back_each_tenth(finder, 1.5)
     traces["a climb from far below the peak"] = finder.events
 
     finder = Recorder()
@@ -203,10 +208,7 @@ def unit_scenarios() -> dict[str, list[Event]]:
 
     finder = Recorder()
     episode_at_400(finder)
-    now = 4.2
-    for _ in range(12):
-        now += 0.1
-        finder.held_back(now)
+    held_back_each_tenth(finder, 4.2)
     traces["probes near the rate found"] = finder.events
 
     finder = Recorder()
