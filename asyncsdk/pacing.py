@@ -7,7 +7,9 @@ and through Redis by the fleet).
   ``failed``, ``held_back``), and read its decisions (``rate``, ``window``,
   ``estimate``, ``phase``). Nothing inside reads a clock or draws a random number: fed
   the same events, two finders decide the same, so N processes that feed theirs one
-  ordered stream of events make one pace (the fleet's ``SharedPace``).
+  ordered stream of events make one pace (the fleet's ``SharedPace``). A driver that
+  knows how many inputs it has left gives ``held_back`` an ``ending(rate)``: near the
+  end no probe is made whose 429 would wait past it (``check_many`` over a list does).
 * ``PaceConstants``: the one frozen record of its constants (and of the schedule's:
   jitter, hold); every driver takes them from the same instance.
 * ``Phase``: ``STARTUP``, ``RESTING``, ``PROBING``, ``DARK`` (the service takes

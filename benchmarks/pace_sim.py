@@ -44,8 +44,9 @@ def service_of(limit_at: Callable[[float], RateLimit], changes: list[float],
 
 
 async def client(pace: Pace, service: Service, count: int, workers: int = 64) -> None:
-    """The tests' check_many-shaped workers, 0.5 ms on the wire for every send."""
-    await run(pace, service, count, workers, on_the_way=0.0005, seed=7)
+    """The tests' check_many-shaped workers, 0.5 ms on the wire for every send, the
+    pace told the inputs left (check_many's over a list)."""
+    await run(pace, service, count, workers, on_the_way=0.0005, seed=7, counted=True)
 
 
 def watch(pace: Pace, until: float, states: list) -> asyncio.Task:

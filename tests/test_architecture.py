@@ -56,6 +56,7 @@ LAYERS: dict[str, float] = {
     "asyncsdk._core.raw": 4,
     "asyncsdk._core.clock": 4,
     "asyncsdk._core.window": 4,
+    "asyncsdk._core.backlog": 4,
     "asyncsdk._core.operation": 5,
     "asyncsdk._core.aiohttp_compat": 5,
     "asyncsdk._core.timeouts": 5,

@@ -4,8 +4,9 @@ interface and no model (docs/architecture.md).
 What the layers above may use of it is exactly ``__all__`` (``tests/test_architecture.py``
 holds the resources to it): the ``Engine`` interface and the records it takes
 (``CallOptions``, ``Operation``, ``Extras``, a ``SendPolicy``), the ``Clock`` seam, the
-credential placements an area names, ``forget_own_frames`` for a stream's own edge, and
-the ``Window`` primitive (``check_many``'s slots).
+credential placements an area names, ``forget_own_frames`` for a stream's own edge,
+the ``Window`` primitive (``check_many``'s slots) and the ``Backlog`` a bulk run counts
+down for its pace.
 Each name is imported on first use (PEP 562): ``from asyncsdk._core import Placement``
 does not load aiohttp.
 """
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_attributes
 
 if TYPE_CHECKING:
+    from .backlog import Backlog as Backlog
     from .clock import Clock as Clock
     from .clock import SystemClock as SystemClock
     from .credentials import KEY_AND_USER_IN_FORM as KEY_AND_USER_IN_FORM
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
 
 #: Each public name and the module that holds it.
 _WHERE = {
+    "Backlog": ".backlog",
     "Clock": ".clock", "SystemClock": ".clock",
     "KEY_AND_USER_IN_FORM": ".credentials", "KEY_AND_USER_IN_QUERY": ".credentials",
     "KEY_IN_QUERY": ".credentials", "Placement": ".credentials",
@@ -51,9 +54,9 @@ _WHERE = {
 }
 
 __all__ = ["KEY_AND_USER_IN_FORM", "KEY_AND_USER_IN_QUERY", "KEY_IN_QUERY", "SINGLE",
-           "Admission", "AreaRules", "CallOptions", "Clock", "Deadline", "Engine", "Extras",
-           "Operation", "Placement", "SendPolicy", "StreamedResponse", "SystemClock",
-           "Window", "forget_own_frames"]
+           "Admission", "AreaRules", "Backlog", "CallOptions", "Clock", "Deadline",
+           "Engine", "Extras", "Operation", "Placement", "SendPolicy", "StreamedResponse",
+           "SystemClock", "Window", "forget_own_frames"]
 
 
 if not TYPE_CHECKING:  # hidden from type checkers: a module ``__getattr__`` would make

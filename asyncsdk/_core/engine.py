@@ -17,6 +17,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
 from .._errors import ResponseDecodeError, SDKError
+from .backlog import Backlog
 from .operation import Extras, Operation
 from .options import CallOptions
 from .policy import SendPolicy
@@ -97,7 +98,10 @@ class Engine(Protocol):
         """This engine, whose requests and streams carry ``extras`` by default."""
         ...
 
-    def bulk_policy(self, op: Operation, *, adaptive: bool) -> SendPolicy:
+    def bulk_policy(self, op: Operation, *, adaptive: bool,
+                    backlog: Backlog | None = None) -> SendPolicy:
         """The send policy of a bulk call of ``op`` (its area's pace on this client;
-        ``adaptive``: its rate and window too, not only its holds)."""
+        ``adaptive``: its rate and window too, not only its holds; ``backlog``: the
+        run's inputs not yet sent, counted down by the run, which tells its pace when
+        the end is near)."""
         ...

@@ -30,10 +30,12 @@ transport holds one ``Pace`` per area. Time is the transport's (``clock``, ``sle
 from __future__ import annotations
 
 import asyncio
+import weakref
 from bisect import insort
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from .backlog import Backlog
 from .rate import RateFinder
 from .window import Window
 
@@ -59,8 +61,8 @@ class Pace:
     """See the module docstring. ``park(waiter, seconds)`` waits for ``waiter`` or the
     time, whichever comes first (the session owner's, which ``close()`` wakes)."""
 
-    __slots__ = ("_clock", "_held_until", "_next", "_park", "_rand", "_refusals",
-                 "_returned", "_size", "_window", "finder")
+    __slots__ = ("_backlogs", "_clock", "_held_until", "_next", "_park", "_rand",
+                 "_refusals", "_returned", "_size", "_wait_asked", "_window", "finder")
 
     def __init__(self, clock: Callable[[], float], park: Park,
                  rand: Callable[[], float]) -> None:
@@ -78,6 +80,10 @@ class Pace:
         # Moments given back by waiters that left, (at, end), in order: the next paced
         # sends take them before new ones (since the last 429, which voids them).
         self._returned: list[tuple[float, float]] = []
+        # The runs this pace serves, each counting down its inputs (``expect``); a run
+        # that is gone is forgotten with it.
+        self._backlogs: weakref.WeakSet[Backlog] = weakref.WeakSet()
+        self._wait_asked = 0.0  # the last wait a 429 asked for (0.0: none yet)
 
     @property
     def held_until(self) -> float:
@@ -95,6 +101,12 @@ class Pace:
     def in_flight(self) -> int:
         """Paced attempts let through and not yet done."""
         return self._window.in_use
+
+    def expect(self, backlog: Backlog) -> None:
+        """A bulk run starts, ``backlog`` its inputs not yet sent: once those of every
+        run take less than ``no_probe_before_end_seconds`` at the rate (or the wait the
+        service last asked), the finder makes no probe (``RateFinder.held_back``)."""
+        self._backlogs.add(backlog)
 
     async def ready(self, paced: bool, deadline: float,
                     park: Park | None = None) -> Ticket | None:
@@ -216,8 +228,21 @@ class Pace:
             moment = (at, at + self._interval())
             self._next = moment[1]
         if moment[0] > now:
-            self.finder.held_back(now)
+            self.finder.held_back(now, self._ending)
         return moment
+
+    def _ending(self, rate: float) -> bool:
+        """Whether the inputs every run has left take less than the end's quiet at
+        ``rate`` (False while a run's count is unknown, or no run said any)."""
+        left = 0
+        for backlog in self._backlogs:
+            if backlog.left is None:
+                return False
+            left += backlog.left
+        if not self._backlogs:
+            return False
+        quiet = max(self.finder.constants.no_probe_before_end_seconds, self._wait_asked)
+        return left < rate * quiet
 
     def _give_back(self, moment: tuple[float, float], refusals: int) -> None:
         """A waiter left before its moment: the last one reserved is undone (and any
@@ -259,6 +284,8 @@ class Pace:
         no token left); if the service takes nothing at all, everyone is held for the
         wait it asked."""
         self._refusals += 1
+        if wait:
+            self._wait_asked = wait
         self._returned.clear()
         self._next = now + self._interval()
         within = max(self.finder.constants.starved_within_seconds, wait or 0.0)

@@ -55,6 +55,7 @@ from .._errors import (
     UsageError,
 )
 from .answer import Interpreter
+from .backlog import Backlog
 from .clock import Clock, SystemClock
 from .credentials import Credentials, SecretValue
 from .engine import Deadline
@@ -306,11 +307,15 @@ class Transport:
                          urls=self.urls, logins=self._logins, paces=self._paces,
                          pace_key=self._pace_key, extras=extras)
 
-    def bulk_policy(self, op: Operation, *, adaptive: bool) -> PacedPolicy:
+    def bulk_policy(self, op: Operation, *, adaptive: bool,
+                    backlog: Backlog | None = None) -> PacedPolicy:
         """The policy of a bulk call of ``op``: its area's pace for this client's key
-        (shared with the client's copies of the same key)."""
-        return PacedPolicy(self._paces.pace(self._pace_key, op.area.argument), self._park,
-                           adaptive=adaptive)
+        (shared with the client's copies of the same key), told of the run's
+        ``backlog``."""
+        pace = self._paces.pace(self._pace_key, op.area.argument)
+        if backlog is not None:
+            pace.expect(backlog)
+        return PacedPolicy(pace, self._park, adaptive=adaptive)
 
     # --- the call -------------------------------------------------------------------
     def _attempts_of(self, options: CallOptions) -> Attempts:

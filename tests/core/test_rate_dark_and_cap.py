@@ -20,6 +20,7 @@ import pytest
 from test_pace import park
 from virtual_time import virtual_loop
 
+from asyncsdk._core.backlog import Backlog
 from asyncsdk._core.pace import Pace
 from asyncsdk._core.retry import backoff_delay
 from asyncsdk.testing import RateLimit, RateLimits
@@ -68,14 +69,18 @@ class Service:
 
 
 async def run(pace: Pace, service: Service, inputs: int, workers: int = 64, *,
-              on_the_way: float = 0.0, seed: int = 5) -> None:
+              on_the_way: float = 0.0, seed: int = 5, counted: bool = False) -> None:
     """check_many's shape: every input answered once, sent again after each 429
-    (``on_the_way``: a send's time on the wire, the benchmark's sim)."""
+    (``on_the_way``: a send's time on the wire, the benchmark's sim; ``counted``: the
+    pace is told the inputs left, as check_many tells it those of a list)."""
     source = iter(range(inputs))
     rand = random.Random(seed).random
+    backlog = Backlog(inputs if counted else None)
+    pace.expect(backlog)
 
     async def worker() -> None:
         for _ in source:
+            backlog.take()
             free = 0
             while True:
                 ticket = await pace.ready(True, math.inf)

@@ -37,7 +37,7 @@ from contextlib import aclosing
 from typing import Any, Protocol
 
 from ..._checks import check_bool, check_count, check_seconds
-from ..._core import SendPolicy, Window
+from ..._core import Backlog, SendPolicy, Window
 from ..._errors import (
     APIError,
     AuthenticationError,
@@ -73,10 +73,12 @@ def check_many(
     adaptive: bool,
     validity_timeout: float,
     request_timeout: float | None,
+    backlog: Backlog | None = None,
 ) -> AsyncGenerator[CheckOutcome, None]:
     """The generator of ``Validation.check_many`` (documented there), each input checked
     with ``check`` (for ``adaptive``, see ``Validation._bulk_check``); the arguments are
-    checked here, at the call."""
+    checked here, at the call. ``backlog`` (of ``emails``, told to the pace) is counted
+    down as inputs are taken, and set to 0 when the run ends."""
     check_count(concurrency, "concurrency")
     check_bool(adaptive, "adaptive")
     check_seconds(validity_timeout, "validity_timeout")
@@ -88,7 +90,8 @@ def check_many(
     if not isinstance(emails, (Iterable, AsyncIterable)):
         raise InvalidInputError(
             f"emails: expected an iterable, got {type(emails).__name__}", field="emails")
-    return _Run(check, concurrency, validity_timeout, request_timeout).outcomes(emails)
+    return _Run(check, concurrency, validity_timeout, request_timeout,
+                backlog).outcomes(emails)
 
 
 def callers_policy(pace: object, adaptive: object) -> SendPolicy:
@@ -151,13 +154,15 @@ class _Run:
     loop: asyncio.AbstractEventLoop
 
     __slots__ = (
-        "alive", "async_source", "check", "closing", "done_reading", "failure",
-        "leftover", "limit", "lock", "loop", "ready", "request_timeout", "source",
-        "spawned", "stopped", "tasks", "validity_timeout", "waiter", "window")
+        "alive", "async_source", "backlog", "check", "closing", "done_reading",
+        "failure", "leftover", "limit", "lock", "loop", "ready", "request_timeout",
+        "source", "spawned", "stopped", "tasks", "validity_timeout", "waiter", "window")
 
     def __init__(self, check: CheckFunction, concurrency: int, validity_timeout: float,
-                 request_timeout: float | None) -> None:
+                 request_timeout: float | None, backlog: Backlog | None = None) -> None:
         self.check = check
+        #: The inputs not yet taken, counted down for the pace (left None: no count).
+        self.backlog = backlog if backlog is not None else Backlog(None)
         self.validity_timeout = validity_timeout
         self.request_timeout = request_timeout
         self.limit = concurrency
@@ -211,6 +216,8 @@ class _Run:
             if self.failure is not None:
                 raise self.failure
         finally:
+            if self.backlog.left is not None:
+                self.backlog.left = 0  # nothing more is sent, however the run ended
             try:
                 await self._end_workers()
             finally:
@@ -286,10 +293,12 @@ class _Run:
         """The next input of ``source`` (an iterable's), or ``self`` when it has none (it
         ended or failed)."""
         try:
-            return next(source)
+            value = next(source)
         except Exception as exc:
             self._source_ended(exc)
             return self
+        self.backlog.take()
+        return value
 
     async def _take_async(self) -> Any:
         """The next input of an async source (one reader at a time), or ``self``."""
@@ -298,10 +307,12 @@ class _Run:
             if self.done_reading:
                 return self
             try:
-                return await anext(self.async_source)
+                value = await anext(self.async_source)
             except Exception as exc:
                 self._source_ended(exc)
                 return self
+            self.backlog.take()
+            return value
 
     async def _work(self) -> None:
         """One worker's life: take an input while fewer than ``limit`` are outstanding,

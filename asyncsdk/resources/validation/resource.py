@@ -9,7 +9,7 @@ from typing import Any
 
 from ..._checks import MAX_ID, check_email, check_http_url, check_job_id, check_seconds
 from ..._constants import DEFAULT_CHECK_CONCURRENCY, DEFAULT_VALIDITY_TIMEOUT
-from ..._core import CallOptions, Extras, Operation, SendPolicy
+from ..._core import Backlog, CallOptions, Extras, Operation, SendPolicy
 from ..._serde.converter import parse_int
 from ...models.validation import CheckOutcome, CheckResult
 from .._areas import Area
@@ -197,11 +197,13 @@ class Validation(Resource):
             already sent have been yielded.
         """
         extras = extras_of(extra_headers, extra_query)  # checked at once
-        policy = (self._engine.bulk_policy(CHECK, adaptive=adaptive is True)
+        backlog = Backlog.of(emails)  # a list's length tells the pace when the end is near
+        policy = (self._engine.bulk_policy(CHECK, adaptive=adaptive is True, backlog=backlog)
                   if pace is None else callers_policy(pace, adaptive))
         check = partial(self._bulk_check, policy=policy, extras=extras)
         return check_many(check, emails, concurrency=concurrency, adaptive=adaptive,
-                          validity_timeout=validity_timeout, request_timeout=request_timeout)
+                          validity_timeout=validity_timeout, request_timeout=request_timeout,
+                          backlog=backlog)
 
     async def create_job(
         self,
