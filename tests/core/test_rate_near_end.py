@@ -184,6 +184,44 @@ async def test_a_run_stopped_early_has_nothing_left() -> None:
     assert len(rest) == 19 and backlog.left == 0
 
 
+async def ok(email: str, *, validity_timeout: float,
+             request_timeout: float | None) -> CheckResult:
+    raise asyncsdk.InvalidInputError("not an address", field="email")  # never sent
+
+
+@pytest.mark.parametrize("ending", ["closed", "source fails"])
+async def test_however_a_run_ends_it_leaves_nothing_to_send(ending: str) -> None:
+    """Closed by its consumer after one outcome, or ended by its source's error: the
+    run's backlog is 0 (a count left over would keep its pace from the end's rule for
+    the runs that share it, until the run is collected)."""
+    backlog = Backlog(10)
+
+    def source() -> object:
+        yield "a@example.com"
+        yield "b@example.com"
+        if ending == "source fails":
+            raise OSError("the file went away")
+        yield from (f"c{i}@example.com" for i in range(8))
+
+    class Counted:
+        def __len__(self) -> int:
+            return 10
+
+        def __iter__(self) -> object:
+            return source()
+
+    run_ = check_many(ok, Counted(), concurrency=1, adaptive=True,  # type: ignore[arg-type]
+                      validity_timeout=60.0, request_timeout=None, backlog=backlog)
+    if ending == "closed":
+        await anext(run_)
+        assert backlog.left == 9
+        await run_.aclose()
+    else:
+        with pytest.raises(OSError):
+            [o async for o in run_]
+    assert backlog.left == 0
+
+
 class Watched(RateFinder):
     """A finder that records each ``held_back``: when, what the pace said when asked
     whether the end is near (None: not asked, no probe was due), the rate before and
