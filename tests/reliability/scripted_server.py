@@ -100,6 +100,10 @@ async def scripted_server() -> AsyncIterator[ScriptedServer]:
         await runner.cleanup()
 
 
+#: The attempt bound of tests that stall an attempt on purpose: long enough that opening
+#: a connection to 127.0.0.1 fits in it on a loaded machine (CI once took 192 ms), so
+#: the attempt that ends is the stalled one; each stalled attempt costs this long.
+STALL_TIMEOUT = 0.25
 CHECK_PATH = "/api/v1/single/check"
 CHECK_OK = {"email": "a@b.com", "status": "success", "result": "Valid", "role": False}
 DOWNLOAD_PATH = "/api/v1/jobs/download"

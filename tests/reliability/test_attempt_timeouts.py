@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from reliability_helpers import instant
-from scripted_server import CHECK_OK, CHECK_PATH, scripted_server
+from scripted_server import CHECK_OK, CHECK_PATH, STALL_TIMEOUT, scripted_server
 
 import asyncsdk
 
@@ -24,7 +24,7 @@ async def test_only_the_late_attempts_end_and_each_is_retried() -> None:
         stall, ok = server.stall(), server.answer(CHECK_OK)
         server.on(CHECK_PATH, *[stall if i % 2 == 0 else ok for i in range(10)], ok)
         async with asyncsdk.Client("k", "u", base_url=server.base_url, timeout=30,
-                                   attempt_timeout=0.2, clock=instant()) as client:
+                                   attempt_timeout=STALL_TIMEOUT, clock=instant()) as client:
             results = await asyncio.gather(
                 *(client.validation.check("a@b.com") for _ in range(10)))
         assert all(r.email == "a@b.com" for r in results)
@@ -35,7 +35,8 @@ async def test_a_call_past_its_budget_is_a_timeout_after_exactly_its_attempts() 
     async with scripted_server() as server:
         server.on(CHECK_PATH, server.stall())
         async with asyncsdk.Client("k", "u", base_url=server.base_url, timeout=30,
-                                   attempt_timeout=0.05, max_retries=2, clock=instant()) as client:
+                                   attempt_timeout=STALL_TIMEOUT, max_retries=2,
+                                   clock=instant()) as client:
             with pytest.raises(asyncsdk.APITimeoutError) as info:
                 await client.validation.check("a@b.com")
         assert server.count(CHECK_PATH) == 3
@@ -89,7 +90,7 @@ async def test_a_deadline_in_a_clean_up_after_a_cancel_is_a_retry_not_a_cancel()
     async with scripted_server() as server:
         server.on(CHECK_PATH, server.stall(), server.answer(CHECK_OK))
         async with asyncsdk.Client("k", "u", base_url=server.base_url, timeout=30,
-                                   attempt_timeout=0.1, clock=instant()) as client:
+                                   attempt_timeout=STALL_TIMEOUT, clock=instant()) as client:
             got: list[object] = []
 
             async def worker() -> None:
@@ -115,7 +116,7 @@ async def test_a_deadline_in_a_task_that_swallowed_a_cancel_is_a_retry() -> None
     async with scripted_server() as server:
         server.on(CHECK_PATH, server.stall(), server.answer(CHECK_OK))
         async with asyncsdk.Client("k", "u", base_url=server.base_url, timeout=30,
-                                   attempt_timeout=0.1, clock=instant()) as client:
+                                   attempt_timeout=STALL_TIMEOUT, clock=instant()) as client:
 
             async def worker() -> Any:
                 with contextlib.suppress(asyncio.CancelledError):  # a soft cancel

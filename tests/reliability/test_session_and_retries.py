@@ -17,7 +17,7 @@ from reliability_helpers import (
     prepare,
     sandbox,
 )
-from scripted_server import CHECK_OK, CHECK_PATH, scripted_server
+from scripted_server import CHECK_OK, CHECK_PATH, STALL_TIMEOUT, scripted_server
 
 import asyncsdk
 import asyncsdk.testing
@@ -76,7 +76,7 @@ async def test_a_stalled_attempt_is_abandoned_and_retried_within_the_budget() ->
     async with scripted_server() as server:
         server.on(CHECK_PATH, server.stall(), server.answer(CHECK_OK))
         async with asyncsdk.Client("k", "u", base_url=server.base_url, timeout=30,
-                                   attempt_timeout=0.05, clock=instant()) as client:
+                                   attempt_timeout=STALL_TIMEOUT, clock=instant()) as client:
             result = await client.validation.check("a@b.com")
         assert result.email == "a@b.com"
         assert server.count(CHECK_PATH) == 2  # before: the first attempt ate the budget
@@ -87,7 +87,7 @@ async def test_attempt_timeout_per_call_overrides_the_clients() -> None:
         server.on(CHECK_PATH, server.stall(), server.answer(CHECK_OK))
         async with asyncsdk.Client("k", "u", base_url=server.base_url, timeout=30,
                                    clock=instant()) as client:
-            await client.validation.check("a@b.com", attempt_timeout=0.05)
+            await client.validation.check("a@b.com", attempt_timeout=STALL_TIMEOUT)
         assert server.count(CHECK_PATH) == 2
 
 
