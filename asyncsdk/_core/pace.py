@@ -105,7 +105,8 @@ class Pace:
     def expect(self, backlog: Backlog) -> None:
         """A bulk run starts, ``backlog`` its inputs not yet sent: once those of every
         run take less than ``no_probe_before_end_seconds`` at the rate (or the wait the
-        service last asked), the finder makes no probe (``RateFinder.held_back``)."""
+        service last asked), no probe climbs above what the service was found to take
+        (``RateFinder.held_back``)."""
         self._backlogs.add(backlog)
 
     async def ready(self, paced: bool, deadline: float,
@@ -234,13 +235,13 @@ class Pace:
     def _ending(self, rate: float) -> bool:
         """Whether the inputs every run has left take less than the end's quiet at
         ``rate`` (False while a run's count is unknown, or no run said any)."""
+        if not self._backlogs:
+            return False
         left = 0
         for backlog in self._backlogs:
             if backlog.left is None:
                 return False
             left += backlog.left
-        if not self._backlogs:
-            return False
         quiet = max(self.finder.constants.no_probe_before_end_seconds, self._wait_asked)
         return left < rate * quiet
 

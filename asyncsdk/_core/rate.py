@@ -75,8 +75,9 @@ The phases (``Phase``), in the spirit of BBR's modes:
   refusal or two, and a refusal costs its check the wait the service asks for: a rate
   that holds rests long. Near the end of the inputs (the driver says so: those left
   take less than ``no_probe_before_end_seconds`` at the rate, or the wait the service
-  last asked), no probe starts and one under way falls back to the rate that stood:
-  its 429 would hold a check past the end of the run.
+  last asked), a probe climbs no higher than ``backoff_share`` x the estimate (one
+  above it falls back to the step that stood), unless the rate is far below the peak:
+  a 429 there would hold its check past the end of the run.
 
 Several processes on one key that share no state each find their own share (what the
 service takes from them): an episode one of them causes by probing makes the others
@@ -183,10 +184,10 @@ class PaceConstants:
     probe_sends_per_round_trip: float = 0.5
     #: How long an estimate is remembered as the peak.
     peak_memory_seconds: float = 10.0
-    #: No probe (and one under way falls back to the rate that stood) once the inputs
-    #: not yet sent take less than this at the rate, or less than the wait the service
-    #: last asked: a probe's 429 would wait past the end of the run, for a few percent
-    #: of a second's rate (two short processes on one key: 0.86 -> 0.96 R, simulated).
+    #: Near the end of the inputs no probe climbs above what the service was found to
+    #: take: once those not yet sent take less than this at the rate, or less than the
+    #: wait the service last asked. A probe's 429 there would wait past the end of the
+    #: run, for a few percent of a second's rate.
     no_probe_before_end_seconds: float = 1.0
 
     # --- the estimate ---------------------------------------------------------------
