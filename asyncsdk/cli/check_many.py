@@ -91,7 +91,8 @@ async def check_file(client: Client, args: argparse.Namespace, env: Environment,
     source = (row for row in inputs.rows() if row.position not in done)
     try:
         with handle, handle_signals(signal_handler(run, env, args.timeout)):
-            stopped = await run.check(client, source, args.concurrency)
+            stopped = await run.check(client, source, args.concurrency,
+                                      left=inputs.count - len(done))
             if stopped is not None and run.interrupted is None:
                 run.give_up(source, stopped)
     except ConfigurationError:
@@ -232,6 +233,24 @@ def open_output(path: Path, columns: list[str], inputs: InputFile, *, resume: bo
     return handle, writer, by_position
 
 
+class Counted:
+    """Addresses handed out one by one, and how many there are (``len``, for
+    ``check_many``'s pace; an estimate from above: repeats that ``--dedupe`` does not send
+    are counted, and a run that stops early leaves some)."""
+
+    __slots__ = ("_count", "_emails")
+
+    def __init__(self, emails: Iterator[str], count: int) -> None:
+        self._emails = emails
+        self._count = count
+
+    def __iter__(self) -> Iterator[str]:
+        return self._emails
+
+    def __len__(self) -> int:
+        return self._count
+
+
 class Run:
     """One pass of ``check_many`` over the inputs, writing each outcome as it comes."""
 
@@ -272,8 +291,10 @@ class Run:
         return answer is not False
 
     async def check(self, client: Client, source: Iterator[InputRow],
-                    concurrency: int) -> Exception | None:
+                    concurrency: int, left: int | None = None) -> Exception | None:
         """Check until the input ends; returns the failure that stopped sending, if any.
+        ``left``: the rows of ``source`` (told to ``check_many``, whose pace then makes
+        no probe in the run's last second whose 429 would wait past its end).
 
         A run of failures, or a first Ctrl-C/SIGTERM (``interrupted``), ends the
         *input* rather than closing ``check_many``: the checks already sent then finish
@@ -283,7 +304,9 @@ class Run:
         """
         streak = 0
         stopped: Exception | None = None
-        outcomes = client.validation.check_many(self.feed(source), concurrency=concurrency)
+        emails = self.feed(source)
+        outcomes = client.validation.check_many(
+            emails if left is None else Counted(emails, left), concurrency=concurrency)
         async with contextlib.aclosing(outcomes):
             async for outcome in outcomes:
                 if isinstance(outcome.error, ConfigurationError):
