@@ -69,6 +69,7 @@ __all__ = [
     "Secret",
     "SecretValue",
     "clear_frames",
+    "may_name_a_credential",
     "query_without_credential_fields",
     "redact_url",
     "scrub",
@@ -389,6 +390,25 @@ def redact_url(url: str | URL, params: Mapping[str, Any] | None = None) -> str:
         return text
     shown = {k: (REDACTED if k.casefold() in _FOLDED_FIELDS else v) for k, v in params.items()}
     return f"{text}{'&' if '?' in text else '?'}{urlencode(shown)}"
+
+
+#: The lower-case credential field names none of which holds another ("api" stands for
+#: "api_key" too): a query that holds none of them, in any letter case, names none.
+_LOWER_NAMES = frozenset(name.lower() for name in CREDENTIAL_FIELDS)
+_NAME_PARTS = tuple(sorted(name for name in _LOWER_NAMES
+                           if not any(other != name and other in name for other in _LOWER_NAMES)))
+
+
+def may_name_a_credential(raw_query: str) -> bool:
+    """False when surely no field of ``raw_query`` is named as a credential: it is all
+    ASCII, has no ``%`` or ``+`` (a name ``query_without_credential_fields`` would have
+    to decode first) and holds no credential field name anywhere, in any letter case.
+    True (a value that merely contains "api" too): ``query_without_credential_fields``
+    is to look closer. The quick test of every request the middleware completes: only C
+    string operations (a regular expression took about ten times as many instructions)."""
+    lowered = raw_query.lower()
+    return (not raw_query.isascii() or "%" in raw_query or "+" in raw_query
+            or any(map(lowered.__contains__, _NAME_PARTS)))
 
 
 def query_without_credential_fields(query: str) -> str | None:

@@ -61,10 +61,10 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
 from .credentials import (
-    CREDENTIAL_FIELDS,
     LIBRARY_FOLDER,
     SecretValue,
     clear_frames,
+    may_name_a_credential,
     query_without_credential_fields,
     without_credential_fields,
 )
@@ -106,7 +106,7 @@ class Outgoing:
             return None
         url = request.url
         raw_query = url.raw_query_string
-        if _may_name_a_credential(raw_query):  # nearly never
+        if may_name_a_credential(raw_query):  # nearly never
             query = query_without_credential_fields(raw_query)
             if query is not None:
                 url = request.url = URL.build(
@@ -151,24 +151,6 @@ class Outgoing:
                 "Authorization") == self.authorization.reveal():
             del request.headers["Authorization"]
         return request.update_body(dict(self.form or {})) if self.in_form else None
-
-
-#: The lower-case credential field names none of which holds another ("api" stands for
-#: "api_key" too): a query that holds none of them, in any letter case, names none.
-_LOWER_NAMES = frozenset(name.lower() for name in CREDENTIAL_FIELDS)
-_NAME_PARTS = tuple(sorted(name for name in _LOWER_NAMES
-                           if not any(other != name and other in name for other in _LOWER_NAMES)))
-
-
-def _may_name_a_credential(raw_query: str) -> bool:
-    """False when surely no field of ``raw_query`` is named as a credential: it is all
-    ASCII, has no ``%`` or ``+`` (a name ``query_without_credential_fields`` would have
-    to decode first) and holds no credential field name anywhere, in any letter case.
-    True (a value that merely contains "api" too): look closer. Only C string
-    operations (a regular expression took about ten times as many instructions)."""
-    lowered = raw_query.lower()
-    return (not raw_query.isascii() or "%" in raw_query or "+" in raw_query
-            or any(map(lowered.__contains__, _NAME_PARTS)))
 
 
 #: The credentials the transport's request now in ``session.request`` is to carry (none
@@ -269,12 +251,10 @@ _UNSEEN: dict[type[aiohttp.ClientResponse], type[aiohttp.ClientResponse]] = {}
 
 
 def _unseen(base: type[aiohttp.ClientResponse]) -> type[aiohttp.ClientResponse]:
-    """``base`` (the session's response class) with ``BeforeCredentials`` mixed in
-    (one subclass per class, made once)."""
-    made = _UNSEEN.get(base)
-    if made is None:
-        made = _UNSEEN[base] = type(base.__name__, (BeforeCredentials, base), {
-            "__module__": __name__, "__doc__": base.__doc__})
+    """``base`` (the session's response class) with ``BeforeCredentials`` mixed in, made
+    at its first request and kept in ``_UNSEEN`` (which every request looks in first)."""
+    made = _UNSEEN[base] = type(base.__name__, (BeforeCredentials, base), {
+        "__module__": __name__, "__doc__": base.__doc__})
     return made
 
 

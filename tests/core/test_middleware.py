@@ -19,9 +19,8 @@ from hypothesis import strategies as st
 
 import asyncsdk
 from asyncsdk import APIError
-from asyncsdk._core.credentials import query_without_credential_fields
+from asyncsdk._core.credentials import may_name_a_credential, query_without_credential_fields
 from asyncsdk._core.middleware import OUTGOING
-from asyncsdk._core.middleware import _may_name_a_credential as may_name_a_credential
 from asyncsdk.testing import Sandbox
 
 KEY, USER = "k &+=%ä/y", "u?s#er"
