@@ -102,6 +102,29 @@ class Pace:
         """Paced attempts let through and not yet done."""
         return self._window.in_use
 
+    @property
+    def inputs_left(self) -> int | None:
+        """The inputs the bulk runs this pace serves have not yet sent (``expect``); None
+        while a run's count is unknown, or no run said any."""
+        if not self._backlogs:
+            return None
+        left = 0
+        for backlog in self._backlogs:
+            if backlog.left is None:
+                return None
+            left += backlog.left
+        return left
+
+    def ending(self, rate: float) -> bool:
+        """Whether the inputs left take less than the end's quiet at ``rate``:
+        ``no_probe_before_end_seconds``, or the wait the service last asked if longer
+        (False while their count is unknown). What the finder asks when a probe is due."""
+        left = self.inputs_left
+        if left is None:
+            return False
+        quiet = max(self.finder.constants.no_probe_before_end_seconds, self._wait_asked)
+        return left < rate * quiet
+
     def expect(self, backlog: Backlog) -> None:
         """A bulk run starts, ``backlog`` its inputs not yet sent: once those of every
         run take less than ``no_probe_before_end_seconds`` at the rate (or the wait the
@@ -229,21 +252,8 @@ class Pace:
             moment = (at, at + self._interval())
             self._next = moment[1]
         if moment[0] > now:
-            self.finder.held_back(now, self._ending)
+            self.finder.held_back(now, self.ending)
         return moment
-
-    def _ending(self, rate: float) -> bool:
-        """Whether the inputs every run has left take less than the end's quiet at
-        ``rate`` (False while a run's count is unknown, or no run said any)."""
-        if not self._backlogs:
-            return False
-        left = 0
-        for backlog in self._backlogs:
-            if backlog.left is None:
-                return False
-            left += backlog.left
-        quiet = max(self.finder.constants.no_probe_before_end_seconds, self._wait_asked)
-        return left < rate * quiet
 
     def _give_back(self, moment: tuple[float, float], refusals: int) -> None:
         """A waiter left before its moment: the last one reserved is undone (and any

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import math
 import random
 from collections.abc import Callable
 
 import pytest
+from helpers import API_KEY, USERNAME, pace_of
 from rate_traces import episode_at_400
 from test_pace import park
 from test_rate_dark_and_cap import Service, run
@@ -99,26 +101,27 @@ def test_far_below_the_peak_a_probe_climbs_as_always() -> None:
     assert finders[0].rate == finders[1].rate > 0.6 * FOUND
 
 
-def test_the_pace_is_ending_once_every_runs_inputs_take_less_than_the_quiet() -> None:
+async def test_the_pace_is_ending_once_every_runs_inputs_take_less_than_the_quiet() -> None:
     """The pace sums the backlogs of its runs; one of unknown length, or none at all,
     means never; the quiet is the constant or the wait a 429 last asked, if longer."""
     pace = Pace(lambda: 0.0, park, random.Random(1).random)
-    ending = pace._ending  # white-box: what the pace gives its finder
-    assert not ending(1.0)  # no run told it anything
+    assert pace.inputs_left is None and not pace.ending(1.0)  # no run told it anything
     first, second = Backlog(300), Backlog(150)
     pace.expect(first)
     pace.expect(second)
-    assert not ending(400.0) and ending(451.0)  # 450 left: 1.0 s at 450/s
+    assert pace.inputs_left == 450
+    assert not pace.ending(400.0) and pace.ending(451.0)  # 450 left: 1.0 s at 450/s
     unknown = Backlog(None)
     pace.expect(unknown)
-    assert not ending(10_000.0)
+    assert pace.inputs_left is None and not pace.ending(10_000.0)
     del unknown  # a run that is gone is forgotten
-    assert ending(451.0)
-    ticket = pace._ticket(False)
+    assert pace.inputs_left == 450 and pace.ending(451.0)
+    ticket = await pace.ready(False, math.inf)
+    assert ticket is not None
     pace.done(ticket, 429, 3.0)  # the service asks 3 s: the last 3 s are quiet
-    assert ending(151.0) and not ending(149.0)
+    assert pace.ending(151.0) and not pace.ending(149.0)
     first.left = second.left = 0
-    assert ending(1e-9)
+    assert pace.ending(1e-9)
 
 
 def test_backlog_of_a_source() -> None:
@@ -142,27 +145,23 @@ def test_backlog_of_a_source() -> None:
     assert unknown.left is None
 
 
-def backlogs(client: asyncsdk.Client) -> list[int | None]:
-    """What every pace of ``client`` counts of its runs' inputs (white-box)."""
-    return sorted((b.left for pace in client._paces._paces.values() for b in pace._backlogs),
-                  key=lambda left: -1 if left is None else left)
-
-
 @pytest.mark.parametrize("source", ["list", "generator"])
-async def test_check_many_counts_its_inputs_down_for_its_pace(source: str) -> None:
+async def test_check_many_tells_its_pace_the_inputs_left(source: str) -> None:
     emails = [f"a{i}@example.com" for i in range(7)]
-    seen: list[list[int | None]] = []
-    async with Sandbox() as sb, sb.client(max_retries=0) as client:
+    seen: list[int | None] = []
+    async with Sandbox(api_key=API_KEY, username=USERNAME) as sb, sb.client(
+            max_retries=0) as client:
+        pace = pace_of(client)
+        assert pace.inputs_left is None
         given = emails if source == "list" else (e for e in emails)
         async for _ in client.validation.check_many(given, concurrency=2):
-            seen.append(backlogs(client))
-    assert all(len(s) == 1 for s in seen)
+            seen.append(pace.inputs_left)
+    assert len(seen) == len(emails)
     if source == "list":
-        lefts = [s[0] for s in seen]
-        assert lefts == sorted(lefts, reverse=True)  # type: ignore[type-var]
-        assert lefts[0] is not None and lefts[0] < len(emails) and lefts[-1] == 0
+        assert seen == sorted(seen, reverse=True)  # type: ignore[type-var]
+        assert seen[0] is not None and seen[0] < len(emails) and seen[-1] == 0
     else:
-        assert all(s == [None] for s in seen)
+        assert seen == [None] * len(emails)
 
 
 async def test_a_run_stopped_early_has_nothing_left() -> None:

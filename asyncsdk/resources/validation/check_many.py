@@ -321,7 +321,7 @@ class _Run:
         end counted. One frame for all of it: every resumption of the worker (each
         check's waits) goes through each frame of its stack."""
         # Read once: the loop runs once per input.
-        check, source, ready = self.check, self.source, self.ready
+        check, source, deliver = self.check, self.source, self._deliver
         validity_timeout, request_timeout = self.validity_timeout, self.request_timeout
         take_slot = self.window.try_acquire
         try:
@@ -341,10 +341,7 @@ class _Run:
                 except (SDKError, ValueError) as exc:
                     self._check_failed(value, exc)
                     continue
-                ready.append(CheckSuccess(email=value, result=result))
-                waiter = self.waiter
-                if waiter is not None and not waiter.done():
-                    waiter.set_result(None)
+                deliver(CheckSuccess(email=value, result=result))
         except BaseException as exc:
             if self._worker_failed(exc):
                 raise
