@@ -349,15 +349,18 @@ def check_count(value: Any, field: str, minimum: int = 1) -> int:
 
 def check_id(value: Any, field: str = "id") -> int | str:
     """``value`` if it is usable as an id path segment: an int from 0 to ``MAX_ID``, or
-    a text of 1 to 64 printable characters without ``/`` (not ``.`` or ``..``)."""
+    a text of 1 to 64 printable characters without ``/`` (not ``.`` or ``..``), that
+    neither starts nor ends with a space (``" "`` or ``"12 "`` would name another
+    object than the caller meant, sent as ``%20``)."""
     if isinstance(value, int) and not isinstance(value, bool):
         if 0 <= value <= MAX_ID:
             return value
     elif (isinstance(value, str) and 0 < len(value) <= MAX_TEXT_ID and "/" not in value
-          and value.isprintable() and value not in (".", "..")):
+          and value.isprintable() and value.strip() == value
+          and value not in (".", "..")):
         return value
     raise refuse(field, "an int >= 0 or a non-empty text without '/' (ints up to 2**63-1, "
-                 "texts of up to 64 printable characters)", value)
+                 "texts of up to 64 printable characters, no surrounding spaces)", value)
 
 
 def check_job_id(value: Any, field: str = "job_id") -> int:

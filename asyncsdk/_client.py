@@ -38,7 +38,15 @@ if TYPE_CHECKING:
 def _resolve_urls(
     base_url: str | None, area_args: Mapping[Area, str | None], environ: Mapping[str, str]
 ) -> dict[Area, str | None]:
-    """Each area's URL: its argument, ``base_url``, its variable, ``ASYNCSDK_BASE_URL``."""
+    """Each area's URL: its argument, ``base_url``, its variable, ``ASYNCSDK_BASE_URL``.
+    An argument given (not None) is checked whether or not it is used: ``""`` or a
+    value that is not text is refused, never taken for "not given" (the environment
+    would then choose the URL). An empty variable is unset, as in a shell."""
+    for value, source in ((base_url, "the base_url argument"),
+                          *((own, f"the {area.argument} argument")
+                            for area, own in area_args.items())):
+        if value is not None:
+            _check_url(value, source)
     resolved: dict[Area, str | None] = {}
     for area, own in area_args.items():
         candidates = (

@@ -115,6 +115,28 @@ def test_bad_urls_are_refused(bad: str) -> None:
         asyncsdk.Client("k", base_url=bad)
 
 
+URL_ARGUMENTS = ["base_url", "contacts_url", "crm_url", "invoicing_url", "validation_url",
+                 "mail_url"]
+
+
+@pytest.mark.parametrize("argument", URL_ARGUMENTS)
+@pytest.mark.parametrize("bad", ["", False, 0, [], b"https://h.example", 1.5])
+def test_a_url_argument_given_is_checked_never_taken_for_not_given(
+    monkeypatch: pytest.MonkeyPatch, argument: str, bad: object
+) -> None:
+    """An empty or non-text URL argument was read as "not given": the environment (or
+    nothing) then chose where the requests went, silently. It is refused, naming the
+    argument, whether or not another argument would have been used before it."""
+    monkeypatch.setenv("ASYNCSDK_BASE_URL", "https://from-the-environment.example")
+    given = {area: "https://h.example" for area in URL_ARGUMENTS[1:]}
+    given[argument] = bad  # type: ignore[assignment]
+    with pytest.raises(asyncsdk.ConfigurationError) as info:
+        asyncsdk.Client("k", **given)  # type: ignore[arg-type]
+    assert info.value.field == f"the {argument} argument"
+    assert str(info.value).startswith(f"the {argument} argument: expected an absolute "
+                                      "http(s) URL")
+
+
 @pytest.mark.parametrize("bad", ["https://me:s3cr3tPw@h.example ", "htps://me:s3cr3tPw@h",
                                  "https://me:s3cr3t Pw@h"])
 def test_a_refused_url_does_not_show_its_password(bad: str) -> None:

@@ -97,8 +97,10 @@ class Extras:
 
     def __init__(self, headers: Mapping[str, str] | None, query: Mapping[str, Any] | None,
                  ) -> None:
-        self.headers = _checked_headers(headers) if headers else None
-        self.query = _checked_query(query) if query else None
+        # ``is not None``: an empty mapping adds nothing, but a falsy non-mapping ("",
+        # [], 0, False) is a wrong type and is refused like any other.
+        self.headers = None if headers is None else _checked_headers(headers) or None
+        self.query = None if query is None else _checked_query(query) or None
 
     def refuse_login(self) -> None:
         """Refuse an ``Authorization`` header: here it would replace a base URL's login."""

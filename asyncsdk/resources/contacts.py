@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .._checks import check_id
+from .._checks import MAX_ID, check_id, refuse
 from .._errors import InvalidInputError
 from .._serde.converter import encode
 from ..models.contacts import ContactList, ContactListCreate, ContactUpdate
@@ -79,7 +79,19 @@ class Contacts(CrudResource):
                                     field="records")
         data = [encode(check_model(r, ContactUpdate, f"records[{i}]"))
                 for i, r in enumerate(records)]
-        contact = int(path_id) if isinstance(path_id, str) and path_id.isdigit() else path_id
-        body = {"contact": contact, "data": data}
+        body = {"contact": _list_id_in_body(path_id), "data": data}
         return await self._send(self._ops.update, path_id, body, ContactList,
             per_call(request_timeout, attempt_timeout, extra_headers, extra_query))
+
+
+def _list_id_in_body(path_id: int | str) -> int | str:
+    """The list id as the body's ``contact`` (an integer in the document): an int, or a
+    text of ASCII digits as its int; other text as given. Only ASCII digits: ``"²"`` or
+    ``"٣"`` pass ``str.isdigit`` but are not the number the path names."""
+    if isinstance(path_id, str) and path_id.isascii() and path_id.isdigit():
+        number = int(path_id)
+        if number > MAX_ID:
+            raise refuse("id", "a list id of at most 2**63-1 (it goes into the body as "
+                         "an integer)", path_id)
+        return number
+    return path_id

@@ -189,12 +189,23 @@ BAD_ARGUMENTS: list[Any] = [
         12, [CONTACT_UPDATES[0], CONTACT_LIST_CREATE.emaillist[0]]), "records[1]",
      "ContactUpdate"),
     *[(f"id {bad!r} ({op})", _call, "id", "an int >= 0 or a non-empty text without '/'")
-      for bad in (-1, True, "", "a/b", "..", 1.5, None)
+      for bad in (-1, True, "", "a/b", "..", 1.5, None, " ", "12 ", " 12", "\t", "a\r\nb")
       for op, _call in [
           ("get", lambda c, bad=bad: c.leads.get(bad)),
           ("update", lambda c, bad=bad: c.products.update(bad, PRODUCT_INPUT)),
           ("delete", lambda c, bad=bad: c.invoices.delete(bad)),
           ("contacts.update", lambda c, bad=bad: c.contacts.update(bad, CONTACT_UPDATES)),
+      ]],
+    # The list id goes into the body as an integer: only ASCII digits are one (``"²"``
+    # passes ``str.isdigit`` and was a bare ValueError; ``"٣"`` went out as 3).
+    ("contacts.update id of 20 digits", lambda c: c.contacts.update(
+        "9" * 20, CONTACT_UPDATES), "id", "at most 2**63-1"),
+    # A falsy value of the wrong type is no "nothing to add": refused like any other.
+    *[(f"{name} {bad!r}", _call, name, "a mapping")
+      for bad in ("", [], (), 0, False, b"")
+      for name, _call in [
+          ("extra_query", lambda c, bad=bad: c.contacts.list(extra_query=bad)),
+          ("extra_headers", lambda c, bad=bad: c.leads.get(7, extra_headers=bad)),
       ]],
 ]
 
@@ -213,6 +224,10 @@ async def test_bad_argument_is_refused_before_sending(
 
 @pytest.mark.parametrize(("given_id", "path_segment", "contact"), [
     (0, "0", 0), ("12", "12", 12), ("list-a", "list-a", "list-a"), ("a b", "a%20b", "a b"),
+    # Digits of other scripts are text: the body names the list the path names.
+    ("\u00b2", "%C2%B2", "\u00b2"), ("\u0663", "%D9%A3", "\u0663"),
+    ("\uff11\uff12", "%EF%BC%91%EF%BC%92", "\uff11\uff12"),
+    (str(2**63 - 1), str(2**63 - 1), 2**63 - 1),
 ])
 async def test_ids_are_path_segments_and_the_contact_list_id_goes_in_the_body(
     client: asyncsdk.Client, mocked: aioresponses, given_id: Any, path_segment: str,

@@ -97,8 +97,8 @@ class ValidationJob:
             InvalidInputError: ``data`` is not such a dict.
         """
         if not isinstance(data, dict):
-            raise InvalidInputError(f"expected a dict from ValidationJob.to_dict(), got "
-                                    f"{type(data).__name__}", field="data")
+            raise InvalidInputError(f"data: expected a dict from ValidationJob.to_dict(), "
+                                    f"got {type(data).__name__}", field="data")
         job_id = check_job_id(data.get("job_id"))
         file_url = data.get("file_url")
         if file_url is not None and not isinstance(file_url, str):

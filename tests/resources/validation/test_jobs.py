@@ -133,8 +133,11 @@ def test_job_handle_and_dict_round_trip_through_json(client: asyncsdk.Client) ->
     None, [], {}, {"job_id": "x"}, {"job_id": -1}, {"job_id": 1, "submitted_at": "later"},
     {"job_id": 1, "file_url": 5}])
 def test_job_from_dict_refuses_bad_data(client: asyncsdk.Client, bad: Any) -> None:
-    with pytest.raises(asyncsdk.InvalidInputError):
+    with pytest.raises(asyncsdk.InvalidInputError) as info:
         client.validation.job_from_dict(bad)
+    # The message names the field it is about (``data`` itself, or the key in it).
+    assert info.value.field is not None
+    assert str(info.value).startswith(f"{info.value.field}: expected")
 
 
 def test_job_refuses_a_bad_id(client: asyncsdk.Client) -> None:
