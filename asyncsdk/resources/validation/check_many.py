@@ -84,9 +84,10 @@ def check_many(
     check_seconds(validity_timeout, "validity_timeout")
     if request_timeout is not None:
         check_seconds(request_timeout, "request_timeout")
-    if isinstance(emails, (str, bytes)):
+    if isinstance(emails, (str, bytes, bytearray, memoryview)):
+        # One address (text or bytes) is an iterable too: of characters, or of ints.
         raise InvalidInputError("emails: expected an iterable of addresses, got a single "
-                                "string", field="emails")
+                                f"{type(emails).__name__}", field="emails")
     if not isinstance(emails, (Iterable, AsyncIterable)):
         raise InvalidInputError(
             f"emails: expected an iterable, got {type(emails).__name__}", field="emails")

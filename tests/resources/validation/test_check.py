@@ -235,9 +235,21 @@ def test_concurrency_is_checked_at_once(client: asyncsdk.Client, bad: Any) -> No
         client.validation.check_many(["a@b.com"], concurrency=bad)
 
 
-def test_a_single_string_is_not_an_iterable_of_addresses(client: asyncsdk.Client) -> None:
-    with pytest.raises(asyncsdk.InvalidInputError, match="emails"):
-        client.validation.check_many("a@b.com")
+class Text(str):
+    """A str subclass: text all the same."""
+
+
+@pytest.mark.parametrize("single", [
+    "a@b.com", Text("a@b.com"), b"a@b.com", bytearray(b"a@b.com"), memoryview(b"a@b.com")])
+def test_a_single_string_is_not_an_iterable_of_addresses(
+    client: asyncsdk.Client, single: Any
+) -> None:
+    """One address, as text or as bytes of any kind, is refused at once: iterated, it
+    was one check per character (or per byte, as ints)."""
+    with pytest.raises(asyncsdk.InvalidInputError) as info:
+        client.validation.check_many(single)
+    assert info.value.field == "emails"
+    assert str(info.value).startswith("emails: expected an iterable of addresses")
 
 
 async def test_breaking_out_cancels_in_flight_work_and_leaves_no_task(
