@@ -6,8 +6,10 @@ markers), the code lists (a documented code of *that* list), the free-form JSON 
 lists of those, and nested models (an instance of the class). A check returns the value,
 normalised (a plain int becomes its code), or raises ``Refused``; ``check_fields`` turns
 that into ``InvalidInputError`` naming the field (``emaillist[2].mobile``) and what is
-allowed. Plain functions picked by type: reading and writing JSON is the one converter's
-job (``_convert``), checking a caller's values is this module's.
+allowed. A required text field (one that cannot be left ``UNSET``) must not be blank:
+``""`` or white space alone is that field left out. Plain functions picked by type:
+reading and writing JSON is the one converter's job (``_convert``), checking a caller's
+values is this module's.
 """
 
 from __future__ import annotations
@@ -197,5 +199,9 @@ def check_fields(model: Any) -> None:
             value_checked = check(value)
         except Refused as no:
             raise refuse(name + no.path, no.allowed, no.value) from None
+        if not unsettable and isinstance(value_checked, str) and not value_checked.strip():
+            # A required text left blank is a required field left out: the service
+            # would answer "Required parameter missing or invalid" after the request.
+            raise refuse(name, "a non-blank text (the field is required)", value)
         if value_checked is not value:
             object.__setattr__(model, name, value_checked)  # normalised (int -> code)

@@ -168,6 +168,42 @@ def test_optional_fields_default_to_unset_and_required_ones_are_exactly_document
         assert all(a.default is UNSET for a in attrs.fields(cls) if a.name not in required(cls))
 
 
+# --- a required text left blank is a required field left out ------------------------
+#: One valid instance of every input model with a required field.
+FILLED_MODELS = [LEAD_INPUT, CUSTOMER_CREATE, CustomerUpdate(email="ann@example.com"),
+                 PRODUCT_INPUT, CONTACT_LIST_CREATE, CONTACT_UPDATES[0],
+                 CONTACT_LIST_CREATE.emaillist[0]]
+REQUIRED_TEXT = [(model, a.name) for model in FILLED_MODELS for a in attrs.fields(type(model))
+                 if a.default is attrs.NOTHING and isinstance(getattr(model, a.name), str)]
+
+
+def test_the_required_text_fields_are_found() -> None:
+    found = {(type(m).__name__, name) for m, name in REQUIRED_TEXT}
+    assert {("LeadInput", "funnel"), ("ProductInput", "name"), ("ContactUpdate", "uuid"),
+            ("CustomerCreate", "first_name"), ("ContactInput", "email")} <= found
+
+
+@pytest.mark.parametrize("blank", ["", " ", "\t\n", "\u00a0\u3000"])
+@pytest.mark.parametrize(("model", "name"), [
+    pytest.param(m, n, id=f"{type(m).__name__}.{n}") for m, n in REQUIRED_TEXT])
+def test_a_required_text_left_blank_is_refused(model: Any, name: str, blank: str) -> None:
+    """An empty or white-space text in a required field was sent (``"name": ""``), for
+    the service to refuse as a missing parameter after the request (and, for a create,
+    perhaps after it was paid for); it is refused when the model is made, naming it."""
+    with pytest.raises(asyncsdk.InvalidInputError) as info:
+        attrs.evolve(model, **{name: blank})
+    assert info.value.field == name and str(info.value).startswith(f"{name}: expected")
+    data = {**model.to_dict(), name: blank}
+    with pytest.raises(asyncsdk.InvalidInputError) as info:
+        type(model).from_dict(data)
+    assert info.value.field == name
+
+
+def test_an_optional_text_may_be_blank() -> None:
+    assert attrs.evolve(LEAD_INPUT, title="").to_dict()["title"] == ""
+    assert CustomerUpdate(email="a@example.com", first_name="").to_dict()["first_name"] == ""
+
+
 # --- bad arguments of the methods -----------------------------------------------------
 BAD_ARGUMENTS: list[Any] = [
     ("create a dict", lambda c: c.leads.create({"name": "x"}), "lead", "LeadInput"),
@@ -370,6 +406,8 @@ async def test_delete_raises_on_failure(
 
 # --- encode -> JSON -> decode round trips ---------------------------------------------
 TEXT = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=12)
+#: A required text field: a blank one is refused (it is the field left out).
+FILLED = TEXT.filter(str.strip)
 EMAIL = st.from_regex(r"[a-z0-9._+-]{1,12}@[a-z0-9-]{1,10}\.[a-z]{2,6}", fullmatch=True)
 MONEY = st.decimals(min_value=0, max_value=10**9, places=2, allow_nan=False,
                     allow_infinity=False)
@@ -390,7 +428,7 @@ def assert_round_trip(model: Any, out: type) -> None:
 
 
 @given(st.builds(
-    ProductInput, name=TEXT, selling_price=MONEY,
+    ProductInput, name=FILLED, selling_price=MONEY,
     product_type=maybe(st.sampled_from(asyncsdk.ProductType)),
     unit=maybe(st.sampled_from(asyncsdk.Unit)), sku=maybe(TEXT), description=maybe(TEXT),
 ))
@@ -399,9 +437,9 @@ def test_product_round_trip(product: ProductInput) -> None:
 
 
 @given(st.builds(
-    LeadInput, name=TEXT, email=EMAIL, company=TEXT,
+    LeadInput, name=FILLED, email=EMAIL, company=FILLED,
     industry=st.sampled_from(asyncsdk.Industry), source=st.sampled_from(asyncsdk.LeadSource),
-    funnel=TEXT, status=st.integers(-(2**31), 2**31), rating=st.sampled_from(asyncsdk.Rating),
+    funnel=FILLED, status=st.integers(-(2**31), 2**31), rating=st.sampled_from(asyncsdk.Rating),
     zipcode=maybe(TEXT), annual_revenue=maybe(st.integers(0, 10**12)), country=maybe(COUNTRY),
 ))
 def test_lead_round_trip(lead: LeadInput) -> None:
@@ -409,7 +447,7 @@ def test_lead_round_trip(lead: LeadInput) -> None:
 
 
 @given(st.builds(
-    CustomerCreate, customer_type=st.sampled_from(asyncsdk.CustomerType), first_name=TEXT,
+    CustomerCreate, customer_type=st.sampled_from(asyncsdk.CustomerType), first_name=FILLED,
     email=EMAIL, last_name=maybe(TEXT), currency=maybe(st.sampled_from(asyncsdk.Currency)),
     payment_terms=maybe(st.sampled_from(asyncsdk.PaymentTerms)),
     billing_zipcode=maybe(TEXT), billing_country=maybe(COUNTRY),
@@ -420,7 +458,7 @@ def test_customer_round_trip(customer: CustomerCreate) -> None:
 
 
 @given(st.builds(
-    ContactInput, email=TEXT, mobile=st.integers(0, 10**15), customer_name=maybe(TEXT),
+    ContactInput, email=FILLED, mobile=st.integers(0, 10**15), customer_name=maybe(TEXT),
     dob=maybe(st.dates(dt.date(1000, 1, 1))), marriage_date=maybe(st.dates(dt.date(1000, 1, 1))),
     customer_type=maybe(st.sampled_from([0, 1])), isemail=maybe(st.booleans()),
     tags=maybe(st.lists(TEXT, max_size=3)), attributes=maybe(st.dictionaries(TEXT, TEXT)),
