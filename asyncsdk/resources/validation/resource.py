@@ -10,6 +10,7 @@ from typing import Any
 from ..._checks import MAX_ID, check_email, check_http_url, check_job_id, check_seconds
 from ..._constants import DEFAULT_CHECK_CONCURRENCY, DEFAULT_VALIDITY_TIMEOUT
 from ..._core import Backlog, CallOptions, Extras, Operation, SendPolicy
+from ..._errors import InvalidInputError
 from ..._serde.converter import parse_int
 from ...models.validation import CheckOutcome, CheckResult
 from .._areas import Area
@@ -191,12 +192,18 @@ class Validation(Resource):
             InvalidInputError: at once, for a bad ``concurrency`` or ``validity_timeout``,
                 a ``pace`` that is not a ``SendPolicy`` or given with ``adaptive=False``,
                 or for ``emails`` being a single string, or for extras that are not
-                headers or query fields, would replace a credential or could not be
-                sent as given (checked once for every input: nothing is sent).
+                headers or query fields, would replace a credential or each check's
+                ``email``, or could not be sent as given (checked once for every
+                input: nothing is sent).
             Whatever iterating ``emails`` raises, once the outcomes of every input
             already sent have been yielded.
         """
         extras = extras_of(extra_headers, extra_query)  # checked at once
+        if extras is not None and extras.query is not None and "email" in extras.query:
+            # It would replace every input's address: each outcome another's answer.
+            raise InvalidInputError(
+                "extra_query: 'email' is each check's own field, set from its input; "
+                "give the addresses as emails", field="extra_query")
         backlog = Backlog.of(emails)  # a list's length tells the pace when the end is near
         policy = (self._engine.bulk_policy(CHECK, adaptive=adaptive is True, backlog=backlog)
                   if pace is None else callers_policy(pace, adaptive))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import re
 from collections.abc import AsyncIterator, Iterator
 from contextlib import aclosing
 from typing import Any
@@ -233,6 +234,25 @@ async def test_authentication_failure_stops_early_too(
 def test_concurrency_is_checked_at_once(client: asyncsdk.Client, bad: Any) -> None:
     with pytest.raises(asyncsdk.InvalidInputError, match="concurrency"):
         client.validation.check_many(["a@b.com"], concurrency=bad)
+
+
+async def test_check_many_refuses_an_extra_email_that_would_replace_every_input(
+    client: asyncsdk.Client, mocked: aioresponses
+) -> None:
+    """``extra_query={"email": ...}`` replaced each check's own field: every input's
+    outcome was then the answer for that one address, reported as the input's."""
+    mocked.get(re.compile(r".*"), payload=ok("x@example.com"), repeat=True)
+    with pytest.raises(asyncsdk.InvalidInputError) as info:
+        client.validation.check_many(["a@example.com", "b@example.com"],
+                                     extra_query={"email": "x@example.com"})
+    assert info.value.field == "extra_query" and "'email'" in str(info.value)
+    assert mocked.requests == {}
+    # Another field is added as before, beside each input's own address.
+    outcomes = [o async for o in client.validation.check_many(
+        ["a@example.com"], extra_query={"source": "signup"})]
+    assert [o.ok for o in outcomes] == [True]
+    [(_, sent_url)] = mocked.requests
+    assert sent_url.query["email"] == "a@example.com" and sent_url.query["source"] == "signup"
 
 
 class Text(str):
