@@ -128,6 +128,8 @@ def values_of(tp: Any, sent: bool) -> st.SearchStrategy[Any]:
     them)."""
     inner, nullable, unsettable = split_optional(tp)
     drawn = _inner_values(inner, sent)
+    if sent and inner is str and not unsettable:  # a required text is never blank
+        drawn = drawn.filter(str.strip)
     if nullable:
         drawn = st.one_of(st.none(), drawn)
     if unsettable:
