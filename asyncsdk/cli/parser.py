@@ -53,6 +53,14 @@ def seconds(*, zero: bool) -> Callable[[str], float]:
     return parse
 
 
+def given_text(text: str) -> str:
+    """An argparse type: text that is not blank (a blank flag is a mistake, never "use
+    the default"; the library would refuse it under its Python argument's name)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a value, got {text!r}")
+    return text
+
+
 def build_parser(version: str) -> argparse.ArgumentParser:
     """The argument parser of the ``asyncsdk`` command (``version``: the library's)."""
     parser = argparse.ArgumentParser(
@@ -84,10 +92,11 @@ def add_global_flags(parser: argparse.ArgumentParser, version: str) -> None:
                         help="run against an in-process sandbox with demo data")
     parser.add_argument("--debug", action="store_true",
                         help="show tracebacks and DEBUG logs of the library")
-    parser.add_argument("--api-key", help=f"the account's API key (default: ${C.ENV_API_KEY})")
-    parser.add_argument("--username",
+    parser.add_argument("--api-key", type=given_text,
+                        help=f"the account's API key (default: ${C.ENV_API_KEY})")
+    parser.add_argument("--username", type=given_text,
                         help=f"the account's username (default: ${C.ENV_USERNAME})")
-    parser.add_argument("--base-url",
+    parser.add_argument("--base-url", type=given_text,
                         help=f"the service's URL for every area (default: ${C.ENV_BASE_URL})")
     parser.add_argument("--timeout", type=seconds(zero=False), default=C.DEFAULT_TIMEOUT,
                         help="seconds per call, retries included (default %(default)s)")

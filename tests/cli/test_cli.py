@@ -39,6 +39,18 @@ def test_validate_needs_a_url_for_the_real_service(monkeypatch: pytest.MonkeyPat
     assert "URL" in err and "--sandbox" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("flag", ["--base-url", "--api-key", "--username"])
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_a_blank_connection_flag_is_named_as_the_flag(
+        flag: str, blank: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # The library names its Python argument (base_url); a shell user typed the flag.
+    with pytest.raises(SystemExit) as exited:
+        run("--api-key", "k", "--username", "u", flag, blank, "check", "a@example.com")
+    err = capsys.readouterr().err
+    assert exited.value.code == 2
+    assert f"argument {flag}: expected a value" in err and "Traceback" not in err
+
+
 def test_validate_end_to_end_in_the_sandbox(tmp_path: Path) -> None:
     output = tmp_path / "results.csv"
     code, out, err = run("--sandbox", "validate", str(EXAMPLES / "emails.csv"),
