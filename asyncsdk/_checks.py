@@ -45,6 +45,7 @@ __all__ = [
     "Email",
     "Marker",
     "OneOf",
+    "RecordId",
     "Refused",
     "SingleLine",
     "check_bool",
@@ -192,6 +193,14 @@ def int_value(value: Any) -> int:
     return value
 
 
+def record_id_value(value: Any) -> int:
+    """The id of a record the service keeps (a customer, a product): 0 to 2**63-1, as
+    an id in a path must be."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_ID:
+        raise Refused("a record id: an integer from 0 to 2**63-1", value)
+    return value
+
+
 def bool_value(value: Any) -> bool:
     """``True`` or ``False``."""
     if not isinstance(value, bool):
@@ -272,6 +281,8 @@ class OneOf(Marker):
 Email = Annotated[str, Marker("email", strict_email_value)]
 #: A country code of the service: 1, or 26 to 247.
 CountryCode = Annotated[int, Marker("country", country_value)]
+#: The id of a record named in a body (an invoice's customer, a line's product).
+RecordId = Annotated[int, Marker("record id", record_id_value)]
 #: Text that ends up in a form field or header: no CR, LF or other control characters.
 SingleLine = Annotated[str, Marker("single line", single_line_value)]
 

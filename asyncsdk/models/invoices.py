@@ -5,7 +5,8 @@ Gaps of the document, decided here:
 
 * Every field of ``InvoiceUpdate`` is optional (``UNSET`` by default, left out of the
   body), so an update may be partial; ``None`` is sent as null. ``id`` in the body is
-  optional and not compared with the id in the path.
+  optional and not compared with the id in the path; it, ``customer`` and a line's
+  ``products`` are record ids (0 to 2**63-1, as an id in a path).
 * Dates go out as ``YYYY-MM-DD``.
 * An ``InvoiceLine`` requires ``products`` (the product id), ``quantity`` and ``rate``;
   ``discount`` and ``discount_unit`` are optional. Quantities and amounts are
@@ -24,6 +25,7 @@ from typing import ClassVar
 
 import attrs
 
+from .._checks import RecordId
 from ._base import DATE_ISO, UNSET, InputModel, ResponseModel, UnsetType
 
 __all__ = ["Invoice", "InvoiceLine", "InvoiceLineItem", "InvoiceUpdate"]
@@ -33,7 +35,7 @@ __all__ = ["Invoice", "InvoiceLine", "InvoiceLineItem", "InvoiceUpdate"]
 class InvoiceLine(InputModel):
     """One line of an invoice to send: a product, its quantity, rate and discount."""
 
-    products: int
+    products: RecordId
     quantity: Decimal
     rate: Decimal
     discount: Decimal | UnsetType | None = UNSET
@@ -47,7 +49,7 @@ class InvoiceUpdate(InputModel):
 
     _date_format: ClassVar[str] = DATE_ISO
 
-    id: int | UnsetType | None = UNSET
+    id: RecordId | UnsetType | None = UNSET
     productinvoices: list[InvoiceLine] | UnsetType | None = UNSET
     invoice_number: str | UnsetType | None = UNSET
     order_number: str | UnsetType | None = UNSET
@@ -58,7 +60,7 @@ class InvoiceUpdate(InputModel):
     status: int | UnsetType | None = UNSET
     invoice_type: int | UnsetType | None = UNSET
     is_recurring_invoices: bool | UnsetType | None = UNSET
-    customer: int | UnsetType | None = UNSET
+    customer: RecordId | UnsetType | None = UNSET
 
 
 @attrs.frozen(kw_only=True)

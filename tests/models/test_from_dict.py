@@ -58,6 +58,7 @@ json_values = st.recursive(
 MARKED: dict[str, st.SearchStrategy[Any]] = {
     "email": st.from_regex(r"[a-z0-9]{1,8}@[a-z]{1,8}\.[a-z]{2,4}", fullmatch=True),
     "country": st.sampled_from([1, *range(26, 248)]),
+    "record id": st.integers(0, 2**63 - 1),
 }
 
 

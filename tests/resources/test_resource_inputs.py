@@ -115,6 +115,17 @@ BAD_VALUES: list[Any] = [
     ("line quantity nan", lambda c: c.invoices.update(21, InvoiceUpdate(productinvoices=[
         InvoiceLine(products=4, quantity=Decimal("NaN"), rate=Decimal(1))])), "quantity",
      "finite"),
+    # A record named in a body has an id as one in a path does: 0 to 2**63-1.
+    ("invoice customer negative", lambda c: c.invoices.update(
+        21, InvoiceUpdate(customer=-1)), "customer", "a record id"),
+    ("invoice id negative", lambda c: c.invoices.update(21, InvoiceUpdate(id=-21)), "id",
+     "a record id"),
+    ("line product negative", lambda c: c.invoices.update(21, InvoiceUpdate(productinvoices=[
+        InvoiceLine(products=-4, quantity=Decimal(1), rate=Decimal(1))])), "products",
+     "a record id"),
+    ("line product over 64 bits", lambda c: c.invoices.update(21, InvoiceUpdate(
+        productinvoices=[InvoiceLine(products=2**63, quantity=Decimal(1),
+                                     rate=Decimal(1))])), "products", "2**63-1"),
 ]
 
 
