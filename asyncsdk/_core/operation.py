@@ -175,6 +175,11 @@ def _header_name(name: object) -> str:
     if folded == "user-agent":
         raise _refused("extra_headers", "'User-Agent' is the client's: extend it with "
                        "Client(app_name=...), or give a session that sets its own")
+    if folded == "host":
+        # The host is the area's base URL's: another would take this call (and its
+        # credentials) to another site behind the same address.
+        raise _refused("extra_headers", f"{name!r} is the base URL's host: give the "
+                       "client another base_url (or <area>_url) instead")
     if folded in _FRAMING:
         raise _refused("extra_headers", f"{name!r} frames the message: aiohttp sets it "
                        "from the body")

@@ -161,6 +161,8 @@ REFUSED: list[tuple[dict[str, Any], str]] = [
     ({"extra_headers": {"User-Agent": "me"}}, "app_name"),
     ({"extra_headers": {"X-A": "1\r\nX-B: 2"}}, "one line"),
     ({"extra_headers": {"Bad Name": "1"}}, "not a header name"),
+    ({"extra_headers": {"Host": "other.example"}}, "'Host' is the base URL's host"),
+    ({"extra_headers": {"hOST": "other.example"}}, "'hOST' is the base URL's host"),
 ]
 
 
