@@ -11,7 +11,9 @@ Keys (``run`` and ``name`` are the labels given to ``asyncsdk fleet submit --run
 - ``fleet:{run}:meta`` hash: the input's ``digest`` (SHA-256 of its addresses), the
   run's ``batch_size`` and ``total``, recorded by the first submit; a later submit with
   another input or another batch size under the same label is refused. Also the input's
-  other ``columns`` (JSON: ``name`` then those of a CSV), for the export.
+  other ``columns`` (JSON: ``name`` then those of a CSV), for the export, and ``cells``,
+  a SHA-256 of those columns and every input's cells (the same addresses with other
+  cells under the same label are refused too).
 - ``fleet:{run}:inputs`` hash: input index -> JSON of its other cells (``name``, ...),
   only for inputs that have one that is not empty (the export writes them).
 - ``fleet:{run}:jobs`` hash: batch start -> its current arq job id (a submit

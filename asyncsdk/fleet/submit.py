@@ -13,8 +13,11 @@ checked, then streamed, never held in memory. Each batch gets the arq job id
 ended with inputs still without an outcome is enqueued again under a new id
 (``check:{run}:{start}:{n}``), and re-checks nothing already stored. A run label holds
 one input in one batch size: another file, or another ``--batch-size``, under a label
-already used is refused (pick another ``--run``). ``--wait`` polls Redis until every
-input has an outcome, re-enqueueing such batches when progress stops.
+already used is refused (pick another ``--run``), and so is the same addresses with
+other columns or cells (the export writes them beside each outcome). The input's other
+cells are stored before its first batch is enqueued, so a run whose outcomes are all in
+always has them. ``--wait`` polls Redis until every input has an outcome,
+re-enqueueing such batches when progress stops.
 """
 
 from __future__ import annotations
@@ -272,10 +275,38 @@ async def wait_for_job(pool: ArqRedis, name: str, *, poll: float = 1.0,
         progress.close()
 
 
+def cells_fingerprint(inputs: InputFile) -> str:
+    """A SHA-256 of the input's other columns and of every input's cells, in order."""
+    digest = hashlib.sha256(json.dumps(list(inputs.extra_columns)).encode("utf-8",
+                                                                         "surrogatepass"))
+    for row in inputs.rows():
+        digest.update(b"\n" + json.dumps(list(row.extra)).encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+async def register_cells(pool: ArqRedis, run: str, inputs: InputFile) -> None:
+    """Record the fingerprint of the input's other cells, or refuse one that differs from
+    the first submit's (the export would mix the two files' columns and cells).
+
+    Raises:
+        FleetInputError: ``run`` holds the same addresses with other columns or cells.
+    """
+    digest = cells_fingerprint(inputs)
+    async with pool.pipeline(transaction=True) as pipe:
+        pipe.hsetnx(meta_key(run), "cells", digest)
+        pipe.hget(meta_key(run), "cells")
+        _, old = await pipe.execute()
+    if old.decode() != digest:
+        raise FleetInputError(
+            f"run {run!r} already holds these addresses with other columns or cells (the "
+            f"export writes them beside each outcome): choose another --run for this input, "
+            f"or delete the old run's keys (fleet:{run}:*) first")
+
+
 async def store_input_cells(pool: ArqRedis, run: str, inputs: InputFile) -> None:
     """Record the input's other columns (``name``, then a CSV's own) and, for each input
     with a cell that is not empty, its cells: what the export writes beside the outcome.
-    Written again by a second submit of the run (the same values)."""
+    Written again by a second submit of the run (the same values: ``register_cells``)."""
     await answer(pool.hset(meta_key(run), "columns",
                              json.dumps(list(inputs.extra_columns))))
     rows = iter(inputs.rows())
@@ -302,13 +333,17 @@ async def refuse_other_kind(pool: ArqRedis, run: str, *, job: bool) -> None:
 async def submit_file(pool: ArqRedis, inputs: InputFile, run: str, batch_size: int, *,
                       queue: str = DEFAULT_QUEUE) -> int:
     """Enqueue the addresses of ``inputs`` as run ``run``; return how many batches are
-    new (see ``enqueue_batches``), after recording the input's other cells.
+    new (see ``enqueue_batches``). The input's other cells are stored first: once every
+    outcome is in, the export has them all (even if this command was stopped midway).
 
     Raises:
-        FleetInputError: the label holds another input, another batch size, or a job.
+        FleetInputError: the label holds another input, another batch size, the same
+            addresses with other cells, or a job.
     """
     await refuse_other_kind(pool, run, job=False)
-    new = await enqueue_batches(pool, lambda: addresses(inputs), run, batch_size,
-                                queue=queue)
+    total, digest = fingerprint(addresses(inputs))
+    await register_run(pool, run, total, digest, batch_size)
+    await register_cells(pool, run, inputs)
     await store_input_cells(pool, run, inputs)
-    return new
+    return await enqueue_batches(pool, lambda: addresses(inputs), run, batch_size,
+                                 queue=queue)

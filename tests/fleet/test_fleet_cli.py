@@ -14,6 +14,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from arq.connections import ArqRedis
@@ -23,6 +24,8 @@ from fleet_tools import worker
 import asyncsdk
 from asyncsdk.cli import main as cli_main
 from asyncsdk.cli.fleet import NO_EXTRA
+from asyncsdk.cli.inputs import InputFile
+from asyncsdk.fleet.submit import submit_file
 from asyncsdk.fleet.worker import check_batch, resume_job, submit_job
 from asyncsdk.testing import Sandbox
 
@@ -248,3 +251,52 @@ def test_without_the_extra_a_fleet_command_says_how_to_install_it(argv: list[str
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == NO_EXTRA + "\n"
     assert "pip install 'asyncsdk[fleet]'" in NO_EXTRA
+
+
+@pytest.mark.parametrize("second", [
+    "email\nann@example.com\nbob@example.com\n",  # the other columns dropped
+    "email,name,City\nann@example.com,,Pune\nbob@example.com,Bob,Oslo\n",  # a cell emptied
+    "email,name,Town\nann@example.com,Ann,Pune\nbob@example.com,Bob,Oslo\n",  # renamed
+])
+async def test_the_same_addresses_with_other_cells_are_another_input(
+    pool: ArqRedis, redis_url: str, tmp_path: Path, second: str,
+) -> None:
+    """Before: the label's identity was its addresses alone, so a second file with the
+    same addresses and other columns or cells was taken; the export then wrote rows
+    wider than its header, or the first file's cells under the second's columns."""
+    first = tmp_path / "first.csv"
+    first.write_text("email,name,City\nann@example.com,Ann,Pune\nbob@example.com,Bob,Oslo\n")
+    (tmp_path / "second.csv").write_text(second)
+    assert (await fleet("submit", str(first), "--run", "r", redis_url=redis_url))[0] == 0
+    code, _, err = await fleet("submit", str(tmp_path / "second.csv"), "--run", "r",
+                               redis_url=redis_url)
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("asyncsdk: error: run 'r' already holds these addresses with "
+                          "other columns or cells")
+    assert (await fleet("submit", str(first), "--run", "r", redis_url=redis_url))[0] == 0
+    async with Sandbox() as sb, sb.client() as client:
+        await work_off(pool, client)
+    code, out, _ = await fleet("export", "r", "-o", "-", redis_url=redis_url)
+    assert code == 0
+    assert [(r["email"], r["name"], r["City"]) for r in csv.DictReader(io.StringIO(out))] \
+        == [("ann@example.com", "Ann", "Pune"), ("bob@example.com", "Bob", "Oslo")]
+
+
+async def test_the_inputs_cells_are_stored_before_any_batch_is_enqueued(
+    pool: ArqRedis, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Before: the cells were stored after the batches were enqueued, so a run whose
+    submit stopped in between (or a fast fleet) was done without them, and its export
+    wrote every name empty, saying nothing."""
+    source = tmp_path / "people.csv"
+    source.write_text(CSV, encoding="utf-8")
+    cells_seen: list[int] = []
+    enqueue = pool.enqueue_job
+
+    async def watched(*args: Any, **kwargs: Any) -> Any:
+        cells_seen.append(await pool.hlen("fleet:people:inputs"))
+        return await enqueue(*args, **kwargs)
+
+    monkeypatch.setattr(pool, "enqueue_job", watched)
+    assert await submit_file(pool, InputFile.open(source), "people", 2) == 3
+    assert cells_seen == [5, 5, 5]
