@@ -31,6 +31,7 @@ from .config import SETTINGS, FleetConfig
 from .export import NotReady, export_run, run_status
 from .store import FleetInputError, RedisVersionError, answer, job_key, total_key
 from .submit import (
+    check_job_url,
     check_run_name,
     open_input,
     refuse_other_kind,
@@ -132,7 +133,8 @@ async def cmd_submit(args: argparse.Namespace, config: FleetConfig, pool: ArqRed
                      out: TextIO, err: TextIO) -> int:
     """``fleet submit FILE --run NAME`` or ``fleet submit --job URL --run NAME``."""
     run = check_run_name(args.run)
-    if args.job:
+    if args.job is not None:
+        check_job_url(args.job)
         return await submit_job_command(args, config, pool, run, err)
     if args.batch_size < 1:
         raise UsageProblem(f"--batch-size: expected an integer >= 1, got {args.batch_size}")
@@ -169,7 +171,7 @@ async def submit_job_command(args: argparse.Namespace, config: FleetConfig,
 async def cmd_status(args: argparse.Namespace, config: FleetConfig, pool: ArqRedis,
                      out: TextIO, err: TextIO) -> int:
     """``fleet status RUN [--wait]``: the run's counts as JSON (a bar on a terminal);
-    1 for a job that failed."""
+    1 for a job that failed or has an error."""
     status = await run_status(pool, args.run)
     if args.wait and not status.finished:
         if status.kind == "job":
@@ -180,7 +182,8 @@ async def cmd_status(args: argparse.Namespace, config: FleetConfig, pool: ArqRed
     elif status.kind == "addresses":
         show_bar(status.total, status.done, err)
     print_json(status.to_dict(), out)
-    return EXIT_FAILED if status.state == "failed" else EXIT_OK
+    # a job with an error ended without rows, "failed" or stuck "submitting" alike
+    return EXIT_FAILED if status.state == "failed" or status.error else EXIT_OK
 
 
 def show_bar(total: int, done: int, err: TextIO) -> None:

@@ -31,10 +31,12 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
+from urllib.parse import urlsplit
 
 from arq.connections import ArqRedis
 from arq.constants import job_key_prefix
 
+import asyncsdk
 from asyncsdk.cli.inputs import InputFile, UsageProblem
 from asyncsdk.cli.progress import Progress
 
@@ -73,6 +75,27 @@ def check_run_name(run: str) -> str:
                f"digit), got {run!r}")
         raise UsageProblem(f"--run: {why}")
     return run
+
+
+def check_job_url(url: str) -> str:
+    """``url``, if the service could be asked to fetch a file from it.
+
+    Raises:
+        UsageProblem: not an absolute http(s) URL with a host (a password in it is not
+            shown): refused before anything is enqueued, as ``create_job`` would refuse
+            it on the worker, where only ``status`` would say so.
+    """
+    try:
+        parts = urlsplit(url)
+        # ``port`` raises ValueError for one that is not a number from 0 to 65535
+        usable = (parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+                  and (parts.port or 0) >= 0)
+    except ValueError:  # a port that is not a number from 0 to 65535
+        usable = False
+    if not usable or any(c.isspace() or not c.isprintable() for c in url):
+        raise UsageProblem(f"--job: expected an absolute http(s) URL of the file, got "
+                           f"{asyncsdk.redact_url(url)!r:.100}")
+    return url
 
 
 def open_input(path: Path) -> InputFile:

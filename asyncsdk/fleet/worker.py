@@ -432,6 +432,11 @@ async def _submit_job(ctx: dict[str, Any], name: str, file_url: str) -> int:
                 raise FleetJobError(message) from exc
             await redis.delete(state)
             raise Retry(defer=ctx["config"].retry_seconds) from exc
+        except asyncsdk.InvalidInputError as exc:  # refused before sending: nothing paid
+            await redis.delete(state)
+            await fail_job(redis, name, f"job {name!r}: not submitted (nothing was sent): "
+                                        f"{type(exc).__name__}: {exc}")
+            raise FleetJobError(f"job {name!r}: not submitted: {exc}") from exc
         except asyncsdk.RateLimitError as exc:  # refused before anything was done
             await redis.delete(state)
             raise Retry(defer=exc.retry_after or ctx["config"].retry_seconds) from exc

@@ -204,6 +204,13 @@ async def test_a_run_label_is_one_kind_of_run(pool: ArqRedis, redis_url: str,
     (["submit", "--run", "r"], "give a file of addresses, or --job URL (not both)"),
     (["submit", "a.txt", "--run", "r", "--batch-size", "0"],
      "--batch-size: expected an integer >= 1, got 0"),
+    (["submit", "--job", "not-a-url", "--run", "r"],
+     "--job: expected an absolute http(s) URL of the file, got 'not-a-url'"),
+    (["submit", "--job", "", "--run", "r"], "--job: expected an absolute http(s) URL"),
+    (["submit", "--job", "ftp://host/a.csv", "--run", "r"], "--job: expected an absolute"),
+    (["submit", "--job", "https://ann:pw-s3cret@/a.csv", "--run", "r"],
+     "got 'https://ann:REDACTED@/a.csv'"),
+    (["submit", "--job", "https://host:99999/a.csv", "--run", "r"], "--job: expected"),
     (["status", "nothing"], "no run 'nothing' in this Redis"),
     (["export", "nothing", "-o", "-"], "no run 'nothing' in this Redis"),
 ])
@@ -300,3 +307,16 @@ async def test_the_inputs_cells_are_stored_before_any_batch_is_enqueued(
     monkeypatch.setattr(pool, "enqueue_job", watched)
     assert await submit_file(pool, InputFile.open(source), "people", 2) == 3
     assert cells_seen == [5, 5, 5]
+
+
+async def test_the_status_of_a_job_with_an_error_exits_1(pool: ArqRedis, redis_url: str,
+                                                         ) -> None:
+    """Before: a job stuck "submitting" with an error (a person must decide) exited 0."""
+    await pool.set("fleet:job:j:state", "submitting")
+    await pool.set("fleet:job:j:error", "job 'j' may already have been submitted")
+    code, out, _ = await fleet("status", "j", redis_url=redis_url)
+    assert code == 1
+    assert json.loads(out)["error"] == "job 'j' may already have been submitted"
+    await pool.set("fleet:job:j:state", "waiting")
+    await pool.delete("fleet:job:j:error")
+    assert (await fleet("status", "j", redis_url=redis_url))[0] == 0
