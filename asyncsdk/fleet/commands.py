@@ -102,9 +102,35 @@ def read_config(args: argparse.Namespace) -> FleetConfig:
     """
     flags = {s.field: getattr(args, s.field, None) for s in SETTINGS}
     try:
-        return FleetConfig.read(flags=flags)
+        config = FleetConfig.read(flags=flags)
     except ValueError as exc:
         raise UsageProblem(str(exc)) from None
+    check_redis_url(config.redis_url,
+                    "--redis-url" if flags["redis_url"] is not None else "FLEET_REDIS_URL")
+    return config
+
+
+def check_redis_url(url: str, named: str) -> None:
+    """Refuse a Redis URL arq cannot read (it raised a traceback), naming where it came
+    from and what is wrong; the URL is not shown (a password may sit where a port or a
+    host is expected).
+
+    Raises:
+        UsageProblem: not ``redis://``, ``rediss://`` or ``unix://``, or a port or a
+            database that is not a number.
+    """
+    try:
+        RedisSettings.from_dsn(url)
+        return
+    except (RuntimeError, ValueError):
+        pass
+    scheme = urlsplit(url).scheme
+    if scheme not in ("redis", "rediss", "unix"):
+        why = (f"its scheme is {scheme!r}" if scheme.isalnum() else "it has no scheme")
+    else:
+        why = "its port or its database is not a number"
+    raise UsageProblem(f"{named}: expected a Redis URL such as redis://127.0.0.1:6379/0 "
+                       f"(redis://, rediss:// or unix://), but {why}")
 
 
 def work(args: argparse.Namespace, config: FleetConfig) -> int:

@@ -320,3 +320,23 @@ async def test_the_status_of_a_job_with_an_error_exits_1(pool: ArqRedis, redis_u
     await pool.set("fleet:job:j:state", "waiting")
     await pool.delete("fleet:job:j:error")
     assert (await fleet("status", "j", redis_url=redis_url))[0] == 0
+
+
+@pytest.mark.parametrize("url", ["127.0.0.1:6379", "http://127.0.0.1:6379/0",
+                                 "redis://127.0.0.1:port/0", "redis://127.0.0.1:6379/db0",
+                                 "redis://:pw-s3cret", "redis://127.0.0.1/0?db=x"])
+@pytest.mark.parametrize("argv", [["status", "r"], ["export", "r", "-o", "-"],
+                                  ["submit", "--job", "https://h/a.csv", "--run", "r"],
+                                  ["worker"]])
+def test_a_redis_url_arq_cannot_read_is_one_line_and_exit_2(
+    monkeypatch: pytest.MonkeyPatch, url: str, argv: list[str],
+) -> None:
+    """Before: arq's RuntimeError or ValueError came out as a traceback (exit 1), one
+    of them showing what may be a password."""
+    for given, named in ((["--redis-url", url], "--redis-url"), ([], "FLEET_REDIS_URL")):
+        monkeypatch.setenv("FLEET_REDIS_URL", url)
+        out, err = io.StringIO(), io.StringIO()
+        assert cli_main(["fleet", *argv, *given], stdout=out, stderr=err) == 2
+        assert out.getvalue() == "" and err.getvalue().count("\n") == 1
+        assert err.getvalue().startswith(f"asyncsdk: error: {named}: expected a Redis URL")
+        assert "s3cret" not in err.getvalue()
