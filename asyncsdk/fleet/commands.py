@@ -23,6 +23,7 @@ from arq.connections import ArqRedis, RedisSettings, create_pool
 from arq.logs import default_log_config
 from redis.exceptions import RedisError
 
+import asyncsdk
 from asyncsdk.cli.common import print_json
 from asyncsdk.cli.inputs import UsageProblem
 from asyncsdk.cli.outputs import STDOUT, Tally, check_output
@@ -68,7 +69,8 @@ def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def explain(exc: Exception, config: FleetConfig | None) -> tuple[str, int] | None:
     """The line and exit code of an expected failure (None: a bug, raised as it is)."""
-    if isinstance(exc, (UsageProblem, FleetInputError, RedisVersionError)):
+    if isinstance(exc, (UsageProblem, FleetInputError, RedisVersionError,
+                        asyncsdk.ConfigurationError)):  # a worker's credentials or URL
         return str(exc), EXIT_USAGE
     if isinstance(exc, NotReady):
         return str(exc), EXIT_FAILED

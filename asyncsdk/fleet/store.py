@@ -147,8 +147,12 @@ def is_final(outcome: asyncsdk.CheckOutcome) -> bool:
     """True when ``outcome`` is the address's answer: a result, or a fault of the address.
 
     A rate limit, a connection failure, a 5xx, an authentication or credit failure says
-    nothing about the address: the input is left unstored and checked again later.
+    nothing about the address: the input is left unstored and checked again later. Nor
+    does a ``ConfigurationError`` (an ``InvalidInputError`` of the worker's own setup: no
+    username, no URL), though its class is one of ``FINAL_ERRORS``.
     """
+    if isinstance(outcome.error, asyncsdk.ConfigurationError):
+        return False
     return outcome.ok or isinstance(outcome.error, FINAL_ERRORS)
 
 

@@ -11,6 +11,7 @@ import asyncio
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -333,6 +334,8 @@ def test_a_redis_url_arq_cannot_read_is_one_line_and_exit_2(
 ) -> None:
     """Before: arq's RuntimeError or ValueError came out as a traceback (exit 1), one
     of them showing what may be a password."""
+    monkeypatch.setenv("ASYNCSDK_API_KEY", "sk_test_k")
+    monkeypatch.setenv("ASYNCSDK_USERNAME", "someone")
     for given, named in ((["--redis-url", url], "--redis-url"), ([], "FLEET_REDIS_URL")):
         monkeypatch.setenv("FLEET_REDIS_URL", url)
         out, err = io.StringIO(), io.StringIO()
@@ -340,3 +343,38 @@ def test_a_redis_url_arq_cannot_read_is_one_line_and_exit_2(
         assert out.getvalue() == "" and err.getvalue().count("\n") == 1
         assert err.getvalue().startswith(f"asyncsdk: error: {named}: expected a Redis URL")
         assert "s3cret" not in err.getvalue()
+
+
+@pytest.mark.parametrize(("unset", "named"), [
+    (["ASYNCSDK_API_KEY"], "ASYNCSDK_API_KEY (or pass --api-key before 'fleet')"),
+    (["ASYNCSDK_USERNAME"], "ASYNCSDK_USERNAME (or pass --username before 'fleet')"),
+    (["ASYNCSDK_API_KEY", "ASYNCSDK_USERNAME"],
+     "ASYNCSDK_API_KEY and ASYNCSDK_USERNAME (or pass --api-key/--username before 'fleet')"),
+])
+def test_a_worker_without_credentials_does_not_start(
+    monkeypatch: pytest.MonkeyPatch, unset: list[str], named: str,
+) -> None:
+    """Before: no API key was a traceback once arq had started; no username started a
+    worker whose every check failed."""
+    monkeypatch.setenv("ASYNCSDK_API_KEY", "sk_test_k")
+    monkeypatch.setenv("ASYNCSDK_USERNAME", "someone")
+    for variable in unset:
+        monkeypatch.delenv(variable)
+    out, err = io.StringIO(), io.StringIO()
+    assert cli_main(["fleet", "worker", "--redis-url", "redis://127.0.0.1:1/0"],
+                    stdout=out, stderr=err) == 2
+    assert err.getvalue() == f"asyncsdk: error: fleet worker: no credentials: set {named}\n"
+
+
+def test_a_worker_without_the_services_url_does_not_start(redis_url: str) -> None:
+    """Before: it started, and every check of every batch it took failed."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSDK_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "asyncsdk", "--api-key", "sk_test_k", "--username", "me",
+         "fleet", "worker", "--redis-url", redis_url],
+        env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "sk_test_k" not in done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        "asyncsdk: error: no URL for the validation service: pass --base-url before "
+        "'fleet', or set ASYNCSDK_BASE_URL")

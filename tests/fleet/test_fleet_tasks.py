@@ -24,6 +24,7 @@ from asyncsdk.fleet.store import (
     FleetJobError,
     FleetPace,
     OutcomeStore,
+    idle_key,
     job_key,
     writes_key,
 )
@@ -245,3 +246,20 @@ async def test_a_job_refused_before_sending_is_failed_not_feared_paid(
         good = sb.host_file("ann@example.com\n")
         assert await submit_job(worker(client, pool, 1, job_try=2), "list", good) >= 1
     assert len([r for r in sb.requests if r.path == "/api/v1/jobs/create"]) == 1
+
+
+async def test_a_worker_without_a_username_stores_nothing_even_on_its_last_try(
+    pool: ArqRedis, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Before: check_many's ConfigurationError (an InvalidInputError) was taken for the
+    address's own outcome: one worker without ASYNCSDK_USERNAME stored every input of
+    every batch it took as failed, and the run was done without a single check."""
+    monkeypatch.delenv("ASYNCSDK_USERNAME", raising=False)
+    async with Sandbox() as sb, asyncsdk.Client(sb.api_key, None,
+                                                base_url=sb.base_url) as client:
+        with pytest.raises(Retry):
+            await check_batch(worker(client, pool, 1, job_try=50, max_tries=50), "r", 0,
+                              EMAILS[:3])
+    assert checks(sb) == []
+    assert await OutcomeStore(pool, "r").all() == {}
+    assert await pool.hget(idle_key("r"), "0") == b"1"  # not a try: no last try stores it
