@@ -36,6 +36,7 @@ from .submit import (
     check_run_name,
     open_input,
     refuse_other_kind,
+    register_job_url,
     submit_file,
     submit_job_run,
     wait_for_job,
@@ -181,10 +182,14 @@ async def submit_job_command(args: argparse.Namespace, config: FleetConfig,
                              pool: ArqRedis, name: str, err: TextIO) -> int:
     """``fleet submit --job URL --run NAME [--wait]``: 1 when the job failed."""
     await refuse_other_kind(pool, name, job=True)
+    await register_job_url(pool, name, args.job)
     # Seen by ``status`` until a worker takes it (never replaces a state it has).
     await pool.set(job_key(name) + ":state", "queued", nx=True)
-    await submit_job_run(pool, name, args.job, queue=config.queue)
-    print(f"job {name}: submitted to the fleet", file=err, flush=True)
+    if await submit_job_run(pool, name, args.job, queue=config.queue):
+        print(f"job {name}: submitted to the fleet", file=err, flush=True)
+    else:
+        print(f"job {name}: already submitted to the fleet (not enqueued again)",
+              file=err, flush=True)
     if not args.wait:
         return EXIT_OK
     state, error = await wait_for_job(pool, name, poll=args.poll, stream=err)

@@ -22,9 +22,10 @@ Keys (``run`` and ``name`` are the labels given to ``asyncsdk fleet submit --run
   that batch; another run of the same batch sends nothing while it exists.
 - ``fleet:{run}:idle`` hash: batch start -> its runs that sent nothing (a fleet-wide
   pause, or another run holding the batch): they do not count as tries.
-- ``fleet:job:{name}`` / ``:rows`` / ``:state`` / ``:error``: a validation job's
-  ``to_dict()``, its result rows (row index -> JSON), ``submitting`` / ``waiting`` /
-  ``failed`` / ``done``, and why it failed (for ``submit --wait``).
+- ``fleet:job:{name}`` / ``:rows`` / ``:state`` / ``:error`` / ``:url``: a validation
+  job's ``to_dict()``, its result rows (row index -> JSON), ``queued`` / ``submitting``
+  / ``waiting`` / ``failed`` / ``done``, why it failed (for ``submit --wait``), and a
+  SHA-256 of its file's URL (another URL under the same label is refused).
 - ``fleet:pause``: exists while the service asked the fleet to slow down; its TTL is the
   ``Retry-After`` the service gave. Every worker reads it before sending a check.
 - ``fleet:pace`` hash and ``fleet:pace:events`` stream: the fleet's shared pace (its

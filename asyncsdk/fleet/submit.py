@@ -347,10 +347,29 @@ async def refuse_other_kind(pool: ArqRedis, run: str, *, job: bool) -> None:
     Raises:
         FleetInputError: the label is taken.
     """
-    taken = await pool.exists(meta_key(run) if job else job_key(run))
-    if taken:
+    # A job's handle is saved once a worker submitted it; its state from the submit on.
+    keys = [meta_key(run)] if job else [job_key(run), job_key(run) + ":state"]
+    if await pool.exists(*keys):
         kind = "an address file" if job else "a file job"
         raise FleetInputError(f"run {run!r} already holds {kind}: choose another --run")
+
+
+async def register_job_url(pool: ArqRedis, name: str, url: str) -> None:
+    """Record (a SHA-256 of) the URL of job ``name``, or refuse another one: the label
+    holds one job, and another URL under it would be dropped while saying "submitted".
+
+    Raises:
+        FleetInputError: the label holds a job of another URL.
+    """
+    digest = hashlib.sha256(url.encode("utf-8", "surrogatepass")).hexdigest()
+    key = job_key(name) + ":url"
+    async with pool.pipeline(transaction=True) as pipe:
+        pipe.set(key, digest, nx=True)
+        pipe.get(key)
+        _, old = await pipe.execute()
+    if old.decode() != digest:
+        raise FleetInputError(f"run {name!r} already holds a file job of another URL: "
+                              "choose another --run")
 
 
 async def submit_file(pool: ArqRedis, inputs: InputFile, run: str, batch_size: int, *,

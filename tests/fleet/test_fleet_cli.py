@@ -378,3 +378,35 @@ def test_a_worker_without_the_services_url_does_not_start(redis_url: str) -> Non
     assert done.stderr.splitlines()[-1] == (
         "asyncsdk: error: no URL for the validation service: pass --base-url before "
         "'fleet', or set ASYNCSDK_BASE_URL")
+
+
+async def test_a_label_holding_a_job_no_worker_took_yet_is_refused_for_a_file(
+    pool: ArqRedis, redis_url: str, tmp_path: Path,
+) -> None:
+    """Before: only the job's saved handle (written once a worker submitted it) marked
+    the label, so a file submitted under it meanwhile was taken: status and export then
+    showed the file's addresses, and the job went on out of sight."""
+    source = tmp_path / "a.txt"
+    source.write_text("ann@example.com\n")
+    code, _, _ = await fleet("submit", "--job", "https://files.example/a.csv", "--run", "x",
+                             redis_url=redis_url)
+    assert code == 0
+    code, _, err = await fleet("submit", str(source), "--run", "x", redis_url=redis_url)
+    assert (code, err) == (2, "asyncsdk: error: run 'x' already holds a file job: choose "
+                              "another --run\n")
+    assert not await pool.exists("fleet:x:total", "fleet:x:meta")
+
+
+async def test_a_label_holds_one_job_url(pool: ArqRedis, redis_url: str) -> None:
+    """Before: another URL under a job's label said "submitted to the fleet", and was
+    dropped (arq kept the first job's id; a later run found the first job's handle)."""
+    first = ("submit", "--job", "https://files.example/a.csv", "--run", "x")
+    assert await fleet(*first, redis_url=redis_url) == (
+        0, "", "job x: submitted to the fleet\n")
+    assert await fleet(*first, redis_url=redis_url) == (
+        0, "", "job x: already submitted to the fleet (not enqueued again)\n")
+    code, _, err = await fleet("submit", "--job", "https://files.example/b.csv", "--run", "x",
+                               redis_url=redis_url)
+    assert (code, err) == (2, "asyncsdk: error: run 'x' already holds a file job of another "
+                              "URL: choose another --run\n")
+    assert await pool.zcard("arq:queue") == 1
