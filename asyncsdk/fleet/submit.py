@@ -258,12 +258,16 @@ async def submit_job_run(pool: ArqRedis, name: str, url: str, *,
                          queue: str = DEFAULT_QUEUE) -> bool:
     """Enqueue ``submit_job(name, url)``; return False when it is already queued or done.
 
-    A job that failed before (``:state`` ``failed``) is submitted again, under a new id.
+    A job that failed before (``:state`` ``failed``) is submitted again, under a new id,
+    its state ``queued`` again (``status`` finds the label until a worker takes it).
     """
     state = job_key(name) + ":state"
     job_id = f"submit:{name}"
     if await pool.get(state) == b"failed":
-        await pool.delete(state, job_key(name) + ":error")
+        async with pool.pipeline(transaction=True) as pipe:
+            pipe.delete(job_key(name) + ":error")
+            pipe.set(state, "queued")
+            await pipe.execute()
         job_id = f"submit:{name}:{await pool.incr(job_key(name) + ':submits')}"
     job = await pool.enqueue_job("submit_job", name, url, _job_id=job_id, _queue_name=queue)
     return job is not None

@@ -410,3 +410,23 @@ async def test_a_label_holds_one_job_url(pool: ArqRedis, redis_url: str) -> None
     assert (code, err) == (2, "asyncsdk: error: run 'x' already holds a file job of another "
                               "URL: choose another --run\n")
     assert await pool.zcard("arq:queue") == 1
+
+
+async def test_a_failed_job_submitted_again_is_queued_for_status(
+    pool: ArqRedis, redis_url: str,
+) -> None:
+    """Before: its state was deleted, so until a worker took it ``status`` said there was
+    no such run (exit 2)."""
+    async with Sandbox() as sb, sb.client() as client:
+        url = f"{sb.base_url}/files/none.csv"  # the service cannot download it
+        assert (await fleet("submit", "--job", url, "--run", "j", redis_url=redis_url))[0] == 0
+        with pytest.raises(asyncsdk.FileNotDownloadableError):  # as a worker runs it
+            await submit_job(worker(client, pool, 1), "j", url)
+        code, out, _ = await fleet("status", "j", redis_url=redis_url)
+        assert code == 1 and json.loads(out)["state"] == "failed"
+        code, _, err = await fleet("submit", "--job", url, "--run", "j", redis_url=redis_url)
+        assert (code, err) == (0, "job j: submitted to the fleet\n")
+        code, out, _ = await fleet("status", "j", redis_url=redis_url)
+    assert code == 0
+    assert json.loads(out) == {"run": "j", "kind": "job", "state": "queued", "total": 0,
+                               "done": 0, "left": 0, "error": None}
