@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import logging
 import logging.config
 import os
@@ -150,8 +151,12 @@ def work(args: argparse.Namespace, config: FleetConfig) -> int:
 
 async def with_redis(command: Command, args: argparse.Namespace, config: FleetConfig,
                      out: TextIO, err: TextIO) -> int:
-    """Run ``command`` with a connection to the fleet's Redis (closed after it)."""
-    pool = await create_pool(RedisSettings.from_dsn(config.redis_url))
+    """Run ``command`` with a connection to the fleet's Redis (closed after it).
+
+    Connected once: a Redis out of reach is the command's one line at once (arq's five
+    tries took five seconds and printed a line each before it)."""
+    settings = dataclasses.replace(RedisSettings.from_dsn(config.redis_url), conn_retries=0)
+    pool = await create_pool(settings)
     try:
         return await command(args, config, pool, out, err)
     finally:

@@ -239,6 +239,21 @@ async def test_redis_out_of_reach_is_one_line_without_its_password(
     assert "s3cret" not in err
 
 
+def test_redis_out_of_reach_is_one_line_from_the_command_line() -> None:
+    """Before: arq tried five times, a second apart, logging a line for each (Python's
+    last-resort handler printed them) before the command's own line."""
+    from asyncsdk.fleet.harness import free_port
+
+    done = subprocess.run(
+        [sys.executable, "-m", "asyncsdk", "fleet", "status", "r", "--redis-url",
+         f"redis://:s3cret-pw@127.0.0.1:{free_port()}/0"],
+        capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("asyncsdk: error: cannot reach Redis at 127.0.0.1:")
+    assert "s3cret" not in done.stderr
+
+
 def test_the_sandbox_mode_is_refused_for_the_fleet() -> None:
     err = io.StringIO()
     assert cli_main(["--sandbox", "fleet", "status", "r"], stdout=io.StringIO(),
