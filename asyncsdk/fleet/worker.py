@@ -358,7 +358,6 @@ class BatchRun:
         await self.lease.release(self.token)
         return {"stored": len(self.handled), "skipped": len(self.done)}
 
-
     async def hand_back_misconfigured(self) -> None:
         """The worker's setup failed the checks: hand the rest back, not as a try (so no
         last try stores it), after ``retry_seconds``, and say why in the log.
