@@ -14,8 +14,11 @@ fleet command says in one line how to install it (exit 2).
 from __future__ import annotations
 
 import argparse
+import os
+from collections.abc import Callable
 from typing import TextIO
 
+from .. import _constants as C
 from .common import EXIT_USAGE, UsageProblem
 from .sandbox import rate_limit_of
 
@@ -89,17 +92,27 @@ def run_fleet(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run the fleet command of ``args``; its exit code (2 without the extra)."""
     try:
         check_usage(args)
+        main = fleet_main()
+        if main is None:
+            print(NO_EXTRA, file=err)
+            return EXIT_USAGE
+        if args.fleet_command == "worker":
+            check_credentials(args)
     except UsageProblem as exc:
         print(f"asyncsdk: error: {exc}", file=err)
         return EXIT_USAGE
+    return main(args, out, err)
+
+
+def fleet_main() -> Callable[[argparse.Namespace, TextIO, TextIO], int] | None:
+    """The fleet's commands (``asyncsdk.fleet.commands.main``); None without the extra."""
     try:
         from ..fleet.commands import main
     except ImportError as exc:
         if (exc.name or "").split(".")[0] not in ("arq", "redis"):
             raise
-        print(NO_EXTRA, file=err)
-        return EXIT_USAGE
-    return main(args, out, err)
+        return None
+    return main
 
 
 def check_usage(args: argparse.Namespace) -> None:
@@ -117,3 +130,21 @@ def check_usage(args: argparse.Namespace) -> None:
     if args.fleet_command == "submit" and (args.job is None) == (args.file is None):
         raise UsageProblem("fleet submit: give a file of addresses, or --job URL "
                            "(not both)")
+
+
+def check_credentials(args: argparse.Namespace) -> None:
+    """Refuse to start a worker that could check nothing: every check needs the API key
+    and the username (a worker without one stored, or failed, every batch it took).
+
+    Raises:
+        UsageProblem: which ones are missing, and how to give them.
+    """
+    missing = [(variable, flag) for given, variable, flag in (
+        (args.api_key, C.ENV_API_KEY, "--api-key"),
+        (args.username, C.ENV_USERNAME, "--username"))
+        if not (given or os.environ.get(variable))]
+    if missing:
+        variables = " and ".join(variable for variable, _ in missing)
+        flags = "/".join(flag for _, flag in missing)
+        raise UsageProblem(f"fleet worker: no credentials: set {variables} (or pass "
+                           f"{flags} before 'fleet')")

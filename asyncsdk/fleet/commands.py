@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import logging
 import logging.config
 import os
@@ -23,6 +24,7 @@ from arq.connections import ArqRedis, RedisSettings, create_pool
 from arq.logs import default_log_config
 from redis.exceptions import RedisError
 
+import asyncsdk
 from asyncsdk.cli.common import print_json
 from asyncsdk.cli.inputs import UsageProblem
 from asyncsdk.cli.outputs import STDOUT, Tally, check_output
@@ -31,9 +33,11 @@ from .config import SETTINGS, FleetConfig
 from .export import NotReady, export_run, run_status
 from .store import FleetInputError, RedisVersionError, answer, job_key, total_key
 from .submit import (
+    check_job_url,
     check_run_name,
     open_input,
     refuse_other_kind,
+    register_job_url,
     submit_file,
     submit_job_run,
     wait_for_job,
@@ -67,7 +71,8 @@ def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def explain(exc: Exception, config: FleetConfig | None) -> tuple[str, int] | None:
     """The line and exit code of an expected failure (None: a bug, raised as it is)."""
-    if isinstance(exc, (UsageProblem, FleetInputError, RedisVersionError)):
+    if isinstance(exc, (UsageProblem, FleetInputError, RedisVersionError,
+                        asyncsdk.ConfigurationError)):  # a worker's credentials or URL
         return str(exc), EXIT_USAGE
     if isinstance(exc, NotReady):
         return str(exc), EXIT_FAILED
@@ -101,9 +106,35 @@ def read_config(args: argparse.Namespace) -> FleetConfig:
     """
     flags = {s.field: getattr(args, s.field, None) for s in SETTINGS}
     try:
-        return FleetConfig.read(flags=flags)
+        config = FleetConfig.read(flags=flags)
     except ValueError as exc:
         raise UsageProblem(str(exc)) from None
+    check_redis_url(config.redis_url,
+                    "--redis-url" if flags["redis_url"] is not None else "FLEET_REDIS_URL")
+    return config
+
+
+def check_redis_url(url: str, named: str) -> None:
+    """Refuse a Redis URL arq cannot read (it raised a traceback), naming where it came
+    from and what is wrong; the URL is not shown (a password may sit where a port or a
+    host is expected).
+
+    Raises:
+        UsageProblem: not ``redis://``, ``rediss://`` or ``unix://``, or a port or a
+            database that is not a number.
+    """
+    try:
+        RedisSettings.from_dsn(url)
+        return
+    except (RuntimeError, ValueError):
+        pass
+    scheme = urlsplit(url).scheme
+    if scheme not in ("redis", "rediss", "unix"):
+        why = (f"its scheme is {scheme!r}" if scheme.isalnum() else "it has no scheme")
+    else:
+        why = "its port or its database is not a number"
+    raise UsageProblem(f"{named}: expected a Redis URL such as redis://127.0.0.1:6379/0 "
+                       f"(redis://, rediss:// or unix://), but {why}")
 
 
 def work(args: argparse.Namespace, config: FleetConfig) -> int:
@@ -120,8 +151,12 @@ def work(args: argparse.Namespace, config: FleetConfig) -> int:
 
 async def with_redis(command: Command, args: argparse.Namespace, config: FleetConfig,
                      out: TextIO, err: TextIO) -> int:
-    """Run ``command`` with a connection to the fleet's Redis (closed after it)."""
-    pool = await create_pool(RedisSettings.from_dsn(config.redis_url))
+    """Run ``command`` with a connection to the fleet's Redis (closed after it).
+
+    Connected once: a Redis out of reach is the command's one line at once (arq's five
+    tries took five seconds and printed a line each before it)."""
+    settings = dataclasses.replace(RedisSettings.from_dsn(config.redis_url), conn_retries=0)
+    pool = await create_pool(settings)
     try:
         return await command(args, config, pool, out, err)
     finally:
@@ -132,7 +167,8 @@ async def cmd_submit(args: argparse.Namespace, config: FleetConfig, pool: ArqRed
                      out: TextIO, err: TextIO) -> int:
     """``fleet submit FILE --run NAME`` or ``fleet submit --job URL --run NAME``."""
     run = check_run_name(args.run)
-    if args.job:
+    if args.job is not None:
+        check_job_url(args.job)
         return await submit_job_command(args, config, pool, run, err)
     if args.batch_size < 1:
         raise UsageProblem(f"--batch-size: expected an integer >= 1, got {args.batch_size}")
@@ -151,10 +187,14 @@ async def submit_job_command(args: argparse.Namespace, config: FleetConfig,
                              pool: ArqRedis, name: str, err: TextIO) -> int:
     """``fleet submit --job URL --run NAME [--wait]``: 1 when the job failed."""
     await refuse_other_kind(pool, name, job=True)
+    await register_job_url(pool, name, args.job)
     # Seen by ``status`` until a worker takes it (never replaces a state it has).
     await pool.set(job_key(name) + ":state", "queued", nx=True)
-    await submit_job_run(pool, name, args.job, queue=config.queue)
-    print(f"job {name}: submitted to the fleet", file=err, flush=True)
+    if await submit_job_run(pool, name, args.job, queue=config.queue):
+        print(f"job {name}: submitted to the fleet", file=err, flush=True)
+    else:
+        print(f"job {name}: already submitted to the fleet (not enqueued again)",
+              file=err, flush=True)
     if not args.wait:
         return EXIT_OK
     state, error = await wait_for_job(pool, name, poll=args.poll, stream=err)
@@ -169,7 +209,7 @@ async def submit_job_command(args: argparse.Namespace, config: FleetConfig,
 async def cmd_status(args: argparse.Namespace, config: FleetConfig, pool: ArqRedis,
                      out: TextIO, err: TextIO) -> int:
     """``fleet status RUN [--wait]``: the run's counts as JSON (a bar on a terminal);
-    1 for a job that failed."""
+    1 for a job that failed or has an error."""
     status = await run_status(pool, args.run)
     if args.wait and not status.finished:
         if status.kind == "job":
@@ -180,7 +220,8 @@ async def cmd_status(args: argparse.Namespace, config: FleetConfig, pool: ArqRed
     elif status.kind == "addresses":
         show_bar(status.total, status.done, err)
     print_json(status.to_dict(), out)
-    return EXIT_FAILED if status.state == "failed" else EXIT_OK
+    # a job with an error ended without rows, "failed" or stuck "submitting" alike
+    return EXIT_FAILED if status.state == "failed" or status.error else EXIT_OK
 
 
 def show_bar(total: int, done: int, err: TextIO) -> None:

@@ -11,7 +11,9 @@ Keys (``run`` and ``name`` are the labels given to ``asyncsdk fleet submit --run
 - ``fleet:{run}:meta`` hash: the input's ``digest`` (SHA-256 of its addresses), the
   run's ``batch_size`` and ``total``, recorded by the first submit; a later submit with
   another input or another batch size under the same label is refused. Also the input's
-  other ``columns`` (JSON: ``name`` then those of a CSV), for the export.
+  other ``columns`` (JSON: ``name`` then those of a CSV), for the export, and ``cells``,
+  a SHA-256 of those columns and every input's cells (the same addresses with other
+  cells under the same label are refused too).
 - ``fleet:{run}:inputs`` hash: input index -> JSON of its other cells (``name``, ...),
   only for inputs that have one that is not empty (the export writes them).
 - ``fleet:{run}:jobs`` hash: batch start -> its current arq job id (a submit
@@ -20,9 +22,10 @@ Keys (``run`` and ``name`` are the labels given to ``asyncsdk fleet submit --run
   that batch; another run of the same batch sends nothing while it exists.
 - ``fleet:{run}:idle`` hash: batch start -> its runs that sent nothing (a fleet-wide
   pause, or another run holding the batch): they do not count as tries.
-- ``fleet:job:{name}`` / ``:rows`` / ``:state`` / ``:error``: a validation job's
-  ``to_dict()``, its result rows (row index -> JSON), ``submitting`` / ``waiting`` /
-  ``failed`` / ``done``, and why it failed (for ``submit --wait``).
+- ``fleet:job:{name}`` / ``:rows`` / ``:state`` / ``:error`` / ``:url``: a validation
+  job's ``to_dict()``, its result rows (row index -> JSON), ``queued`` / ``submitting``
+  / ``waiting`` / ``failed`` / ``done``, why it failed (for ``submit --wait``), and a
+  SHA-256 of its file's URL (another URL under the same label is refused).
 - ``fleet:pause``: exists while the service asked the fleet to slow down; its TTL is the
   ``Retry-After`` the service gave. Every worker reads it before sending a check.
 - ``fleet:pace`` hash and ``fleet:pace:events`` stream: the fleet's shared pace (its
@@ -145,8 +148,12 @@ def is_final(outcome: asyncsdk.CheckOutcome) -> bool:
     """True when ``outcome`` is the address's answer: a result, or a fault of the address.
 
     A rate limit, a connection failure, a 5xx, an authentication or credit failure says
-    nothing about the address: the input is left unstored and checked again later.
+    nothing about the address: the input is left unstored and checked again later. Nor
+    does a ``ConfigurationError`` (an ``InvalidInputError`` of the worker's own setup: no
+    username, no URL), though its class is one of ``FINAL_ERRORS``.
     """
+    if isinstance(outcome.error, asyncsdk.ConfigurationError):
+        return False
     return outcome.ok or isinstance(outcome.error, FINAL_ERRORS)
 
 

@@ -13,8 +13,11 @@ checked, then streamed, never held in memory. Each batch gets the arq job id
 ended with inputs still without an outcome is enqueued again under a new id
 (``check:{run}:{start}:{n}``), and re-checks nothing already stored. A run label holds
 one input in one batch size: another file, or another ``--batch-size``, under a label
-already used is refused (pick another ``--run``). ``--wait`` polls Redis until every
-input has an outcome, re-enqueueing such batches when progress stops.
+already used is refused (pick another ``--run``), and so is the same addresses with
+other columns or cells (the export writes them beside each outcome). The input's other
+cells are stored before its first batch is enqueued, so a run whose outcomes are all in
+always has them. ``--wait`` polls Redis until every input has an outcome,
+re-enqueueing such batches when progress stops.
 """
 
 from __future__ import annotations
@@ -28,10 +31,12 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
+from urllib.parse import urlsplit
 
 from arq.connections import ArqRedis
 from arq.constants import job_key_prefix
 
+import asyncsdk
 from asyncsdk.cli.inputs import InputFile, UsageProblem
 from asyncsdk.cli.progress import Progress
 
@@ -70,6 +75,27 @@ def check_run_name(run: str) -> str:
                f"digit), got {run!r}")
         raise UsageProblem(f"--run: {why}")
     return run
+
+
+def check_job_url(url: str) -> str:
+    """``url``, if the service could be asked to fetch a file from it.
+
+    Raises:
+        UsageProblem: not an absolute http(s) URL with a host (a password in it is not
+            shown): refused before anything is enqueued, as ``create_job`` would refuse
+            it on the worker, where only ``status`` would say so.
+    """
+    try:
+        parts = urlsplit(url)
+        # ``port`` raises ValueError for one that is not a number from 0 to 65535
+        usable = (parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+                  and (parts.port or 0) >= 0)
+    except ValueError:  # a port that is not a number from 0 to 65535
+        usable = False
+    if not usable or any(c.isspace() or not c.isprintable() for c in url):
+        raise UsageProblem(f"--job: expected an absolute http(s) URL of the file, got "
+                           f"{asyncsdk.redact_url(url)!r:.100}")
+    return url
 
 
 def open_input(path: Path) -> InputFile:
@@ -232,12 +258,16 @@ async def submit_job_run(pool: ArqRedis, name: str, url: str, *,
                          queue: str = DEFAULT_QUEUE) -> bool:
     """Enqueue ``submit_job(name, url)``; return False when it is already queued or done.
 
-    A job that failed before (``:state`` ``failed``) is submitted again, under a new id.
+    A job that failed before (``:state`` ``failed``) is submitted again, under a new id,
+    its state ``queued`` again (``status`` finds the label until a worker takes it).
     """
     state = job_key(name) + ":state"
     job_id = f"submit:{name}"
     if await pool.get(state) == b"failed":
-        await pool.delete(state, job_key(name) + ":error")
+        async with pool.pipeline(transaction=True) as pipe:
+            pipe.delete(job_key(name) + ":error")
+            pipe.set(state, "queued")
+            await pipe.execute()
         job_id = f"submit:{name}:{await pool.incr(job_key(name) + ':submits')}"
     job = await pool.enqueue_job("submit_job", name, url, _job_id=job_id, _queue_name=queue)
     return job is not None
@@ -272,10 +302,38 @@ async def wait_for_job(pool: ArqRedis, name: str, *, poll: float = 1.0,
         progress.close()
 
 
+def cells_fingerprint(inputs: InputFile) -> str:
+    """A SHA-256 of the input's other columns and of every input's cells, in order."""
+    digest = hashlib.sha256(json.dumps(list(inputs.extra_columns)).encode("utf-8",
+                                                                         "surrogatepass"))
+    for row in inputs.rows():
+        digest.update(b"\n" + json.dumps(list(row.extra)).encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+async def register_cells(pool: ArqRedis, run: str, inputs: InputFile) -> None:
+    """Record the fingerprint of the input's other cells, or refuse one that differs from
+    the first submit's (the export would mix the two files' columns and cells).
+
+    Raises:
+        FleetInputError: ``run`` holds the same addresses with other columns or cells.
+    """
+    digest = cells_fingerprint(inputs)
+    async with pool.pipeline(transaction=True) as pipe:
+        pipe.hsetnx(meta_key(run), "cells", digest)
+        pipe.hget(meta_key(run), "cells")
+        _, old = await pipe.execute()
+    if old.decode() != digest:
+        raise FleetInputError(
+            f"run {run!r} already holds these addresses with other columns or cells (the "
+            f"export writes them beside each outcome): choose another --run for this input, "
+            f"or delete the old run's keys (fleet:{run}:*) first")
+
+
 async def store_input_cells(pool: ArqRedis, run: str, inputs: InputFile) -> None:
     """Record the input's other columns (``name``, then a CSV's own) and, for each input
     with a cell that is not empty, its cells: what the export writes beside the outcome.
-    Written again by a second submit of the run (the same values)."""
+    Written again by a second submit of the run (the same values: ``register_cells``)."""
     await answer(pool.hset(meta_key(run), "columns",
                              json.dumps(list(inputs.extra_columns))))
     rows = iter(inputs.rows())
@@ -293,22 +351,45 @@ async def refuse_other_kind(pool: ArqRedis, run: str, *, job: bool) -> None:
     Raises:
         FleetInputError: the label is taken.
     """
-    taken = await pool.exists(meta_key(run) if job else job_key(run))
-    if taken:
+    # A job's handle is saved once a worker submitted it; its state from the submit on.
+    keys = [meta_key(run)] if job else [job_key(run), job_key(run) + ":state"]
+    if await pool.exists(*keys):
         kind = "an address file" if job else "a file job"
         raise FleetInputError(f"run {run!r} already holds {kind}: choose another --run")
+
+
+async def register_job_url(pool: ArqRedis, name: str, url: str) -> None:
+    """Record (a SHA-256 of) the URL of job ``name``, or refuse another one: the label
+    holds one job, and another URL under it would be dropped while saying "submitted".
+
+    Raises:
+        FleetInputError: the label holds a job of another URL.
+    """
+    digest = hashlib.sha256(url.encode("utf-8", "surrogatepass")).hexdigest()
+    key = job_key(name) + ":url"
+    async with pool.pipeline(transaction=True) as pipe:
+        pipe.set(key, digest, nx=True)
+        pipe.get(key)
+        _, old = await pipe.execute()
+    if old.decode() != digest:
+        raise FleetInputError(f"run {name!r} already holds a file job of another URL: "
+                              "choose another --run")
 
 
 async def submit_file(pool: ArqRedis, inputs: InputFile, run: str, batch_size: int, *,
                       queue: str = DEFAULT_QUEUE) -> int:
     """Enqueue the addresses of ``inputs`` as run ``run``; return how many batches are
-    new (see ``enqueue_batches``), after recording the input's other cells.
+    new (see ``enqueue_batches``). The input's other cells are stored first: once every
+    outcome is in, the export has them all (even if this command was stopped midway).
 
     Raises:
-        FleetInputError: the label holds another input, another batch size, or a job.
+        FleetInputError: the label holds another input, another batch size, the same
+            addresses with other cells, or a job.
     """
     await refuse_other_kind(pool, run, job=False)
-    new = await enqueue_batches(pool, lambda: addresses(inputs), run, batch_size,
-                                queue=queue)
+    total, digest = fingerprint(addresses(inputs))
+    await register_run(pool, run, total, digest, batch_size)
+    await register_cells(pool, run, inputs)
     await store_input_cells(pool, run, inputs)
-    return new
+    return await enqueue_batches(pool, lambda: addresses(inputs), run, batch_size,
+                                 queue=queue)

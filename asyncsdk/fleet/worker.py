@@ -107,10 +107,14 @@ async def startup(ctx: dict[str, Any]) -> None:
     # runs at once.
     ctx["pace"] = SharedPace(ctx["redis"])
     who: Account = ctx.get("account") or Account()
-    ctx["client"] = asyncsdk.Client(
+    ctx["client"] = client = asyncsdk.Client(
         who.api_key, who.username, base_url=who.base_url, max_retries=config.client_retries,
         max_connections=max(100, config.concurrency * config.max_jobs))
     ctx["pid"] = os.getpid()
+    if client.validation_url is None:  # every check would fail: take no batch
+        raise asyncsdk.ConfigurationError(
+            "no URL for the validation service: pass --base-url before 'fleet', or set "
+            "ASYNCSDK_BASE_URL", field="base_url")
 
 
 async def shutdown(ctx: dict[str, Any]) -> None:
@@ -227,6 +231,7 @@ class BatchRun:
         self.unstored = asyncio.Semaphore(self.config.concurrency)
         self.stop_reason: list[str] = []
         self.transient: list[asyncsdk.SDKError] = []
+        self.misconfigured: list[asyncsdk.ConfigurationError] = []
 
     async def take(self) -> None:
         """Hold the batch and read what is stored.
@@ -305,13 +310,19 @@ class BatchRun:
         index = self.sent[outcome.email].popleft()
         if isinstance(outcome.error, asyncsdk.RateLimitError):
             await self.pace.pause(outcome.error.retry_after)
-        if is_final(outcome) or self.last_try:
+        if isinstance(outcome.error, asyncsdk.ConfigurationError):
+            # This worker's setup (no username, no URL), not the address's: never stored,
+            # not even on the last try; another worker (or this one, fixed) checks it.
+            self.misconfigured.append(outcome.error)
+        elif is_final(outcome) or self.last_try:
             self.read_with_write[:] = [
                 await self.store.put(index, outcome, self.pid, self.pace)]
             self.handled.add(index)
             self.unstored.release()
             return
         self.unstored.release()
+        if self.misconfigured:
+            return
         assert outcome.error is not None
         self.read_with_write.clear()  # no write, no reading: the next send reads afresh
         self.transient.append(outcome.error)
@@ -323,6 +334,8 @@ class BatchRun:
             Retry: inputs are left; after the fleet's pause at the earliest.
         """
         left = [(i, email) for i, email in self.todo if i not in self.handled]
+        if self.misconfigured:
+            await self.hand_back_misconfigured()
         # Sent nothing, only waited for a fleet-wide pause: not a try (up to arq's limit).
         only_waited = (len(left) == len(self.todo) and not self.transient
                        and self.stop_reason[:1] == [PAUSED]
@@ -344,6 +357,19 @@ class BatchRun:
             raise Retry(defer=defer)
         await self.lease.release(self.token)
         return {"stored": len(self.handled), "skipped": len(self.done)}
+
+    async def hand_back_misconfigured(self) -> None:
+        """The worker's setup failed the checks: hand the rest back, not as a try (so no
+        last try stores it), after ``retry_seconds``, and say why in the log.
+
+        Raises:
+            Retry: always.
+        """
+        log.error("check_batch %s:%s: this worker cannot check (%s); its inputs are left "
+                  "for a worker that can", self.run, self.start, self.misconfigured[0])
+        await self.store.note_idle(self.start)
+        await self.lease.release(self.token)
+        raise Retry(defer=self.config.retry_seconds)
 
 
 def _check_belongs(run: str, start: int, emails: list[str], done: dict[int, str],
@@ -432,6 +458,11 @@ async def _submit_job(ctx: dict[str, Any], name: str, file_url: str) -> int:
                 raise FleetJobError(message) from exc
             await redis.delete(state)
             raise Retry(defer=ctx["config"].retry_seconds) from exc
+        except asyncsdk.InvalidInputError as exc:  # refused before sending: nothing paid
+            await redis.delete(state)
+            await fail_job(redis, name, f"job {name!r}: not submitted (nothing was sent): "
+                                        f"{type(exc).__name__}: {exc}")
+            raise FleetJobError(f"job {name!r}: not submitted: {exc}") from exc
         except asyncsdk.RateLimitError as exc:  # refused before anything was done
             await redis.delete(state)
             raise Retry(defer=exc.retry_after or ctx["config"].retry_seconds) from exc

@@ -386,7 +386,8 @@ def test_a_worker_with_a_bad_setting_does_not_start(
 ) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "asyncsdk", "fleet", "worker", *flags],
-        env={**os.environ, **env}, capture_output=True, text=True, timeout=60)
+        env={**os.environ, "ASYNCSDK_API_KEY": "sk_test_k", "ASYNCSDK_USERNAME": "me", **env},
+        capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert out.stderr == f"asyncsdk: error: {message}\n"
 

@@ -11,9 +11,11 @@ import asyncio
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from arq.connections import ArqRedis
@@ -23,6 +25,8 @@ from fleet_tools import worker
 import asyncsdk
 from asyncsdk.cli import main as cli_main
 from asyncsdk.cli.fleet import NO_EXTRA
+from asyncsdk.cli.inputs import InputFile
+from asyncsdk.fleet.submit import submit_file
 from asyncsdk.fleet.worker import check_batch, resume_job, submit_job
 from asyncsdk.testing import Sandbox
 
@@ -201,6 +205,13 @@ async def test_a_run_label_is_one_kind_of_run(pool: ArqRedis, redis_url: str,
     (["submit", "--run", "r"], "give a file of addresses, or --job URL (not both)"),
     (["submit", "a.txt", "--run", "r", "--batch-size", "0"],
      "--batch-size: expected an integer >= 1, got 0"),
+    (["submit", "--job", "not-a-url", "--run", "r"],
+     "--job: expected an absolute http(s) URL of the file, got 'not-a-url'"),
+    (["submit", "--job", "", "--run", "r"], "--job: expected an absolute http(s) URL"),
+    (["submit", "--job", "ftp://host/a.csv", "--run", "r"], "--job: expected an absolute"),
+    (["submit", "--job", "https://ann:pw-s3cret@/a.csv", "--run", "r"],
+     "got 'https://ann:REDACTED@/a.csv'"),
+    (["submit", "--job", "https://host:99999/a.csv", "--run", "r"], "--job: expected"),
     (["status", "nothing"], "no run 'nothing' in this Redis"),
     (["export", "nothing", "-o", "-"], "no run 'nothing' in this Redis"),
 ])
@@ -228,6 +239,21 @@ async def test_redis_out_of_reach_is_one_line_without_its_password(
     assert "s3cret" not in err
 
 
+def test_redis_out_of_reach_is_one_line_from_the_command_line() -> None:
+    """Before: arq tried five times, a second apart, logging a line for each (Python's
+    last-resort handler printed them) before the command's own line."""
+    from asyncsdk.fleet.harness import free_port
+
+    done = subprocess.run(
+        [sys.executable, "-m", "asyncsdk", "fleet", "status", "r", "--redis-url",
+         f"redis://:s3cret-pw@127.0.0.1:{free_port()}/0"],
+        capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("asyncsdk: error: cannot reach Redis at 127.0.0.1:")
+    assert "s3cret" not in done.stderr
+
+
 def test_the_sandbox_mode_is_refused_for_the_fleet() -> None:
     err = io.StringIO()
     assert cli_main(["--sandbox", "fleet", "status", "r"], stdout=io.StringIO(),
@@ -248,3 +274,174 @@ def test_without_the_extra_a_fleet_command_says_how_to_install_it(argv: list[str
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == NO_EXTRA + "\n"
     assert "pip install 'asyncsdk[fleet]'" in NO_EXTRA
+
+
+@pytest.mark.parametrize("second", [
+    "email\nann@example.com\nbob@example.com\n",  # the other columns dropped
+    "email,name,City\nann@example.com,,Pune\nbob@example.com,Bob,Oslo\n",  # a cell emptied
+    "email,name,Town\nann@example.com,Ann,Pune\nbob@example.com,Bob,Oslo\n",  # renamed
+])
+async def test_the_same_addresses_with_other_cells_are_another_input(
+    pool: ArqRedis, redis_url: str, tmp_path: Path, second: str,
+) -> None:
+    """Before: the label's identity was its addresses alone, so a second file with the
+    same addresses and other columns or cells was taken; the export then wrote rows
+    wider than its header, or the first file's cells under the second's columns."""
+    first = tmp_path / "first.csv"
+    first.write_text("email,name,City\nann@example.com,Ann,Pune\nbob@example.com,Bob,Oslo\n")
+    (tmp_path / "second.csv").write_text(second)
+    assert (await fleet("submit", str(first), "--run", "r", redis_url=redis_url))[0] == 0
+    code, _, err = await fleet("submit", str(tmp_path / "second.csv"), "--run", "r",
+                               redis_url=redis_url)
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("asyncsdk: error: run 'r' already holds these addresses with "
+                          "other columns or cells")
+    assert (await fleet("submit", str(first), "--run", "r", redis_url=redis_url))[0] == 0
+    async with Sandbox() as sb, sb.client() as client:
+        await work_off(pool, client)
+    code, out, _ = await fleet("export", "r", "-o", "-", redis_url=redis_url)
+    assert code == 0
+    assert [(r["email"], r["name"], r["City"]) for r in csv.DictReader(io.StringIO(out))] \
+        == [("ann@example.com", "Ann", "Pune"), ("bob@example.com", "Bob", "Oslo")]
+
+
+async def test_the_inputs_cells_are_stored_before_any_batch_is_enqueued(
+    pool: ArqRedis, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Before: the cells were stored after the batches were enqueued, so a run whose
+    submit stopped in between (or a fast fleet) was done without them, and its export
+    wrote every name empty, saying nothing."""
+    source = tmp_path / "people.csv"
+    source.write_text(CSV, encoding="utf-8")
+    cells_seen: list[int] = []
+    enqueue = pool.enqueue_job
+
+    async def watched(*args: Any, **kwargs: Any) -> Any:
+        cells_seen.append(await pool.hlen("fleet:people:inputs"))
+        return await enqueue(*args, **kwargs)
+
+    monkeypatch.setattr(pool, "enqueue_job", watched)
+    assert await submit_file(pool, InputFile.open(source), "people", 2) == 3
+    assert cells_seen == [5, 5, 5]
+
+
+async def test_the_status_of_a_job_with_an_error_exits_1(pool: ArqRedis, redis_url: str,
+                                                         ) -> None:
+    """Before: a job stuck "submitting" with an error (a person must decide) exited 0."""
+    await pool.set("fleet:job:j:state", "submitting")
+    await pool.set("fleet:job:j:error", "job 'j' may already have been submitted")
+    code, out, _ = await fleet("status", "j", redis_url=redis_url)
+    assert code == 1
+    assert json.loads(out)["error"] == "job 'j' may already have been submitted"
+    await pool.set("fleet:job:j:state", "waiting")
+    await pool.delete("fleet:job:j:error")
+    assert (await fleet("status", "j", redis_url=redis_url))[0] == 0
+
+
+@pytest.mark.parametrize("url", ["127.0.0.1:6379", "http://127.0.0.1:6379/0",
+                                 "redis://127.0.0.1:port/0", "redis://127.0.0.1:6379/db0",
+                                 "redis://:pw-s3cret", "redis://127.0.0.1/0?db=x"])
+@pytest.mark.parametrize("argv", [["status", "r"], ["export", "r", "-o", "-"],
+                                  ["submit", "--job", "https://h/a.csv", "--run", "r"],
+                                  ["worker"]])
+def test_a_redis_url_arq_cannot_read_is_one_line_and_exit_2(
+    monkeypatch: pytest.MonkeyPatch, url: str, argv: list[str],
+) -> None:
+    """Before: arq's RuntimeError or ValueError came out as a traceback (exit 1), one
+    of them showing what may be a password."""
+    monkeypatch.setenv("ASYNCSDK_API_KEY", "sk_test_k")
+    monkeypatch.setenv("ASYNCSDK_USERNAME", "someone")
+    for given, named in ((["--redis-url", url], "--redis-url"), ([], "FLEET_REDIS_URL")):
+        monkeypatch.setenv("FLEET_REDIS_URL", url)
+        out, err = io.StringIO(), io.StringIO()
+        assert cli_main(["fleet", *argv, *given], stdout=out, stderr=err) == 2
+        assert out.getvalue() == "" and err.getvalue().count("\n") == 1
+        assert err.getvalue().startswith(f"asyncsdk: error: {named}: expected a Redis URL")
+        assert "s3cret" not in err.getvalue()
+
+
+@pytest.mark.parametrize(("unset", "named"), [
+    (["ASYNCSDK_API_KEY"], "ASYNCSDK_API_KEY (or pass --api-key before 'fleet')"),
+    (["ASYNCSDK_USERNAME"], "ASYNCSDK_USERNAME (or pass --username before 'fleet')"),
+    (["ASYNCSDK_API_KEY", "ASYNCSDK_USERNAME"],
+     "ASYNCSDK_API_KEY and ASYNCSDK_USERNAME (or pass --api-key/--username before 'fleet')"),
+])
+def test_a_worker_without_credentials_does_not_start(
+    monkeypatch: pytest.MonkeyPatch, unset: list[str], named: str,
+) -> None:
+    """Before: no API key was a traceback once arq had started; no username started a
+    worker whose every check failed."""
+    monkeypatch.setenv("ASYNCSDK_API_KEY", "sk_test_k")
+    monkeypatch.setenv("ASYNCSDK_USERNAME", "someone")
+    for variable in unset:
+        monkeypatch.delenv(variable)
+    out, err = io.StringIO(), io.StringIO()
+    assert cli_main(["fleet", "worker", "--redis-url", "redis://127.0.0.1:1/0"],
+                    stdout=out, stderr=err) == 2
+    assert err.getvalue() == f"asyncsdk: error: fleet worker: no credentials: set {named}\n"
+
+
+def test_a_worker_without_the_services_url_does_not_start(redis_url: str) -> None:
+    """Before: it started, and every check of every batch it took failed."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCSDK_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "asyncsdk", "--api-key", "sk_test_k", "--username", "me",
+         "fleet", "worker", "--redis-url", redis_url],
+        env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "sk_test_k" not in done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        "asyncsdk: error: no URL for the validation service: pass --base-url before "
+        "'fleet', or set ASYNCSDK_BASE_URL")
+
+
+async def test_a_label_holding_a_job_no_worker_took_yet_is_refused_for_a_file(
+    pool: ArqRedis, redis_url: str, tmp_path: Path,
+) -> None:
+    """Before: only the job's saved handle (written once a worker submitted it) marked
+    the label, so a file submitted under it meanwhile was taken: status and export then
+    showed the file's addresses, and the job went on out of sight."""
+    source = tmp_path / "a.txt"
+    source.write_text("ann@example.com\n")
+    code, _, _ = await fleet("submit", "--job", "https://files.example/a.csv", "--run", "x",
+                             redis_url=redis_url)
+    assert code == 0
+    code, _, err = await fleet("submit", str(source), "--run", "x", redis_url=redis_url)
+    assert (code, err) == (2, "asyncsdk: error: run 'x' already holds a file job: choose "
+                              "another --run\n")
+    assert not await pool.exists("fleet:x:total", "fleet:x:meta")
+
+
+async def test_a_label_holds_one_job_url(pool: ArqRedis, redis_url: str) -> None:
+    """Before: another URL under a job's label said "submitted to the fleet", and was
+    dropped (arq kept the first job's id; a later run found the first job's handle)."""
+    first = ("submit", "--job", "https://files.example/a.csv", "--run", "x")
+    assert await fleet(*first, redis_url=redis_url) == (
+        0, "", "job x: submitted to the fleet\n")
+    assert await fleet(*first, redis_url=redis_url) == (
+        0, "", "job x: already submitted to the fleet (not enqueued again)\n")
+    code, _, err = await fleet("submit", "--job", "https://files.example/b.csv", "--run", "x",
+                               redis_url=redis_url)
+    assert (code, err) == (2, "asyncsdk: error: run 'x' already holds a file job of another "
+                              "URL: choose another --run\n")
+    assert await pool.zcard("arq:queue") == 1
+
+
+async def test_a_failed_job_submitted_again_is_queued_for_status(
+    pool: ArqRedis, redis_url: str,
+) -> None:
+    """Before: its state was deleted, so until a worker took it ``status`` said there was
+    no such run (exit 2)."""
+    async with Sandbox() as sb, sb.client() as client:
+        url = f"{sb.base_url}/files/none.csv"  # the service cannot download it
+        assert (await fleet("submit", "--job", url, "--run", "j", redis_url=redis_url))[0] == 0
+        with pytest.raises(asyncsdk.FileNotDownloadableError):  # as a worker runs it
+            await submit_job(worker(client, pool, 1), "j", url)
+        code, out, _ = await fleet("status", "j", redis_url=redis_url)
+        assert code == 1 and json.loads(out)["state"] == "failed"
+        code, _, err = await fleet("submit", "--job", url, "--run", "j", redis_url=redis_url)
+        assert (code, err) == (0, "job j: submitted to the fleet\n")
+        code, out, _ = await fleet("status", "j", redis_url=redis_url)
+    assert code == 0
+    assert json.loads(out) == {"run": "j", "kind": "job", "state": "queued", "total": 0,
+                               "done": 0, "left": 0, "error": None}

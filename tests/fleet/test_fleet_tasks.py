@@ -19,7 +19,15 @@ from fleet_tools import CHECK, checks, worker
 
 import asyncsdk
 from asyncsdk.fleet.shared_pace import PACE_KEY
-from asyncsdk.fleet.store import PAUSE_KEY, FleetPace, OutcomeStore, job_key, writes_key
+from asyncsdk.fleet.store import (
+    PAUSE_KEY,
+    FleetJobError,
+    FleetPace,
+    OutcomeStore,
+    idle_key,
+    job_key,
+    writes_key,
+)
 from asyncsdk.fleet.submit import read_addresses
 from asyncsdk.fleet.worker import check_batch, resume_job, submit_job
 from asyncsdk.testing import Sandbox
@@ -218,3 +226,40 @@ def test_the_library_imports_neither_arq_nor_redis_nor_the_fleet() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=60)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("url", ["not-a-url", "ftp://host/a.csv"])
+async def test_a_job_refused_before_sending_is_failed_not_feared_paid(
+    pool: ArqRedis, url: str,
+) -> None:
+    """Before: create_job's InvalidInputError (nothing sent) left the "submitting" mark,
+    so the retry said the job "may already have been submitted" and asked a person to
+    check the service and delete a Redis key; ``status`` stayed "submitting"."""
+    async with Sandbox() as sb, sb.client() as client:
+        with pytest.raises(FleetJobError, match="not submitted"):
+            await submit_job(worker(client, pool, 1), "list", url)
+        assert await pool.get(job_key("list") + ":state") == b"failed"
+        error = (await pool.get(job_key("list") + ":error")).decode()
+        assert error.startswith("job 'list': not submitted (nothing was sent): "
+                                "InvalidInputError: file_url: expected an absolute http(s)")
+        # Submitted again with a good URL, it goes through (no mark left behind).
+        good = sb.host_file("ann@example.com\n")
+        assert await submit_job(worker(client, pool, 1, job_try=2), "list", good) >= 1
+    assert len([r for r in sb.requests if r.path == "/api/v1/jobs/create"]) == 1
+
+
+async def test_a_worker_without_a_username_stores_nothing_even_on_its_last_try(
+    pool: ArqRedis, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Before: check_many's ConfigurationError (an InvalidInputError) was taken for the
+    address's own outcome: one worker without ASYNCSDK_USERNAME stored every input of
+    every batch it took as failed, and the run was done without a single check."""
+    monkeypatch.delenv("ASYNCSDK_USERNAME", raising=False)
+    async with Sandbox() as sb, asyncsdk.Client(sb.api_key, None,
+                                                base_url=sb.base_url) as client:
+        with pytest.raises(Retry):
+            await check_batch(worker(client, pool, 1, job_try=50, max_tries=50), "r", 0,
+                              EMAILS[:3])
+    assert checks(sb) == []
+    assert await OutcomeStore(pool, "r").all() == {}
+    assert await pool.hget(idle_key("r"), "0") == b"1"  # not a try: no last try stores it
