@@ -22,10 +22,12 @@ Keys (``run`` and ``name`` are the labels given to ``asyncsdk fleet submit --run
   that batch; another run of the same batch sends nothing while it exists.
 - ``fleet:{run}:idle`` hash: batch start -> its runs that sent nothing (a fleet-wide
   pause, or another run holding the batch): they do not count as tries.
-- ``fleet:job:{name}`` / ``:rows`` / ``:state`` / ``:error`` / ``:url``: a validation
-  job's ``to_dict()``, its result rows (row index -> JSON), ``queued`` / ``submitting``
-  / ``waiting`` / ``failed`` / ``done``, why it failed (for ``submit --wait``), and a
-  SHA-256 of its file's URL (another URL under the same label is refused).
+- ``fleet:job:{name}`` / ``:rows`` / ``:state`` / ``:error`` / ``:url`` / ``:source``: a
+  validation job's ``to_dict()``, its result rows (row index -> JSON), ``queued`` /
+  ``submitting`` / ``waiting`` / ``failed`` / ``done``, why it failed (for ``submit
+  --wait``), a SHA-256 of its file's URL (another URL under the same label is refused),
+  and the URL itself (for the worker: arq logs a task's arguments, and the URL may hold
+  a password).
 - ``fleet:pause``: exists while the service asked the fleet to slow down; its TTL is the
   ``Retry-After`` the service gave. Every worker reads it before sending a check.
 - ``fleet:pace`` hash and ``fleet:pace:events`` stream: the fleet's shared pace (its
@@ -142,6 +144,12 @@ def job_key(name: str) -> str:
     """A validation job's saved ``to_dict()`` (JSON); ``:state``, ``:error`` and ``:rows``
     beside it."""
     return f"fleet:job:{name}"
+
+
+def job_source_key(name: str) -> str:
+    """The file URL of job ``name``, as ``fleet submit --job`` was given it (read by the
+    worker; never an argument of the task, which arq writes to its log)."""
+    return job_key(name) + ":source"
 
 
 def is_final(outcome: asyncsdk.CheckOutcome) -> bool:

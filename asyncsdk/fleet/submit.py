@@ -47,6 +47,7 @@ from .store import (
     answer,
     inputs_key,
     job_key,
+    job_source_key,
     jobs_key,
     meta_key,
     total_key,
@@ -256,7 +257,8 @@ async def wait_for_run(
 
 async def submit_job_run(pool: ArqRedis, name: str, url: str, *,
                          queue: str = DEFAULT_QUEUE) -> bool:
-    """Enqueue ``submit_job(name, url)``; return False when it is already queued or done.
+    """Enqueue ``submit_job(name)``, ``url`` stored for it; return False when it is
+    already queued or done.
 
     A job that failed before (``:state`` ``failed``) is submitted again, under a new id,
     its state ``queued`` again (``status`` finds the label until a worker takes it).
@@ -269,7 +271,9 @@ async def submit_job_run(pool: ArqRedis, name: str, url: str, *,
             pipe.set(state, "queued")
             await pipe.execute()
         job_id = f"submit:{name}:{await pool.incr(job_key(name) + ':submits')}"
-    job = await pool.enqueue_job("submit_job", name, url, _job_id=job_id, _queue_name=queue)
+    # The URL in Redis, not in the task's arguments: arq logs those (a password in it).
+    await pool.set(job_source_key(name), url)
+    job = await pool.enqueue_job("submit_job", name, _job_id=job_id, _queue_name=queue)
     return job is not None
 
 

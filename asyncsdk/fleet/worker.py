@@ -71,6 +71,7 @@ from .store import (
     check_redis_version,
     is_final,
     job_key,
+    job_source_key,
 )
 
 _T = TypeVar("_T")
@@ -406,8 +407,12 @@ async def fail_job(redis: Any, name: str, message: str) -> None:
         await redis.set(state, "failed")
 
 
-async def submit_job(ctx: dict[str, Any], name: str, file_url: str) -> int:
+async def submit_job(ctx: dict[str, Any], name: str, file_url: str | None = None) -> int:
     """Submit ``file_url`` as the validation job ``name`` at most once; save its handle.
+
+    ``file_url`` None (as ``fleet submit --job`` enqueues it): the URL the command stored
+    in ``fleet:job:{name}:source``. arq logs a task's arguments, and such a URL may hold
+    a password or a signed token: the task is enqueued with the label alone.
 
     Jobs are paid per address, so this follows the library's own rule for ``create_job``:
     never sent again once it may have reached the service. A ``submitting`` mark is set
@@ -426,12 +431,29 @@ async def submit_job(ctx: dict[str, Any], name: str, file_url: str) -> int:
             failed before sending); tried again later.
     """
     redis = ctx["redis"]
+    if file_url is None:
+        file_url = await _stored_job_url(redis, name)
 
     async def give_up(exc: BaseException) -> None:
         await fail_job(redis, name, f"job {name!r}: the submit failed: {exc!r}")
 
     return await _guarded(ctx, _submit_job(ctx, name, file_url), f"submit_job {name}",
                           give_up, final=(asyncsdk.APIError, FleetJobError))
+
+
+async def _stored_job_url(redis: Any, name: str) -> str:
+    """The file URL ``fleet submit --job`` stored for job ``name``.
+
+    Raises:
+        FleetJobError: none is stored (its keys were deleted): nothing was sent.
+    """
+    stored = await redis.get(job_source_key(name))
+    if stored is None:
+        message = (f"job {name!r}: its file URL is no longer stored (was fleet:job:{name}:* "
+                   "deleted?); nothing was sent: submit it again")
+        await fail_job(redis, name, message)
+        raise FleetJobError(message)
+    return str(stored.decode("utf-8", "surrogatepass"))
 
 
 async def _submit_job(ctx: dict[str, Any], name: str, file_url: str) -> int:

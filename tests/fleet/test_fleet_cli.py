@@ -16,10 +16,12 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from arq.connections import ArqRedis
 from arq.jobs import Job
+from arq.utils import args_to_string
 from fleet_tools import worker
 
 import asyncsdk
@@ -186,6 +188,31 @@ async def test_a_job_run_is_submitted_waited_for_and_exported(
         ("1", "ann@example.com", "Valid", "False", "Ann"),
         ("2", "sales@example.com", "Valid", "True", "")]
     assert err.startswith("run list: 2 rows -> standard output")
+
+
+async def test_a_job_url_is_not_a_task_argument_that_arq_logs(
+    pool: ArqRedis, redis_url: str,
+) -> None:
+    """arq logs each task's arguments at INFO (``args_to_string``): a file URL with a
+    password or a signed token reached the worker's log. The task now carries the label
+    alone; the worker reads the URL the command stored."""
+    async with Sandbox(job_polls=0) as sb, sb.client() as client:
+        url = sb.host_file("email\nann@example.com\n")
+        parts = urlsplit(url)
+        secret_url = urlunsplit(parts._replace(
+            netloc=f"me:pw-Secret-7@{parts.netloc}", query="sig=Token-Secret-9"))
+        code, _, err = await fleet("submit", "--job", secret_url, "--run", "signed",
+                                   redis_url=redis_url)
+        assert code == 0, err
+        (job_id,) = await pool.zrange("arq:queue", 0, -1)
+        info = await Job(job_id.decode(), pool).info()
+        assert info is not None and info.args == ("signed",) and not info.kwargs
+        logged = args_to_string(info.args, info.kwargs)
+        assert "Secret" not in logged and "signed" in logged
+        while await work_off(pool, client):  # the submit (the URL as given), its resume
+            pass
+    code, out, _ = await fleet("status", "signed", redis_url=redis_url)
+    assert code == 0 and json.loads(out)["state"] == "done"
 
 
 async def test_a_run_label_is_one_kind_of_run(pool: ArqRedis, redis_url: str,
