@@ -237,11 +237,12 @@ async def cmd_export(args: argparse.Namespace, config: FleetConfig, pool: ArqRed
                      out: TextIO, err: TextIO) -> int:
     """``fleet export RUN -o FILE``: the result CSV of ``check-many``, written whole or
     not at all (a temporary file renamed at the end); an existing file is refused
-    without ``--overwrite``. The summary follows, as ``check-many`` prints it."""
+    without ``--overwrite``. The summary follows, as ``check-many`` prints it, and so
+    does its exit status: 1 when a row has no verdict."""
     if args.output == STDOUT:
         tally = await export_run(pool, args.run, out)
         summary(tally, args, err)
-        return EXIT_OK
+        return EXIT_FAILED if tally.failed else EXIT_OK
     path = Path(args.output)
     await asyncio.to_thread(check_output, path, overwrite=args.overwrite)
     temp = path.with_name(f".{path.name}.{os.getpid()}.part")
@@ -252,7 +253,7 @@ async def cmd_export(args: argparse.Namespace, config: FleetConfig, pool: ArqRed
     finally:
         temp.unlink(missing_ok=True)
     summary(tally, args, out)
-    return EXIT_OK
+    return EXIT_FAILED if tally.failed else EXIT_OK
 
 
 def summary(tally: Tally, args: argparse.Namespace, stream: TextIO) -> None:

@@ -107,7 +107,11 @@ def test_the_readme_fleet_commands_run_as_written(
         out = subprocess.run(words, cwd=tmp_path, env=env, capture_output=True, text=True,
                              timeout=120, check=False)
         logs = "\n".join(p.read_text(errors="replace") for p in tmp_path.glob("bg*.log"))
-        assert out.returncode == 0, out.stdout + out.stderr + logs
+        # An export exits 1 when a row has no verdict (its summary's "(...)" lines), as
+        # check-many does: the address file holds some that are not addresses.
+        failed = any(line.startswith("(") for line in out.stdout.splitlines())
+        expected = 1 if words[:3] == ["asyncsdk", "fleet", "export"] and failed else 0
+        assert out.returncode == expected, out.stdout + out.stderr + logs
         done[" ".join(words[:4])] = out  # "asyncsdk fleet submit --job", ...
     run = done["asyncsdk fleet submit examples/emails.csv"].stderr
     assert "run demo: 283 addresses, 3 new batches enqueued" in run
