@@ -311,13 +311,17 @@ LAZY_FACES = ("asyncsdk", "asyncsdk.testing", "asyncsdk._core")
 
 
 def _imports_by_string(tree: ast.AST) -> list[int]:
-    """Lines that import ``importlib`` or name ``__import__``."""
+    """Lines that import ``importlib``, name ``__import__`` or look a module up in
+    ``sys.modules`` (a module found by its name is imported by a string too)."""
 
     def by_string(node: ast.AST) -> bool:
         if isinstance(node, ast.Import):
             return any(a.name.split(".")[0] == "importlib" for a in node.names)
         if isinstance(node, ast.ImportFrom):
-            return (node.module or "").split(".")[0] == "importlib"
+            return (node.module or "").split(".")[0] == "importlib" or (
+                node.module == "sys" and any(a.name == "modules" for a in node.names))
+        if isinstance(node, ast.Attribute):
+            return ast.unparse(node) == "sys.modules"
         return isinstance(node, ast.Name) and node.id == "__import__"
 
     return [node.lineno for node in ast.walk(tree)
@@ -336,6 +340,16 @@ def test_no_module_imports_by_a_string(module: str) -> None:
         lazy = [line for target, _names, line in _imports(module, MODULES[module])
                 if target == IMPORTS_BY_NAME]
         assert not lazy, f"{module} uses the lazy loader of the faces (lines {lazy})"
+def test_the_string_import_check_sees_one() -> None:
+    """The oracle itself: each way of reaching a module by its name is seen."""
+    for source in ("import importlib\n", "from importlib import import_module\n",
+                   "m = __import__('asyncsdk._serde')\n",
+                   "import sys\nf = sys.modules['asyncsdk._serde.converter'].to_jsonable\n",
+                   "from sys import modules\n"):
+        assert _imports_by_string(ast.parse(source)), source
+    assert _imports_by_string(ast.parse("import sys\nsys.exit(0)\n")) == []
+
+
 def test_the_library_never_imports_the_fleet() -> None:
     """``_core``, ``resources``, ``_client``, the models, ``_serde`` (and everything else
     but the fleet command): never an arrow to ``fleet``, not even a lazy one."""
