@@ -311,13 +311,17 @@ LAZY_FACES = ("asyncsdk", "asyncsdk.testing", "asyncsdk._core")
 
 
 def _imports_by_string(tree: ast.AST) -> list[int]:
-    """Lines that import ``importlib`` or name ``__import__``."""
+    """Lines that import ``importlib``, name ``__import__`` or look a module up in
+    ``sys.modules`` (a module found by its name is imported by a string too)."""
 
     def by_string(node: ast.AST) -> bool:
         if isinstance(node, ast.Import):
             return any(a.name.split(".")[0] == "importlib" for a in node.names)
         if isinstance(node, ast.ImportFrom):
-            return (node.module or "").split(".")[0] == "importlib"
+            return (node.module or "").split(".")[0] == "importlib" or (
+                node.module == "sys" and any(a.name == "modules" for a in node.names))
+        if isinstance(node, ast.Attribute):
+            return ast.unparse(node) == "sys.modules"
         return isinstance(node, ast.Name) and node.id == "__import__"
 
     return [node.lineno for node in ast.walk(tree)
@@ -336,6 +340,16 @@ def test_no_module_imports_by_a_string(module: str) -> None:
         lazy = [line for target, _names, line in _imports(module, MODULES[module])
                 if target == IMPORTS_BY_NAME]
         assert not lazy, f"{module} uses the lazy loader of the faces (lines {lazy})"
+def test_the_string_import_check_sees_one() -> None:
+    """The oracle itself: each way of reaching a module by its name is seen."""
+    for source in ("import importlib\n", "from importlib import import_module\n",
+                   "m = __import__('asyncsdk._serde')\n",
+                   "import sys\nf = sys.modules['asyncsdk._serde.converter'].to_jsonable\n",
+                   "from sys import modules\n"):
+        assert _imports_by_string(ast.parse(source)), source
+    assert _imports_by_string(ast.parse("import sys\nsys.exit(0)\n")) == []
+
+
 def test_the_library_never_imports_the_fleet() -> None:
     """``_core``, ``resources``, ``_client``, the models, ``_serde`` (and everything else
     but the fleet command): never an arrow to ``fleet``, not even a lazy one."""
@@ -452,3 +466,267 @@ def test_the_core_exports_what_it_names() -> None:
     assert sorted(core.__all__) == sorted(_core_exports())
     for name in core.__all__:
         assert getattr(core, name) is not None, name
+
+
+# --- the lazy faces: an explicit table, what type checkers see ---------------------------
+def _face_tables(path: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """A lazy face's ``TYPE_CHECKING`` imports and the table it hands ``lazy_attributes``
+    (each {name: relative module}); the table must be a literal (an explicit table)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for item in node.body:
+                assert isinstance(item, ast.ImportFrom), ast.unparse(item)
+                for alias in item.names:
+                    assert alias.name not in imported, f"{alias.name} imported twice"
+                    imported[alias.name] = "." * item.level + (item.module or "")
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+             and ast.unparse(node.func) == "lazy_attributes"]
+    assert len(calls) == 1, "one lazy_attributes call per face"
+    table_name = ast.unparse(calls[0].args[1])
+    values = [node.value for node in tree.body
+              if (isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets]
+                  == [table_name])
+              or (isinstance(node, ast.AnnAssign) and ast.unparse(node.target) == table_name)]
+    assert len(values) == 1 and values[0] is not None, f"{table_name}: one assignment"
+    table: dict[str, str] = ast.literal_eval(values[0])  # a literal: no computed table
+    return imported, table
+
+
+def _faces_by_use() -> list[str]:
+    """The modules that use the lazy loader of the faces."""
+    return sorted(m for m, p in MODULES.items() if m != IMPORTS_BY_NAME
+                  and any(t == IMPORTS_BY_NAME for t, _n, _l in _imports(m, p)))
+
+
+def test_the_lazy_faces_are_the_known_ones() -> None:
+    assert _faces_by_use() == sorted(LAZY_FACES)
+
+
+@pytest.mark.parametrize("face", LAZY_FACES)
+def test_a_lazy_faces_table_is_what_type_checkers_see(face: str) -> None:
+    """Each face's table (name -> module, imported on first use) names exactly the names
+    and modules of its ``TYPE_CHECKING`` block; ``__all__`` is those names (and what the
+    face defines itself); each name is the very object of its module."""
+    import importlib
+
+    imported, table = _face_tables(MODULES[face])
+    assert imported, f"{face}: no TYPE_CHECKING imports"
+    assert table == imported, f"{face}: the lazy table and the TYPE_CHECKING imports differ"
+    module = importlib.import_module(face)
+    own = {n for n in module.__all__ if n not in table and n in vars(module)}
+    assert sorted(module.__all__) == sorted([*table, *own]), face
+    for name, where in table.items():
+        assert getattr(module, name) is getattr(importlib.import_module(where, face), name), (
+            f"{face}.{name}")
+
+
+def test_the_lazy_face_check_sees_a_table_that_drifted(tmp_path: Path) -> None:
+    """The oracle itself: a name imported for type checkers but missing from the table,
+    or a table that is computed, is seen."""
+    face = tmp_path / "face.py"
+    loader = "__getattr__, __dir__ = lazy_attributes(__name__, _LAZY)\n"
+    face.write_text("from typing import TYPE_CHECKING\n"
+                    "if TYPE_CHECKING:\n    from .a import A as A\n    from .b import B as B\n"
+                    "_LAZY = {'A': '.a'}\n" + loader)
+    imported, table = _face_tables(face)
+    assert imported != table
+    face.write_text("from typing import TYPE_CHECKING\n"
+                    "if TYPE_CHECKING:\n    from .a import A as A\n"
+                    "_LAZY = dict(A='.a')\n" + loader)
+    with pytest.raises(ValueError):
+        _face_tables(face)
+
+
+# --- one converter ----------------------------------------------------------------------
+#: cattrs' converter classes, and what makes one from another.
+CONVERTER_MAKERS = frozenset({"Converter", "GenConverter", "BaseConverter"})
+#: cattrs' module-level functions, which use its global converter (a second one).
+GLOBAL_CONVERTER = frozenset({"structure", "unstructure", "global_converter",
+                              "structure_attrs_fromdict", "structure_attrs_fromtuple"})
+
+
+def _converters_made(source: str) -> list[str]:
+    """Where ``source`` makes a cattrs converter or uses cattrs' global one."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else (
+                func.id if isinstance(func, ast.Name) else "")
+            copied = (name == "copy" and isinstance(func, ast.Attribute)
+                      and "converter" in ast.unparse(func.value).lower())
+            if name in CONVERTER_MAKERS or name == "make_converter" or copied:
+                found.append(f"line {node.lineno}: {ast.unparse(func)}(...)")
+        elif (isinstance(node, ast.Attribute) and node.attr in GLOBAL_CONVERTER
+              and ast.unparse(node.value).split(".")[0] == "cattrs"):
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+        elif (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "cattrs"
+              and any(a.name in GLOBAL_CONVERTER for a in node.names)):
+            found.append(f"line {node.lineno}: from {node.module} import ...")
+    return found
+
+
+def test_one_converter() -> None:
+    """The package makes one cattrs converter, once: ``models._convert`` builds it
+    (``cattrs.Converter``), ``models._base.get_converter`` calls that once; nothing
+    copies it, makes another (``cattrs.preconf``'s ``make_converter`` too) or uses
+    cattrs' global converter."""
+    made = {module: found for module, path in MODULES.items()
+            if (found := _converters_made(path.read_text(encoding="utf-8")))}
+    assert sorted(made) == ["asyncsdk.models._base", "asyncsdk.models._convert"], made
+    assert [len(f) for f in made.values()] == [1, 1], made
+
+
+def test_the_converter_check_sees_a_second_converter() -> None:
+    for source in ("import cattrs\n_checker = cattrs.Converter()\n",
+                   "from cattrs import GenConverter\nc = GenConverter()\n",
+                   "from cattrs.preconf.json import make_converter\nc = make_converter()\n",
+                   "c = get_converter().copy()\n",
+                   "import cattrs\ncattrs.structure({}, int)\n",
+                   "from cattrs import unstructure\n"):
+        assert _converters_made(source), source
+    assert _converters_made("c = get_converter()\nc.unstructure(x)\n") == []
+
+
+# --- the arrows at run time: what a layer loads ------------------------------------------
+def _loaded_after(code: str) -> list[str]:
+    """The library's modules loaded in a fresh interpreter that ran ``code``."""
+    import subprocess
+    import sys
+
+    script = (code + "\nimport sys\n"
+              "print(' '.join(m for m in sys.modules if m.startswith('asyncsdk')))\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True, cwd=PACKAGE_DIR.parent)
+    return out.stdout.split()
+
+
+def test_the_models_work_with_nothing_above_them_loaded() -> None:
+    """``to_dict``/``from_dict`` of input and response models run with no module above
+    the models loaded: no registry or lazy import reaches ``_serde``, the core or the
+    areas at run time (before: ``models._base`` found the serializer through the string
+    registry ``_lazy.provided``, an arrow no import showed)."""
+    loaded = _loaded_after(
+        "from decimal import Decimal\n"
+        "from asyncsdk.models.products import Product, ProductInput\n"
+        "sent = ProductInput(name='x', selling_price=Decimal('1.5'))\n"
+        "assert ProductInput.from_dict(sent.to_dict()) == sent\n"
+        "read = Product.from_dict({'id': 3, 'name': 'x', 'selling_price': '1.50', 'more': 1})\n"
+        "assert Product.from_dict(read.to_dict()) == read and read.to_json()\n")
+    above = [m for m in loaded if (_layer(m) or 0) > LAYERS["asyncsdk.models"]]
+    assert "asyncsdk.models._convert" in loaded
+    assert not above, f"the models loaded modules above them: {above}"
+
+
+def _names_used_of(module: str, path: Path) -> list[tuple[str, str, int]]:
+    """(library module, name, line) for each name ``module`` takes from another module
+    of the library: ``from M import name`` and ``asyncsdk.name``."""
+    used = [(target, name, line) for target, names, line in _imports(module, path)
+            for name in names]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    used += [("asyncsdk", n.attr, n.lineno) for n in ast.walk(tree)
+             if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+             and n.value.id == "asyncsdk"]
+    return used
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith(APPLICATIONS)))
+def test_the_applications_use_public_names_only(module: str) -> None:
+    """A name the command line (or the fleet) takes from a public module of the library
+    (``asyncsdk``, ``asyncsdk.testing``, ``asyncsdk.pacing``...) is one that module
+    makes public (its ``__all__``): a public path to an internal name is no public API."""
+    import importlib
+
+    own = module.split(".")[:2]
+    wrong = []
+    for target, name, line in _names_used_of(module, MODULES[module]):
+        if target.split(".")[:2] == own or _private_module(target):
+            continue  # its own; private modules are refused by the test above
+        public = getattr(importlib.import_module(target), "__all__", None)
+        if public is not None and name not in public and f"{target}.{name}" not in MODULES:
+            wrong.append(f"line {line}: {target}.{name}")
+    assert not wrong, f"{module} uses names the library does not make public:\n" + "\n".join(
+        wrong)
+
+
+# --- one of each primitive ----------------------------------------------------------------
+#: The one JSON member tokenizer (issue 39: there were two, on ``json.decoder.scanstring``).
+TOKENIZER = "asyncsdk._serde.json_text"
+#: The json module's scanner internals a tokenizer is built on.
+SCANNER_NAMES = frozenset({"scanstring", "py_scanstring", "c_scanstring", "make_scanner",
+                           "py_make_scanner", "c_make_scanner", "scan_once"})
+
+
+def _scanner_uses(source: str) -> list[str]:
+    """Where ``source`` reaches the json module's scanner (``json.decoder``,
+    ``json.scanner``, ``scanstring``...) or parses a value at an offset (``raw_decode``)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and (
+                node.attr in SCANNER_NAMES or node.attr == "raw_decode"
+                or ast.unparse(node) in ("json.decoder", "json.scanner")):
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.Name) and node.id in SCANNER_NAMES:
+            found.append(f"line {node.lineno}: {node.id}")
+        elif isinstance(node, ast.ImportFrom) and node.module in ("json.decoder",
+                                                                  "json.scanner"):
+            found.append(f"line {node.lineno}: from {node.module} import ...")
+    return found
+
+
+def test_one_json_tokenizer() -> None:
+    """Only ``_serde/json_text.py`` reads JSON token by token on the json module's
+    scanner; ``_serde/big_json.py`` may parse a whole value at an offset (``raw_decode``)
+    between the tokens that tokenizer finds. No other module does either."""
+    uses = {module: found for module, path in MODULES.items()
+            if (found := _scanner_uses(path.read_text(encoding="utf-8")))}
+    assert set(uses) <= {TOKENIZER, "asyncsdk._serde.big_json"}, uses
+    assert all("raw_decode" in use for use in uses.get("asyncsdk._serde.big_json", [])), uses
+    assert TOKENIZER in uses
+
+
+def test_the_tokenizer_check_sees_a_second_one() -> None:
+    assert _scanner_uses("import json\nscan = json.decoder.scanstring\n")
+    assert _scanner_uses("from json.decoder import scanstring\n")
+    assert _scanner_uses("value, end = decoder.raw_decode(text, pos)\n")
+    assert _scanner_uses("value = json.loads(text)\n") == []
+
+
+#: Where the library parks a future or an event of its own (a window of waiters is made
+#: of them): the one window primitive (``_core.window.Window``: ``check_many``'s slots and
+#: the pace's window), and single waits that are no window: a pause ``close()`` ends
+#: (session), the generator of ``check_many`` waiting for an outcome, the fleet's worker
+#: (its stop, its answers heard, its reservations: Redis hands out the places).
+PARKED: dict[str, int] = {
+    "asyncsdk._core.window": 1,
+    "asyncsdk._core.session": 1,
+    "asyncsdk.resources.validation.check_many": 1,
+    "asyncsdk.fleet.shared_pace": 2,
+    "asyncsdk.fleet.worker": 2,
+}
+#: asyncio's waiting things a hand-made window would be built of (or a bound, which
+#: ``Window`` is: an ``asyncio.Semaphore`` serves where the bound is fixed).
+WAITING_THINGS = frozenset({"create_future", "Future", "Event", "Condition", "Semaphore",
+                            "BoundedSemaphore", "Queue", "LifoQueue", "PriorityQueue"})
+
+
+def _parked(source: str) -> int:
+    count = 0
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else (
+                func.id if isinstance(func, ast.Name) else "")
+            count += name in WAITING_THINGS
+    return count
+
+
+def test_one_window_primitive() -> None:
+    """A new place that parks futures (or events, conditions, semaphores, queues) is a
+    second window in the making: use ``Window``, or say here why it is none."""
+    parked = {module: n for module, path in MODULES.items()
+              if not module.startswith(("asyncsdk.testing", "asyncsdk.cli"))
+              and (n := _parked(path.read_text(encoding="utf-8")))}
+    assert parked == PARKED

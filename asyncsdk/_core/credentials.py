@@ -21,9 +21,10 @@ Secrets stay out of sight in three ways:
   Not recognised (no service is known to echo them): HTML *named* entities, Unicode
   normalisation (NFD), case changes, quoted-printable, mojibake.
 * ``Credentials.clean`` is applied to every ``SDKError`` leaving the transport
-  (at ``Transport._send_handling_retries``): its texts are scrubbed once more and the
-  local variables of the library's own frames it passed through are cleared (the frames themselves
-  stay, so the traceback still shows where it came from).
+  (at ``Transport._send_handling_retries``): the texts of one of the library's own
+  classes are scrubbed once more (a caller's subclass is theirs: left as it was made),
+  and the local variables of the library's own frames it passed through are cleared
+  (the frames themselves stay, so the traceback still shows where it came from).
 
 Frames are cleared by the folder their code lives in (``clear_frames``): the library's
 own (``LIBRARY_FOLDER``) and, where the middleware added credentials, aiohttp's below
@@ -69,6 +70,7 @@ __all__ = [
     "Secret",
     "SecretValue",
     "clear_frames",
+    "is_library_class",
     "may_name_a_credential",
     "query_without_credential_fields",
     "redact_url",
@@ -349,14 +351,17 @@ class Credentials:
 
     def clean(self, exc: BaseException) -> None:
         """Scrub the texts of ``exc`` (message, args, ``error_text``, ``body``, ``url``,
-        ``request_id``) and clear the local variables of the frames it has passed
-        through (which may hold bodies and URLs): the safety net at the transport's
-        edge."""
-        exc.args = tuple(self.scrub(a) if isinstance(a, str) else a for a in exc.args)
-        for name in ("message", "error_text", "body", "url", "request_id"):
-            value = getattr(exc, name, None)
-            if isinstance(value, str):
-                setattr(exc, name, self.scrub(value))
+        ``request_id``) and clear the local variables of the library's frames it has
+        passed through (which may hold bodies and URLs): the safety net at the
+        transport's edge. The texts only of an exception of the library's own classes:
+        one of the caller's (an ``SDKError`` subclass raised by a trace hook) is the
+        caller's, left as it was made (a read-only ``url`` of theirs stays readable)."""
+        if is_library_class(type(exc)):
+            exc.args = tuple(self.scrub(a) if isinstance(a, str) else a for a in exc.args)
+            for name in ("message", "error_text", "body", "url", "request_id"):
+                value = getattr(exc, name, None)
+                if isinstance(value, str):
+                    setattr(exc, name, self.scrub(value))
         clear_frames(exc, (LIBRARY_FOLDER,))  # the library's own frames, no other
 
 
@@ -463,6 +468,16 @@ def _redact_query(url: str) -> str:
 # --- frames ----------------------------------------------------------------------------
 #: The folder of the library's modules: the frames of its code are its own to clear.
 LIBRARY_FOLDER: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+#: The library's top-level package (``asyncsdk``): its classes are its own to rewrite.
+_PACKAGE: Final = __name__.partition(".")[0]
+
+
+def is_library_class(cls: type) -> bool:
+    """True when ``cls`` is one of the library's own (defined in its package), not a
+    subclass the caller made of one."""
+    return cls.__module__.partition(".")[0] == _PACKAGE
 
 
 def clear_frames(exc: BaseException, folders: tuple[str, ...]) -> None:

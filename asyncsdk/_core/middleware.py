@@ -42,7 +42,9 @@ is the last of the chain), and it is the boundary of the credentials:
   that URL (``ConnectionTimeoutError``). Such an error is replaced by one of the
   library's own (a dropped or timed-out connection), raised outside the handler of the
   original, so that not even its ``__context__`` (which Python sets even where ``from
-  None`` hides it) holds the original. Any other exception (aiohttp's, or one raised by
+  None`` hides it) holds the original. An exception of the caller's code that aiohttp
+  wrapped in a ``ClientConnectionError`` (a chunk-sent hook fails in aiohttp's body
+  writer) leaves unwrapped, itself. Any other exception (aiohttp's, or one raised by
   the caller's trace hook or connector below this step) leaves as it is, its traceback
   and chained exceptions kept: only the locals of aiohttp's and the library's frames in
   them are cleared, where credentials were added (``credentials.clear_frames``); the
@@ -68,7 +70,7 @@ from .credentials import (
     query_without_credential_fields,
     without_credential_fields,
 )
-from .failures import DroppedConnection
+from .failures import TRANSPORT_ERRORS, DroppedConnection
 
 __all__ = ["OUTGOING", "BeforeCredentials", "Outgoing", "last_step"]
 
@@ -180,7 +182,7 @@ def last_step(user_agent: str | None) -> aiohttp.ClientMiddlewareType:
             try:
                 response = await handler(request)
             except BaseException as exc:
-                replacement = _replacement(exc)
+                replacement = _replacement(exc, url)
                 if replacement is None:
                     _kept(exc, url)
                     raise
@@ -284,15 +286,32 @@ def _target_shown_raw(value: bytes) -> bytes:
 _BELOW = (LIBRARY_FOLDER, os.path.dirname(os.path.abspath(aiohttp.__file__)) + os.sep)
 
 
-def _replacement(exc: BaseException) -> BaseException | None:
-    """The library's own error that leaves the middleware instead of ``exc`` (module
-    docstring); None: ``exc`` leaves itself (``_kept``)."""
+def _replacement(exc: BaseException, url: URL | None) -> BaseException | None:
+    """What leaves the middleware instead of ``exc`` (module docstring): the library's
+    own error, or the caller's exception that aiohttp wrapped; None: ``exc`` leaves
+    itself (``_kept``). ``url``: as for ``_kept``."""
+    callers = _callers_under(exc)
+    if callers is not None:
+        _kept(callers, url)
+        return callers
     if isinstance(exc, aiohttp.ConnectionTimeoutError):
         # Its text quotes the URL with the credentials.
         return aiohttp.ConnectionTimeoutError("Connection timeout to host")
     if isinstance(exc, (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError)) and not (
             isinstance(exc, aiohttp.ClientConnectorError)):  # never resent: kept
         return DroppedConnection(type(exc))
+    return None
+
+
+def _callers_under(exc: BaseException) -> BaseException | None:
+    """The caller's own exception that ``exc`` wraps, or None. aiohttp writes a body in
+    a task of its own, and what raises there (an ``on_request_chunk_sent`` hook of the
+    caller's) comes back as a bare ``ClientConnectionError`` caused by it: the caller
+    gets their exception itself, as from every other hook, not a connection failure."""
+    cause = exc.__cause__
+    if type(exc) is aiohttp.ClientConnectionError and isinstance(cause, Exception) and (
+            not isinstance(cause, TRANSPORT_ERRORS)):  # a failure of the wire stays one
+        return cause
     return None
 
 

@@ -222,3 +222,25 @@ def test_secret_value_never_shows_itself() -> None:
     assert repr(value) == str(value) == f"{value}" == REDACTED
     assert value == SecretValue(KEY) and value != SecretValue("other")
     assert isinstance(aiohttp.ClientSession, type)  # aiohttp imported for the wire test
+
+
+class _CallersError(asyncsdk.SDKError):
+    """A caller's own subclass: a read-only ``url``, a message of their own."""
+
+    @property
+    def url(self) -> str:
+        return "the caller's"
+
+
+def test_clean_rewrites_the_librarys_errors_never_a_callers() -> None:
+    """``clean`` (the transport's edge) scrubs the library's own exceptions; one of the
+    caller's classes passing through (raised by their trace hook) is theirs: not
+    rewritten, and a read-only attribute of theirs is no reason to fail."""
+    creds = Credentials(api_key="s3cret-key", username="jsmith")
+    ours = asyncsdk.APIError("refused for s3cret-key", operation="op", body="jsmith said no")
+    creds.clean(ours)
+    assert "s3cret-key" not in str(ours) and ours.body == f"{REDACTED} said no"
+    args = ("the caller's text, jsmith's",)
+    theirs = _CallersError(*args)
+    creds.clean(theirs)  # the old code: AttributeError (the property has no setter)
+    assert theirs.args == args and theirs.url == "the caller's"

@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import base64
 import os
+import socket
 import sys
+import traceback
 import types
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,7 +30,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 from auth_helpers import leaks, serve
-from scripted_server import CHECK_PATH, scripted_server
+from scripted_server import CHECK_OK, CHECK_PATH, scripted_server
 from yarl import URL
 
 import asyncsdk
@@ -179,10 +182,14 @@ async def test_an_exception_not_the_librarys_keeps_its_frames() -> None:
 
 KEY, USER = "k3y+s3cr/t=Ö", "jsmith-the-user"
 AIOHTTP = Path(aiohttp.__file__).parent
-#: Where the caller's code runs: above the library's middleware (``on_request_start``)
+#: Every trace-config signal a call reaches, and a connector: where the caller's code
+#: runs, above the library's middleware (``on_request_start``, ``on_request_end``...)
 #: or below it, where aiohttp holds the request with its credentials.
-PLACES = ["on_request_start", "on_connection_create_start", "on_request_headers_sent",
-          "connector"]
+SIGNALS = ["on_request_start", "on_connection_queued_start", "on_connection_create_start",
+           "on_connection_create_end", "on_dns_resolvehost_start", "on_dns_cache_miss",
+           "on_request_headers_sent", "on_request_chunk_sent", "on_response_chunk_received",
+           "on_request_end", "on_request_exception", "on_request_redirect"]
+PLACES = [*SIGNALS, "connector"]
 
 
 class CallersError(Exception):
@@ -193,15 +200,32 @@ class CallersSDKError(asyncsdk.SDKError):
     """The caller's own code raising an ``SDKError`` (calling another client, say)."""
 
 
+class CallersReadOnlySDKError(asyncsdk.SDKError):
+    """A caller's ``SDKError`` whose ``url`` and ``body`` are read-only properties:
+    theirs to define, not the library's to overwrite."""
+
+    @property
+    def url(self) -> str:
+        return "http://the-callers-own/"
+
+    @property
+    def body(self) -> str:
+        return "the caller's body"
+
+
+KINDS = [CallersError, CallersSDKError, CallersReadOnlySDKError]
+
+
 class Failing:
     """The caller's code that fails: it keeps locals of its own and raises ``kind``
-    from an exception of its own (its ``__cause__`` and ``__context__``)."""
+    from an exception of its own (its ``__cause__`` and ``__context__``), with a note."""
 
     def __init__(self, kind: type[Exception]) -> None:
         self.kind = kind
         self.marker = object()
         self.raised: list[BaseException] = []
         self.context: list[BaseException] = []
+        self.armed = True
 
     def fail(self) -> None:
         mine = self.marker  # what the caller's debugger must still see
@@ -211,11 +235,14 @@ class Failing:
         except LookupError as inner:
             self.context.append(inner)
             error = self.kind(f"the caller's code failed ({note}, {id(mine)})")
+            if sys.version_info >= (3, 11):  # notes are Python 3.11's
+                error.add_note(note)
             self.raised.append(error)
             raise error from inner
 
     async def hook(self, *_: Any) -> None:
-        self.fail()
+        if self.armed:
+            self.fail()
 
     def session(self, place: str) -> aiohttp.ClientSession:
         """A caller's session whose code fails at ``place``."""
@@ -229,7 +256,9 @@ class Failing:
             return aiohttp.ClientSession(connector=Refusing())
         tracer = aiohttp.TraceConfig()
         getattr(tracer, place).append(self.hook)
-        return aiohttp.ClientSession(trace_configs=[tracer])
+        # One connection: a second call waits for it (``on_connection_queued_start``).
+        return aiohttp.ClientSession(trace_configs=[tracer],
+                                     connector=aiohttp.TCPConnector(limit=1))
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
@@ -262,22 +291,78 @@ def _shown(value: Any) -> str:
     return text
 
 
-@pytest.mark.parametrize("kind", [CallersError, CallersSDKError])
+def _leaks(text: str) -> list[str]:
+    """``leaks``, and the key in base64 (standard and URL-safe, with or without padding)."""
+    raw = KEY.encode()
+    encoded = [base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()]
+    return leaks(text, [KEY, USER]) + [
+        form for e in encoded for form in (e, e.rstrip("=")) if form in text]
+
+
+def _refused_url() -> str:
+    """A base URL on a port of 127.0.0.1 that is bound, never listened on: refused."""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{closed.getsockname()[1]}"
+
+
+async def _call(client: asyncsdk.Client, place: str) -> Any:
+    """The call that reaches ``place``: one with a body for ``on_request_chunk_sent``."""
+    if place == "on_request_chunk_sent":
+        return await client.mail.send(sender="a@example.com", to="b@example.com",
+                                      subject="hello", html="<p>hi</p>")
+    return await client.validation.check("a@b.com")
+
+
+async def _callers_failure(place: str, failing: Failing) -> BaseException:
+    """What a call on a caller's session whose code fails at ``place`` raises."""
+    release, first = asyncio.Event(), asyncio.Event()
+
+    async def answer(request: web.Request) -> web.StreamResponse:
+        if place == "on_request_redirect" and "hop" not in request.query:
+            raise web.HTTPFound(f"{request.path}?hop=1")
+        first.set()
+        if place in ("on_request_chunk_sent", "on_connection_queued_start"):
+            await release.wait()  # the first call holds the one connection
+        return web.json_response(CHECK_OK)
+
+    async with serve(answer) as base, failing.session(place) as session:
+        if place == "on_request_exception":
+            base = _refused_url()
+        elif place.startswith("on_dns_"):
+            base = base.replace("127.0.0.1", "localhost")
+        async with asyncsdk.Client(KEY, USER, base_url=base, session=session,
+                                   max_retries=0) as client:
+            holder = None
+            if place == "on_connection_queued_start":
+                failing.armed = False  # the first call is not queued: it takes the connection
+                holder = asyncio.ensure_future(_call(client, place))
+                await asyncio.wait_for(first.wait(), 10)
+                failing.armed = True
+            try:
+                await _call(client, place)
+            except BaseException as exc:  # what the caller gets, whatever it is
+                return exc
+            finally:
+                release.set()
+                if holder is not None:
+                    await holder
+    raise AssertionError(f"the call passed {place} without failing")
+
+
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("place", PLACES)
 async def test_the_callers_exception_keeps_its_frames_locals_and_context(
         place: str, kind: type[Exception]) -> None:
     failing = Failing(kind)
-
-    async def never(request: web.Request) -> web.Response:  # pragma: no cover
-        return web.json_response({})
-
-    async with serve(never) as base, failing.session(place) as session, \
-            asyncsdk.Client(KEY, USER, base_url=base, session=session) as client:
-        with pytest.raises(kind) as info:
-            await client.validation.check("a@b.com")
+    got = await _callers_failure(place, failing)
+    assert failing.raised, f"the caller's code never ran at {place}: got {got!r}"
     (raised,), (context,) = failing.raised, failing.context
-    assert info.value is raised
+    assert got is raised, f"{place}: the caller got {got!r}, not their own exception"
     assert raised.__context__ is context and raised.__cause__ is context
+    if sys.version_info >= (3, 11):
+        assert raised.__notes__ == ["kept by the caller"]
+    assert str(raised).startswith("the caller's code failed (kept by the caller")
     assert context.__traceback__ is not None
     frames = _frames(raised)
     own = [f for f in frames if f.f_code.co_name == "fail"]
@@ -285,10 +370,25 @@ async def test_the_callers_exception_keeps_its_frames_locals_and_context(
     assert own[0].f_locals.get("mine") is failing.marker
     assert own[0].f_locals.get("note") == "kept by the caller"
     # No credential in the library's frames, nor in aiohttp's (below the middleware they
-    # held the request with its credentials).
+    # held the request with its credentials), nor in the exception's texts.
     theirs = [f for f in frames
               if f.f_code.co_filename.startswith((str(PACKAGE) + os.sep, str(AIOHTTP) + os.sep))]
     assert any(str(PACKAGE) in f.f_code.co_filename for f in theirs)
     shown = "\n".join(f"{f.f_code.co_filename}:{f.f_code.co_name}: {name}={_shown(value)}"
                       for f in theirs for name, value in f.f_locals.items())
-    assert leaks(shown, [KEY, USER]) == []
+    assert _leaks(shown) == []
+    assert _leaks(f"{raised}\n{raised!r}") == []
+
+
+@pytest.mark.parametrize("place", [p for p in PLACES if p not in (
+    "on_request_headers_sent", "on_request_chunk_sent")])
+async def test_a_rendered_traceback_with_locals_holds_no_credential(place: str) -> None:
+    """The traceback as an error tracker renders it, every frame's locals included
+    (``capture_locals``): no credential, wherever the caller's code failed. (The two
+    signals that show the wire itself hand it to the caller's hook, whose own frame
+    holds it: README, "Tracing, error tracking and recording".)"""
+    got = await _callers_failure(place, Failing(CallersError))
+    rendered = "".join(traceback.TracebackException.from_exception(
+        got, capture_locals=True).format())
+    assert "Traceback" in rendered and "mine = " in rendered
+    assert _leaks(rendered) == []
