@@ -15,7 +15,7 @@ from aiohttp import web
 
 from . import _mail, _resources, _validation
 from ._faults import Faults
-from ._limits import RateLimit, RateLimits
+from ._limits import RateLimit, RateLimits, check_limit
 from ._middleware import answer_errors, inject_faults, limit_rates, track
 from ._records import RecordedRequest, SentMail
 from ._rules import ValidationRules
@@ -105,6 +105,7 @@ class Sandbox(SandboxData):
         self.api_key = api_key
         self.username = username
         self.faults = Faults()
+        check_limit(rate_limit, "rate_limit")
         self.limits = RateLimits(rate_limit)
         """The rate limits per API key: ``sb.limits.set(RateLimit(...))`` (every key's,
         or ``key=``'s own) from now on, ``sb.limits.stats(key)`` what they did. Every
@@ -255,8 +256,8 @@ class Sandbox(SandboxData):
 def describe(limit: RateLimit) -> str:
     """``limit`` in a line: ``500/s, burst 50, 429 with Retry-After: 1 s, 8 in flight``."""
     retry = ("429 without Retry-After" if limit.retry_after is None
-             else f"429 with Retry-After: {limit.retry_after:g} s")
-    text = f"{limit.rate:g}/s, burst {limit.burst}, {retry}"
+             else f"429 with Retry-After: {limit.retry_after:.15g} s")
+    text = f"{limit.rate:.15g}/s, burst {limit.burst}, {retry}"
     if limit.max_in_flight is not None:
         text += f", at most {limit.max_in_flight} in flight"
     return text

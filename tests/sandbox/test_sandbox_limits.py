@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 from collections import Counter
 from typing import Any
 
@@ -59,6 +60,8 @@ def admitted(limits: RateLimits, key: str, n: int) -> int:
     ({"rate": float("nan"), "burst": 1}, "rate"),
     ({"rate": "5", "burst": 1}, "rate"),
     ({"rate": 5, "burst": -1}, "burst"),
+    ({"rate": 5, "burst": 0}, "burst"),  # a bucket that never holds a token
+    ({"rate": 5, "burst": 10**400}, "burst"),  # more than a float holds
     ({"rate": 5, "burst": 2.5}, "burst"),
     ({"rate": 5, "burst": True}, "burst"),
     ({"rate": 5, "burst": 1, "retry_after": -0.5}, "retry_after"),
@@ -69,6 +72,35 @@ def test_a_limit_out_of_range_is_refused_naming_its_field(
     with pytest.raises(asyncsdk.InvalidInputError, match=f"^{field}: expected") as info:
         RateLimit(**fields)
     assert info.value.field == field
+
+
+@pytest.mark.parametrize("wrong", [(500, 50), 500, "500/s", {"rate": 500, "burst": 50}])
+def test_a_limit_that_is_no_rate_limit_is_refused_before_the_server_starts(
+        wrong: object) -> None:
+    """Taken, it would fail every request of the key with a 500, not the call that gave
+    it."""
+    with pytest.raises(asyncsdk.InvalidInputError, match=r"^rate_limit: expected") as info:
+        Sandbox(rate_limit=wrong)  # type: ignore[arg-type]
+    assert info.value.field == "rate_limit"
+    limits, _ = limits_on(RateLimit(rate=1, burst=1))
+    for key in (None, "k"):
+        with pytest.raises(asyncsdk.InvalidInputError, match=r"^limit: expected") as info:
+            limits.set(wrong, key=key)  # type: ignore[arg-type]
+        assert info.value.field == "limit"
+    with pytest.raises(asyncsdk.InvalidInputError, match=r"^limit: expected"):
+        RateLimits(wrong)  # type: ignore[arg-type]
+    assert admitted(limits, "k", 3) == 1  # the limit before stays
+
+
+@pytest.mark.parametrize("key", ["", 5, b"key"])
+def test_a_key_that_no_request_carries_is_refused(key: object) -> None:
+    """A request without a key (or with an empty one) is never limited: a limit set for
+    one would limit nothing."""
+    limits, _ = limits_on(None)
+    with pytest.raises(asyncsdk.InvalidInputError, match=r"^key: expected") as info:
+        limits.set(RateLimit(rate=1, burst=1), key=key)  # type: ignore[arg-type]
+    assert info.value.field == "key"
+    assert limits.get() is None
 
 
 def test_a_limit_is_a_frozen_value() -> None:
@@ -202,6 +234,28 @@ def test_counts_of_every_key_together_and_reset() -> None:
     assert admitted(limits, "a", 2) == 1
 
 
+def test_another_thread_waits_while_a_request_is_decided() -> None:
+    """The plugin's shared sandbox answers in a thread of its own while the test reads
+    or changes ``sb.limits`` from another: that thread waits until the request being
+    decided is (unlocked, ``stats()`` summed a dict a new key was being added to, and
+    ``set``/``reset`` could interleave with a bucket's refill)."""
+    limits, clock = limits_on(RateLimit(rate=1, burst=1))
+    seen: list[bool] = []
+    other = threading.Thread(target=lambda: seen.append(limits.stats().answered == 1))
+
+    def reading() -> float:  # the clock is read while the request is decided
+        if not other.is_alive() and not seen:
+            other.start()
+            other.join(0.05)  # the other thread holds no lock: it would be done by now
+            seen.append(other.is_alive())
+        return clock.now
+
+    limits.clock = reading
+    assert limits.admit("new key") is None
+    other.join()
+    assert seen == [True, True]  # it waited, and then saw the request decided
+
+
 def test_the_repr_shows_no_key() -> None:
     limits, _ = limits_on(RateLimit(rate=1, burst=1))
     limits.set(RateLimit(rate=2, burst=2), key="sk_live_SECRET")
@@ -320,6 +374,7 @@ async def test_check_many_against_the_limit_answers_each_input_once() -> None:
 @pytest.mark.parametrize(("limit", "said"), [
     (RateLimit(500, 50), "500/s, burst 50, 429 with Retry-After: 1 s"),
     (RateLimit(2.5, 1, None, 8), "2.5/s, burst 1, 429 without Retry-After, at most 8 in flight"),
+    (RateLimit(1234567, 5, 0.1234567), "1234567/s, burst 5, 429 with Retry-After: 0.1234567 s"),
     (None, None),
 ])
 async def test_the_banner_says_the_limit(limit: RateLimit | None, said: str | None) -> None:
