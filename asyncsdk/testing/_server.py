@@ -210,12 +210,15 @@ class Sandbox(SandboxData):
         return self._base_url
 
     def client(self, **kwargs: Any) -> Client:
-        """A ``asyncsdk.Client`` for the primary account; ``kwargs`` go to ``Client``."""
+        """A ``asyncsdk.Client`` of this sandbox; ``kwargs`` go to ``Client`` and win over
+        the defaults: the primary account's ``api_key`` and ``username``, the sandbox's
+        ``base_url`` (``sb.client(api_key="key-2", username="u2")`` for another account
+        made with ``add_account``)."""
         from asyncsdk import Client
 
-        return Client(
-            api_key=self.api_key, username=self.username, base_url=self.base_url, **kwargs
-        )
+        defaults = {"api_key": self.api_key, "username": self.username,
+                    "base_url": self.base_url}
+        return Client(**{**defaults, **kwargs})
 
     def banner(self) -> str:
         """What the CLI prints: base URL and credentials."""
