@@ -158,7 +158,7 @@ class RateLimits:
     def __init__(self, limit: RateLimit | None = None, *, clock: Clock = time.monotonic
                  ) -> None:
         check_limit(limit, "limit")
-        self.clock = clock
+        self._clock = clock
         self._default = limit
         self._own: dict[str, RateLimit | None] = {}
         self._buckets: dict[str, TokenBucket] = {}
@@ -166,6 +166,26 @@ class RateLimits:
         # The plugin's shared sandbox answers in a thread of its own while a test
         # changes or reads the limits from another: one at a time.
         self._lock = threading.RLock()
+
+    @property
+    def clock(self) -> Clock:
+        """What the buckets are timed on (seconds; ``time.monotonic`` by default).
+        Settable while the server runs (``sb.limits.clock = virtual_clock.now``): each
+        bucket keeps its tokens and refills from the new clock's now on (a bucket timed
+        on the old one would wait for the new one to reach its time)."""
+        return self._clock
+
+    @clock.setter
+    def clock(self, clock: Clock) -> None:
+        if not callable(clock):
+            raise InvalidInputError("clock: expected a function giving seconds, such as "
+                                    "time.monotonic", field="clock")
+        with self._lock:
+            now, self._clock = self._clock(), clock
+            then = clock()
+            for bucket in self._buckets.values():
+                bucket.refill(now)
+                bucket.at = then
 
     def __repr__(self) -> str:  # no key: keys are credentials
         return f"RateLimits({self._default!r}, {len(self._own)} keys with their own)"
@@ -197,7 +217,7 @@ class RateLimits:
                 self._default = limit
             else:
                 self._own[key] = limit
-            now = self.clock()
+            now = self._clock()
             for name in [key] if key is not None else list(self._buckets):
                 bucket = self._buckets.get(name)
                 new = self.get(name)
@@ -221,7 +241,7 @@ class RateLimits:
         """Decide on a request of ``key``: None to answer it (it took a token; call
         ``release(key)`` once answered), or why it is refused (nothing taken)."""
         with self._lock:
-            now = self.clock()
+            now = self._clock()
             stats = self._stats.setdefault(key, LimitStats())
             if stats.first is None:
                 stats.first = now
@@ -286,7 +306,7 @@ class RateLimits:
             bucket = self._buckets.get(key)
             if bucket is None:
                 return float(limit.burst)
-            bucket.refill(self.clock())
+            bucket.refill(self._clock())
             return bucket.tokens
 
 

@@ -22,7 +22,7 @@ import aiohttp
 import pytest
 
 import asyncsdk
-from asyncsdk.testing import RateLimit, RateLimits, Sandbox, TokenBucket
+from asyncsdk.testing import RateLimit, RateLimits, Sandbox, TokenBucket, VirtualClock
 
 CHECK = "/api/v1/single/check"
 #: So slow that no token comes back while a test runs: what a test sees is the burst.
@@ -243,17 +243,55 @@ def test_another_thread_waits_while_a_request_is_decided() -> None:
     seen: list[bool] = []
     other = threading.Thread(target=lambda: seen.append(limits.stats().answered == 1))
 
+    armed: list[bool] = []
+
     def reading() -> float:  # the clock is read while the request is decided
-        if not other.is_alive() and not seen:
+        if armed and not seen:
             other.start()
             other.join(0.05)  # the other thread holds no lock: it would be done by now
             seen.append(other.is_alive())
         return clock.now
 
     limits.clock = reading
+    armed.append(True)
     assert limits.admit("new key") is None
     other.join()
     assert seen == [True, True]  # it waited, and then saw the request decided
+
+
+def test_a_clock_set_while_running_refills_from_its_own_now() -> None:
+    """``sb.limits.clock = virtual.now`` after requests on the system's clock: the buckets
+    go on from the new clock's time (they waited for it to reach the old one's, hours
+    away), keeping their tokens."""
+    limits = RateLimits(RateLimit(rate=10, burst=2))  # on time.monotonic
+    assert admitted(limits, "k", 3) == 2
+    virtual = VirtualClock()  # at 0.0
+    limits.clock = virtual.now
+    assert limits.clock == virtual.now
+    assert admitted(limits, "k", 1) == 0  # no token came with the change
+    virtual.advance(0.1)
+    assert admitted(limits, "k", 2) == 1
+    virtual.advance(10)
+    assert admitted(limits, "k", 3) == 2
+    with pytest.raises(asyncsdk.InvalidInputError, match=r"^clock: expected"):
+        limits.clock = 5.0  # type: ignore[assignment]
+
+
+async def test_the_limit_on_the_clients_virtual_clock_refills_as_it_waits() -> None:
+    """One virtual clock for the client and the limit: the run waits for the tokens it
+    needs in virtual time, and the limit's bound holds on it, with no real wait."""
+    virtual = VirtualClock()
+    limit = RateLimit(rate=10, burst=2, retry_after=0.5)
+    async with Sandbox(rate_limit=limit) as sb:
+        sb.limits.clock = virtual.now
+        async with sb.client(clock=virtual) as client:
+            outcomes = [o async for o in client.validation.check_many(
+                [f"u{i}@example.com" for i in range(12)])]
+    assert all(o.ok for o in outcomes), [o.error for o in outcomes if not o.ok][:2]
+    stats = sb.limits.stats(sb.api_key)
+    assert stats.answered == 12
+    assert stats.first is not None and stats.last is not None
+    assert stats.last - stats.first >= (12 - limit.burst) / limit.rate - 1e-9
 
 
 def test_the_repr_shows_no_key() -> None:
