@@ -169,14 +169,19 @@ class RateLimits:
 
     @property
     def clock(self) -> Clock:
-        """What the buckets are timed on (seconds; ``time.monotonic`` by default).
-        Settable while the server runs (``sb.limits.clock = virtual_clock.now``): each
-        bucket keeps its tokens and refills from the new clock's now on (a bucket timed
-        on the old one would wait for the new one to reach its time)."""
+        """What the buckets are timed on (seconds; ``time.monotonic`` by default; see
+        ``use_clock``)."""
         return self._clock
 
-    @clock.setter
-    def clock(self, clock: Clock) -> None:
+    def use_clock(self, clock: Clock) -> None:
+        """Time the buckets on ``clock`` from now on, even while the server runs
+        (``sb.limits.use_clock(virtual_clock.now)``): each keeps its tokens and refills
+        from the new clock's now (a bucket timed on the old one would wait for the new
+        one to reach its time).
+
+        Raises:
+            InvalidInputError: ``clock`` is not callable.
+        """
         if not callable(clock):
             raise InvalidInputError("clock: expected a function giving seconds, such as "
                                     "time.monotonic", field="clock")

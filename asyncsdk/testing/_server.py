@@ -14,6 +14,7 @@ import aiohttp
 from aiohttp import web
 
 from . import _mail, _resources, _validation
+from ._control import LIMIT_PATH, limit_routes
 from ._faults import Faults
 from ._limits import RateLimit, RateLimits, check_limit
 from ._middleware import answer_errors, inject_faults, limit_rates, track
@@ -150,7 +151,8 @@ class Sandbox(SandboxData):
             client_max_size=64 * 1024 * 1024,
         )
         app[STATE_KEY] = self.state
-        app.add_routes([*_resources.ROUTES, *_validation.ROUTES, *_mail.ROUTES])
+        app.add_routes([*_resources.ROUTES, *_validation.ROUTES, *_mail.ROUTES,
+                        *limit_routes(self.limits)])
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.25)
         await runner.setup()
         try:
@@ -233,6 +235,8 @@ class Sandbox(SandboxData):
         limit = self.limits.get()
         if limit is not None:
             lines.append(f"  rate limit per API key: {describe(limit)}")
+            lines.append(f"  change it: PUT {self.base_url}{LIMIT_PATH} "
+                         '{"rate": R, "burst": B} (null: none)')
         if self.state.verified_domains:
             domains = ", ".join(sorted(self.state.verified_domains))
             lines.append(f"  verified sender domains: {domains}")

@@ -46,6 +46,14 @@ def test_the_sandbox_command_serves_with_the_limit() -> None:
             url = f"{base}/api/v1/contact/?api_key={key}"
             assert [status_of(url) for _ in range(3)] == [(200, None), (200, None),
                                                           (429, None)]
+            assert server.stdout.readline().split()[:4] == [
+                "change", "it:", "PUT", f"{base}/sandbox/limit"]
+            change = urllib.request.Request(  # noqa: S310 - the limit changed while it serves
+                f"{base}/sandbox/limit", data=b'{"rate": 0, "burst": 1, "retry_after": 2}',
+                method="PUT")
+            with urllib.request.urlopen(change) as answer:  # noqa: S310 - our own http URL
+                assert answer.status == 200
+            assert [status_of(url) for _ in range(2)] == [(429, "2"), (429, "2")]
             server.send_signal(signal.SIGINT)  # Ctrl-C
             assert server.wait(timeout=10) == 0
         finally:

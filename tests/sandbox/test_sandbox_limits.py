@@ -252,7 +252,7 @@ def test_another_thread_waits_while_a_request_is_decided() -> None:
             seen.append(other.is_alive())
         return clock.now
 
-    limits.clock = reading
+    limits.use_clock(reading)
     armed.append(True)
     assert limits.admit("new key") is None
     other.join()
@@ -260,13 +260,13 @@ def test_another_thread_waits_while_a_request_is_decided() -> None:
 
 
 def test_a_clock_set_while_running_refills_from_its_own_now() -> None:
-    """``sb.limits.clock = virtual.now`` after requests on the system's clock: the buckets
+    """``sb.limits.use_clock(virtual.now)`` after requests on the system's clock: the buckets
     go on from the new clock's time (they waited for it to reach the old one's, hours
     away), keeping their tokens."""
     limits = RateLimits(RateLimit(rate=10, burst=2))  # on time.monotonic
     assert admitted(limits, "k", 3) == 2
     virtual = VirtualClock()  # at 0.0
-    limits.clock = virtual.now
+    limits.use_clock(virtual.now)
     assert limits.clock == virtual.now
     assert admitted(limits, "k", 1) == 0  # no token came with the change
     virtual.advance(0.1)
@@ -274,7 +274,7 @@ def test_a_clock_set_while_running_refills_from_its_own_now() -> None:
     virtual.advance(10)
     assert admitted(limits, "k", 3) == 2
     with pytest.raises(asyncsdk.InvalidInputError, match=r"^clock: expected"):
-        limits.clock = 5.0  # type: ignore[assignment]
+        limits.use_clock(5.0)  # type: ignore[arg-type]
 
 
 async def test_the_limit_on_the_clients_virtual_clock_refills_as_it_waits() -> None:
@@ -283,7 +283,7 @@ async def test_the_limit_on_the_clients_virtual_clock_refills_as_it_waits() -> N
     virtual = VirtualClock()
     limit = RateLimit(rate=10, burst=2, retry_after=0.5)
     async with Sandbox(rate_limit=limit) as sb:
-        sb.limits.clock = virtual.now
+        sb.limits.use_clock(virtual.now)
         async with sb.client(clock=virtual) as client:
             outcomes = [o async for o in client.validation.check_many(
                 [f"u{i}@example.com" for i in range(12)])]
@@ -419,3 +419,45 @@ async def test_the_banner_says_the_limit(limit: RateLimit | None, said: str | No
     async with Sandbox(rate_limit=limit) as sb:
         lines = [line for line in sb.banner().splitlines() if "rate limit" in line]
     assert lines == ([] if said is None else [f"  rate limit per API key: {said}"])
+
+
+# --- the limit over HTTP (a sandbox served by the command line) -------------------------
+async def put_limit(sb: Sandbox, http: aiohttp.ClientSession, body: str
+                    ) -> tuple[int, Any]:
+    async with http.put(sb.base_url + "/sandbox/limit", data=body) as answer:
+        return answer.status, await answer.json()
+
+
+async def test_the_limit_changes_over_http_from_the_next_request_on() -> None:
+    async with Sandbox(rate_limit=RateLimit(rate=FROZEN, burst=1)) as sb, \
+            aiohttp.ClientSession() as http:
+        async with http.get(sb.base_url + "/sandbox/limit") as answer:
+            assert await answer.json() == {"limit": {
+                "rate": FROZEN, "burst": 1, "retry_after": 1.0, "max_in_flight": None}}
+        assert (await raw_check(sb, http, "a@example.com"))[0] == 200
+        assert (await raw_check(sb, http, "a@example.com"))[:2] == (429, "1")
+        assert await put_limit(sb, http, "null") == (200, {"limit": None})
+        assert [(await raw_check(sb, http, "a@example.com"))[0] for _ in range(3)] == [200] * 3
+        status, said = await put_limit(sb, http, '{"rate": 0, "burst": 2, "retry_after": null}')
+        assert status == 200 and said["limit"]["burst"] == 2
+        assert sb.limits.get() == RateLimit(0, 2, None)
+        answers = [await raw_check(sb, http, "a@example.com") for _ in range(3)]
+        assert [a[:2] for a in answers] == [(200, None), (200, None), (429, None)]
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ('{"rate": -1, "burst": 1}', "rate"),
+    ('{"rate": 5, "burst": 0}', "burst"),
+    ('{"rate": 5}', "burst"),
+    ('{"rate": 5, "burst": 1, "speed": 2}', "speed"),
+    ('{"rate": "5", "burst": 1}', "rate"),
+    ("[5, 1]", "limit"),
+])
+async def test_a_limit_refused_over_http_names_its_field_and_changes_nothing(
+        body: str, field: str) -> None:
+    async with Sandbox(rate_limit=RateLimit(rate=FROZEN, burst=1)) as sb, \
+            aiohttp.ClientSession() as http:
+        status, said = await put_limit(sb, http, body)
+        assert status == 400 and said["field"] == field
+        assert said["detail"].startswith(f"{field}: ")
+        assert sb.limits.get() == RateLimit(rate=FROZEN, burst=1)
