@@ -162,10 +162,11 @@ async def engine_of(clock: Any, base: str = BASE, **settings: Any) -> AsyncItera
         await owner.close()
 
 
-def pace_of(client: asyncsdk.Client, area: Area = Area.VALIDATION) -> Pace:
-    """``client``'s pace of ``area`` (for the key ``API_KEY``). White-box: the client's
-    table of paces."""
-    return client._paces.pace(key_fingerprint(API_KEY), area.argument)
+def pace_of(client: asyncsdk.Client, area: Area = Area.VALIDATION, key: str = API_KEY
+            ) -> Pace:
+    """``client``'s pace of ``area`` for ``key`` (default ``API_KEY``). White-box: the
+    client's table of paces."""
+    return client._paces.pace(key_fingerprint(key), area.argument)
 
 
 def paced_in_flight(client: asyncsdk.Client, area: Area = Area.VALIDATION) -> int:

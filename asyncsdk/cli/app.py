@@ -220,7 +220,7 @@ def serve_sandbox(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     try:
         limit = rate_limit_of(args)
-    except UsageProblem as exc:
+    except (UsageProblem, InvalidInputError) as exc:  # the limit refused: one line
         return report(exc, err, args.debug, EXIT_USAGE)
     try:
         run_standalone(args.port, args.host, out=out, rate_limit=limit)

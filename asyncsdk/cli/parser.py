@@ -229,7 +229,7 @@ def add_limit_flags(parser: argparse.ArgumentParser, *, default: object) -> None
     limit.add_argument("--rate", type=rate, default=default, metavar="PER_SECOND",
                        help="answer each key at most this many requests a second (a "
                             "token bucket); more are answered 429")
-    limit.add_argument("--burst", type=count(0), default=default, metavar="N",
+    limit.add_argument("--burst", type=count(1), default=default, metavar="N",
                        help="requests a key may send at once (the bucket's size; default "
                             "a tenth of --rate, at least 1)")
     retry = limit.add_mutually_exclusive_group()

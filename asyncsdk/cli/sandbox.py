@@ -12,7 +12,7 @@ from .common import UsageProblem
 if TYPE_CHECKING:
     from ..testing import RateLimit
 
-__all__ = ["limit_flags", "rate_limit_of"]
+__all__ = ["exact", "limit_flags", "rate_limit_of"]
 
 #: The flags that shape a limit, beside ``--rate``, by their ``args`` names.
 SHAPING = {"burst": "--burst", "retry_after": "--retry-after",
@@ -49,6 +49,13 @@ def rate_limit_of(args: argparse.Namespace) -> RateLimit | None:
     return RateLimit(args.rate, burst, retry_after, in_flight)
 
 
+def exact(value: float) -> str:
+    """``value`` as short as it reads back the same (``500``, ``0.25``, ``1234567``):
+    ``:g`` alone keeps six digits, and a follow-up command would get another limit."""
+    short = f"{value:g}"
+    return short if float(short) == value else repr(float(value))
+
+
 def limit_flags(args: argparse.Namespace) -> list[str]:
     """The flags that give the same limit again (empty without one, or with flags the
     command will refuse: it says why when it runs)."""
@@ -58,11 +65,11 @@ def limit_flags(args: argparse.Namespace) -> list[str]:
         return []
     if limit is None:
         return []
-    flags = ["--rate", f"{limit.rate:g}", "--burst", str(limit.burst)]
+    flags = ["--rate", exact(limit.rate), "--burst", str(limit.burst)]
     if limit.retry_after is None:
         flags.append("--no-retry-after")
     else:
-        flags += ["--retry-after", f"{limit.retry_after:g}"]
+        flags += ["--retry-after", exact(limit.retry_after)]
     if limit.max_in_flight is not None:
         flags += ["--max-in-flight", str(limit.max_in_flight)]
     return flags

@@ -89,9 +89,10 @@ Rate limits
     retry_after`` (no header when None); beyond ``max_in_flight`` requests of the key
     at once, 429 without ``Retry-After``. A refused request runs nothing and spends no
     credit. ``sb.limits.set(...)`` changes the limit while the server runs (every key's,
-    or one key's with ``key=``); ``sb.limits.stats(key)`` counts answered and refused
-    requests. A service time is a delay fault: ``sb.faults.delay(path, 0.02,
-    times=None)`` (refused requests are answered at once).
+    or one key's with ``key=``); so does ``PUT /sandbox/limit`` with a JSON limit, for a
+    served sandbox; ``sb.limits.stats(key)`` counts answered and refused requests. A
+    service time is a delay fault: ``sb.faults.delay(path, 0.02, times=None)`` (refused
+    requests are answered at once).
 
 Tools in your tests
     ``vcr_config()``: vcrpy / pytest-recording options that keep the credential fields

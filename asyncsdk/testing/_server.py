@@ -14,8 +14,9 @@ import aiohttp
 from aiohttp import web
 
 from . import _mail, _resources, _validation
+from ._control import LIMIT_PATH, limit_routes
 from ._faults import Faults
-from ._limits import RateLimit, RateLimits
+from ._limits import RateLimit, RateLimits, check_limit
 from ._middleware import answer_errors, inject_faults, limit_rates, track
 from ._records import RecordedRequest, SentMail
 from ._rules import ValidationRules
@@ -105,6 +106,7 @@ class Sandbox(SandboxData):
         self.api_key = api_key
         self.username = username
         self.faults = Faults()
+        check_limit(rate_limit, "rate_limit")
         self.limits = RateLimits(rate_limit)
         """The rate limits per API key: ``sb.limits.set(RateLimit(...))`` (every key's,
         or ``key=``'s own) from now on, ``sb.limits.stats(key)`` what they did. Every
@@ -149,7 +151,8 @@ class Sandbox(SandboxData):
             client_max_size=64 * 1024 * 1024,
         )
         app[STATE_KEY] = self.state
-        app.add_routes([*_resources.ROUTES, *_validation.ROUTES, *_mail.ROUTES])
+        app.add_routes([*_resources.ROUTES, *_validation.ROUTES, *_mail.ROUTES,
+                        *limit_routes(self.limits)])
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.25)
         await runner.setup()
         try:
@@ -209,12 +212,15 @@ class Sandbox(SandboxData):
         return self._base_url
 
     def client(self, **kwargs: Any) -> Client:
-        """A ``asyncsdk.Client`` for the primary account; ``kwargs`` go to ``Client``."""
+        """A ``asyncsdk.Client`` of this sandbox; ``kwargs`` go to ``Client`` and win over
+        the defaults: the primary account's ``api_key`` and ``username``, the sandbox's
+        ``base_url`` (``sb.client(api_key="key-2", username="u2")`` for another account
+        made with ``add_account``)."""
         from asyncsdk import Client
 
-        return Client(
-            api_key=self.api_key, username=self.username, base_url=self.base_url, **kwargs
-        )
+        defaults = {"api_key": self.api_key, "username": self.username,
+                    "base_url": self.base_url}
+        return Client(**{**defaults, **kwargs})
 
     def banner(self) -> str:
         """What the CLI prints: base URL and credentials."""
@@ -229,6 +235,8 @@ class Sandbox(SandboxData):
         limit = self.limits.get()
         if limit is not None:
             lines.append(f"  rate limit per API key: {describe(limit)}")
+            lines.append(f"  change it: PUT {self.base_url}{LIMIT_PATH} "
+                         '{"rate": R, "burst": B} (null: none)')
         if self.state.verified_domains:
             domains = ", ".join(sorted(self.state.verified_domains))
             lines.append(f"  verified sender domains: {domains}")
@@ -255,8 +263,8 @@ class Sandbox(SandboxData):
 def describe(limit: RateLimit) -> str:
     """``limit`` in a line: ``500/s, burst 50, 429 with Retry-After: 1 s, 8 in flight``."""
     retry = ("429 without Retry-After" if limit.retry_after is None
-             else f"429 with Retry-After: {limit.retry_after:g} s")
-    text = f"{limit.rate:g}/s, burst {limit.burst}, {retry}"
+             else f"429 with Retry-After: {limit.retry_after:.15g} s")
+    text = f"{limit.rate:.15g}/s, burst {limit.burst}, {retry}"
     if limit.max_in_flight is not None:
         text += f", at most {limit.max_in_flight} in flight"
     return text

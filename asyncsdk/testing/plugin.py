@@ -5,9 +5,10 @@ wherever asyncsdk is installed: it imports nothing heavy (no aiohttp, no server)
 a fixture is used.
 
 Options reach the ``Sandbox`` through the ``asyncsdk_sandbox`` marker
-(``@pytest.mark.asyncsdk_sandbox(download_shape="json")``) or by overriding the
-``sandbox_options`` fixture. The async fixtures need pytest-asyncio; they are declared
-with ``pytest_asyncio.fixture`` so they work in its strict mode too.
+(``@pytest.mark.asyncsdk_sandbox(download_shape="json")``; a service limit:
+``asyncsdk_sandbox(rate_limit=RateLimit(rate, burst))``, then ``sandbox.limits``) or by
+overriding the ``sandbox_options`` fixture. The async fixtures need pytest-asyncio; they
+are declared with ``pytest_asyncio.fixture`` so they work in its strict mode too.
 
 One sandbox for a whole module or session: ``sandbox = shared_sandbox(scope="module")``
 in the test module (or a ``conftest.py``). Such a sandbox is served by its own event loop

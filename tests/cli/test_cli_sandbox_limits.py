@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import signal
+import socket
 import urllib.error
 import urllib.request
 
@@ -45,6 +46,14 @@ def test_the_sandbox_command_serves_with_the_limit() -> None:
             url = f"{base}/api/v1/contact/?api_key={key}"
             assert [status_of(url) for _ in range(3)] == [(200, None), (200, None),
                                                           (429, None)]
+            assert server.stdout.readline().split()[:4] == [
+                "change", "it:", "PUT", f"{base}/sandbox/limit"]
+            change = urllib.request.Request(  # noqa: S310 - the limit changed while it serves
+                f"{base}/sandbox/limit", data=b'{"rate": 0, "burst": 1, "retry_after": 2}',
+                method="PUT")
+            with urllib.request.urlopen(change) as answer:  # noqa: S310 - our own http URL
+                assert answer.status == 200
+            assert [status_of(url) for _ in range(2)] == [(429, "2"), (429, "2")]
             server.send_signal(signal.SIGINT)  # Ctrl-C
             assert server.wait(timeout=10) == 0
         finally:
@@ -71,8 +80,9 @@ def test_without_the_flags_a_sandbox_mode_command_is_not_limited() -> None:
 
 @pytest.mark.parametrize(("argv", "limit"), [
     (["sandbox", "--rate", "500"], RateLimit(500, 50, 1.0)),
-    (["sandbox", "--rate", "5", "--burst", "0", "--retry-after", "0.5"],
-     RateLimit(5, 0, 0.5)),
+    (["sandbox", "--rate", "5", "--burst", "1", "--retry-after", "0.5"],
+     RateLimit(5, 1, 0.5)),
+    (["sandbox", "--rate", "0"], RateLimit(0, 1, 1.0)),  # the service takes nothing more
     (["sandbox", "--rate", "3", "--no-retry-after", "--max-in-flight", "8"],
      RateLimit(3, 1, None, 8)),
     (["--rate", "500", "--burst", "7", "sandbox"], RateLimit(500, 7, 1.0)),
@@ -99,6 +109,11 @@ def test_flags_that_cannot_work_are_one_line_and_exit_2(argv: list[str], said: s
     ["sandbox", "--rate", "-1"],
     ["sandbox", "--rate", "nan"],
     ["sandbox", "--rate", "5", "--burst", "-1"],
+    ["sandbox", "--rate", "5", "--burst", "0"],  # a bucket that never holds a token
+    ["sandbox", "--rate", "inf"],
+    ["sandbox", "--rate", "fast"],
+    ["sandbox", "--rate", "5", "--burst", "2.5"],
+    ["sandbox", "--rate", "5", "--retry-after", "nan"],
     ["sandbox", "--rate", "5", "--max-in-flight", "0"],
     ["sandbox", "--rate", "5", "--retry-after", "1", "--no-retry-after"],
 ])
@@ -117,3 +132,30 @@ def test_a_printed_follow_up_command_keeps_the_limit() -> None:
     assert env.command("jobs", "wait", "1").startswith(
         "asyncsdk --sandbox --rate 500 --burst 50 --retry-after 1 --max-in-flight 8 "
         "jobs wait 1")
+
+
+def test_a_limit_the_parser_passes_but_the_sandbox_refuses_is_one_line() -> None:
+    """Refused before the server starts: on a port taken, the limit is what is said."""
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = str(taken.getsockname()[1])
+        code, out, err = run("sandbox", "--port", port, "--rate", "5",
+                             "--burst", "1" + "0" * 400)
+    assert code == 2 and out == ""
+    assert err.startswith("asyncsdk: error: burst: expected an integer >= 1")
+    assert len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize(("given", "rate", "retry_after"), [
+    (["--rate", "1234567", "--retry-after", "0.1234567"], 1234567.0, 0.1234567),
+    (["--rate", "0.000123456789", "--retry-after", "2"], 0.000123456789, 2.0),
+])
+def test_a_follow_up_command_gives_exactly_the_same_limit(
+        given: list[str], rate: float, retry_after: float) -> None:
+    """Its flags are read back to the same limit (six digits, ``:g``, made 1234567 a
+    1234570 and 0.1234567 a 0.123457)."""
+    args = build_parser().parse_args(["--sandbox", *given, "jobs", "wait", "1"])
+    limit = rate_limit_of(args)
+    assert limit is not None and (limit.rate, limit.retry_after) == (rate, retry_after)
+    again = make_environment(args, io.StringIO(), io.StringIO()).command("jobs", "wait", "1")
+    argv = again.split()[1:]
+    assert rate_limit_of(build_parser().parse_args(argv)) == limit

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 from collections import Counter
 from typing import Any
 
@@ -21,7 +22,7 @@ import aiohttp
 import pytest
 
 import asyncsdk
-from asyncsdk.testing import RateLimit, RateLimits, Sandbox, TokenBucket
+from asyncsdk.testing import RateLimit, RateLimits, Sandbox, TokenBucket, VirtualClock
 
 CHECK = "/api/v1/single/check"
 #: So slow that no token comes back while a test runs: what a test sees is the burst.
@@ -59,6 +60,8 @@ def admitted(limits: RateLimits, key: str, n: int) -> int:
     ({"rate": float("nan"), "burst": 1}, "rate"),
     ({"rate": "5", "burst": 1}, "rate"),
     ({"rate": 5, "burst": -1}, "burst"),
+    ({"rate": 5, "burst": 0}, "burst"),  # a bucket that never holds a token
+    ({"rate": 5, "burst": 10**400}, "burst"),  # more than a float holds
     ({"rate": 5, "burst": 2.5}, "burst"),
     ({"rate": 5, "burst": True}, "burst"),
     ({"rate": 5, "burst": 1, "retry_after": -0.5}, "retry_after"),
@@ -69,6 +72,35 @@ def test_a_limit_out_of_range_is_refused_naming_its_field(
     with pytest.raises(asyncsdk.InvalidInputError, match=f"^{field}: expected") as info:
         RateLimit(**fields)
     assert info.value.field == field
+
+
+@pytest.mark.parametrize("wrong", [(500, 50), 500, "500/s", {"rate": 500, "burst": 50}])
+def test_a_limit_that_is_no_rate_limit_is_refused_before_the_server_starts(
+        wrong: object) -> None:
+    """Taken, it would fail every request of the key with a 500, not the call that gave
+    it."""
+    with pytest.raises(asyncsdk.InvalidInputError, match=r"^rate_limit: expected") as info:
+        Sandbox(rate_limit=wrong)  # type: ignore[arg-type]
+    assert info.value.field == "rate_limit"
+    limits, _ = limits_on(RateLimit(rate=1, burst=1))
+    for key in (None, "k"):
+        with pytest.raises(asyncsdk.InvalidInputError, match=r"^limit: expected") as info:
+            limits.set(wrong, key=key)  # type: ignore[arg-type]
+        assert info.value.field == "limit"
+    with pytest.raises(asyncsdk.InvalidInputError, match=r"^limit: expected"):
+        RateLimits(wrong)  # type: ignore[arg-type]
+    assert admitted(limits, "k", 3) == 1  # the limit before stays
+
+
+@pytest.mark.parametrize("key", ["", 5, b"key"])
+def test_a_key_that_no_request_carries_is_refused(key: object) -> None:
+    """A request without a key (or with an empty one) is never limited: a limit set for
+    one would limit nothing."""
+    limits, _ = limits_on(None)
+    with pytest.raises(asyncsdk.InvalidInputError, match=r"^key: expected") as info:
+        limits.set(RateLimit(rate=1, burst=1), key=key)  # type: ignore[arg-type]
+    assert info.value.field == "key"
+    assert limits.get() is None
 
 
 def test_a_limit_is_a_frozen_value() -> None:
@@ -202,6 +234,66 @@ def test_counts_of_every_key_together_and_reset() -> None:
     assert admitted(limits, "a", 2) == 1
 
 
+def test_another_thread_waits_while_a_request_is_decided() -> None:
+    """The plugin's shared sandbox answers in a thread of its own while the test reads
+    or changes ``sb.limits`` from another: that thread waits until the request being
+    decided is (unlocked, ``stats()`` summed a dict a new key was being added to, and
+    ``set``/``reset`` could interleave with a bucket's refill)."""
+    limits, clock = limits_on(RateLimit(rate=1, burst=1))
+    seen: list[bool] = []
+    other = threading.Thread(target=lambda: seen.append(limits.stats().answered == 1))
+
+    armed: list[bool] = []
+
+    def reading() -> float:  # the clock is read while the request is decided
+        if armed and not seen:
+            other.start()
+            other.join(0.05)  # the other thread holds no lock: it would be done by now
+            seen.append(other.is_alive())
+        return clock.now
+
+    limits.use_clock(reading)
+    armed.append(True)
+    assert limits.admit("new key") is None
+    other.join()
+    assert seen == [True, True]  # it waited, and then saw the request decided
+
+
+def test_a_clock_set_while_running_refills_from_its_own_now() -> None:
+    """``sb.limits.use_clock(virtual.now)`` after requests on the system's clock: the buckets
+    go on from the new clock's time (they waited for it to reach the old one's, hours
+    away), keeping their tokens."""
+    limits = RateLimits(RateLimit(rate=10, burst=2))  # on time.monotonic
+    assert admitted(limits, "k", 3) == 2
+    virtual = VirtualClock()  # at 0.0
+    limits.use_clock(virtual.now)
+    assert limits.clock == virtual.now
+    assert admitted(limits, "k", 1) == 0  # no token came with the change
+    virtual.advance(0.1)
+    assert admitted(limits, "k", 2) == 1
+    virtual.advance(10)
+    assert admitted(limits, "k", 3) == 2
+    with pytest.raises(asyncsdk.InvalidInputError, match=r"^clock: expected"):
+        limits.use_clock(5.0)  # type: ignore[arg-type]
+
+
+async def test_the_limit_on_the_clients_virtual_clock_refills_as_it_waits() -> None:
+    """One virtual clock for the client and the limit: the run waits for the tokens it
+    needs in virtual time, and the limit's bound holds on it, with no real wait."""
+    virtual = VirtualClock()
+    limit = RateLimit(rate=10, burst=2, retry_after=0.5)
+    async with Sandbox(rate_limit=limit) as sb:
+        sb.limits.use_clock(virtual.now)
+        async with sb.client(clock=virtual) as client:
+            outcomes = [o async for o in client.validation.check_many(
+                [f"u{i}@example.com" for i in range(12)])]
+    assert all(o.ok for o in outcomes), [o.error for o in outcomes if not o.ok][:2]
+    stats = sb.limits.stats(sb.api_key)
+    assert stats.answered == 12
+    assert stats.first is not None and stats.last is not None
+    assert stats.last - stats.first >= (12 - limit.burst) / limit.rate - 1e-9
+
+
 def test_the_repr_shows_no_key() -> None:
     limits, _ = limits_on(RateLimit(rate=1, burst=1))
     limits.set(RateLimit(rate=2, burst=2), key="sk_live_SECRET")
@@ -320,9 +412,52 @@ async def test_check_many_against_the_limit_answers_each_input_once() -> None:
 @pytest.mark.parametrize(("limit", "said"), [
     (RateLimit(500, 50), "500/s, burst 50, 429 with Retry-After: 1 s"),
     (RateLimit(2.5, 1, None, 8), "2.5/s, burst 1, 429 without Retry-After, at most 8 in flight"),
+    (RateLimit(1234567, 5, 0.1234567), "1234567/s, burst 5, 429 with Retry-After: 0.1234567 s"),
     (None, None),
 ])
 async def test_the_banner_says_the_limit(limit: RateLimit | None, said: str | None) -> None:
     async with Sandbox(rate_limit=limit) as sb:
         lines = [line for line in sb.banner().splitlines() if "rate limit" in line]
     assert lines == ([] if said is None else [f"  rate limit per API key: {said}"])
+
+
+# --- the limit over HTTP (a sandbox served by the command line) -------------------------
+async def put_limit(sb: Sandbox, http: aiohttp.ClientSession, body: str
+                    ) -> tuple[int, Any]:
+    async with http.put(sb.base_url + "/sandbox/limit", data=body) as answer:
+        return answer.status, await answer.json()
+
+
+async def test_the_limit_changes_over_http_from_the_next_request_on() -> None:
+    async with Sandbox(rate_limit=RateLimit(rate=FROZEN, burst=1)) as sb, \
+            aiohttp.ClientSession() as http:
+        async with http.get(sb.base_url + "/sandbox/limit") as answer:
+            assert await answer.json() == {"limit": {
+                "rate": FROZEN, "burst": 1, "retry_after": 1.0, "max_in_flight": None}}
+        assert (await raw_check(sb, http, "a@example.com"))[0] == 200
+        assert (await raw_check(sb, http, "a@example.com"))[:2] == (429, "1")
+        assert await put_limit(sb, http, "null") == (200, {"limit": None})
+        assert [(await raw_check(sb, http, "a@example.com"))[0] for _ in range(3)] == [200] * 3
+        status, said = await put_limit(sb, http, '{"rate": 0, "burst": 2, "retry_after": null}')
+        assert status == 200 and said["limit"]["burst"] == 2
+        assert sb.limits.get() == RateLimit(0, 2, None)
+        answers = [await raw_check(sb, http, "a@example.com") for _ in range(3)]
+        assert [a[:2] for a in answers] == [(200, None), (200, None), (429, None)]
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ('{"rate": -1, "burst": 1}', "rate"),
+    ('{"rate": 5, "burst": 0}', "burst"),
+    ('{"rate": 5}', "burst"),
+    ('{"rate": 5, "burst": 1, "speed": 2}', "speed"),
+    ('{"rate": "5", "burst": 1}', "rate"),
+    ("[5, 1]", "limit"),
+])
+async def test_a_limit_refused_over_http_names_its_field_and_changes_nothing(
+        body: str, field: str) -> None:
+    async with Sandbox(rate_limit=RateLimit(rate=FROZEN, burst=1)) as sb, \
+            aiohttp.ClientSession() as http:
+        status, said = await put_limit(sb, http, body)
+        assert status == 400 and said["field"] == field
+        assert said["detail"].startswith(f"{field}: ")
+        assert sb.limits.get() == RateLimit(rate=FROZEN, burst=1)
