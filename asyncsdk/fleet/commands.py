@@ -31,7 +31,14 @@ from asyncsdk.cli.outputs import STDOUT, Tally, check_output
 
 from .config import SETTINGS, FleetConfig
 from .export import NotReady, export_run, run_status
-from .store import FleetInputError, RedisVersionError, answer, job_key, total_key
+from .store import (
+    FleetInputError,
+    RedisVersionError,
+    RunStalled,
+    answer,
+    job_key,
+    total_key,
+)
 from .submit import (
     check_job_url,
     check_run_name,
@@ -74,7 +81,7 @@ def explain(exc: Exception, config: FleetConfig | None) -> tuple[str, int] | Non
     if isinstance(exc, (UsageProblem, FleetInputError, RedisVersionError,
                         asyncsdk.ConfigurationError)):  # a worker's credentials or URL
         return str(exc), EXIT_USAGE
-    if isinstance(exc, NotReady):
+    if isinstance(exc, (NotReady, RunStalled)):
         return str(exc), EXIT_FAILED
     if isinstance(exc, RedisError):
         where = redis_place(config.redis_url) if config is not None else "Redis"
@@ -215,7 +222,8 @@ async def cmd_status(args: argparse.Namespace, config: FleetConfig, pool: ArqRed
         if status.kind == "job":
             await wait_for_job(pool, args.run, poll=args.poll, stream=err)
         else:
-            await wait_for_run(pool, args.run, poll=args.poll, stream=err)
+            await wait_for_run(pool, args.run, poll=args.poll, stream=err,
+                               requeue_after=config.requeue_after)
         status = await run_status(pool, args.run)
     elif status.kind == "addresses":
         show_bar(status.total, status.done, err)

@@ -203,7 +203,7 @@ class FleetConfig:
     @property
     def requeue_after(self) -> float:
         """Seconds without progress after which ``submit --wait`` enqueues again the
-        batches whose job ended with inputs left."""
+        batches whose job ended with inputs left (``status --wait`` ends, saying so)."""
         return max(30.0, self.batch_timeout + 10)
 
     def backoff(self, job_try: int) -> float:

@@ -136,6 +136,11 @@ class FleetInputError(RuntimeError):
     """
 
 
+class RunStalled(RuntimeError):
+    """Inputs of a run without an outcome that no worker will check: arq gave up on
+    their batches (``max_tries``), and only a submit of the file enqueues them again."""
+
+
 class FleetJobError(RuntimeError):
     """A file job that cannot go on without a person (see ``fleet:job:{name}:error``)."""
 

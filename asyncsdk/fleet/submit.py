@@ -44,6 +44,7 @@ from .config import FleetConfig
 from .store import (
     FleetInputError,
     OutcomeStore,
+    RunStalled,
     answer,
     inputs_key,
     job_key,
@@ -222,9 +223,13 @@ async def wait_for_run(
 ) -> int:
     """Wait until every input of ``run`` has an outcome; return the total.
 
-    With ``requeue`` (the input, streamed afresh, as for ``enqueue_batches``): once no
-    outcome has come for ``requeue_after`` seconds, batches whose job ended with inputs
-    left are enqueued again, so a batch arq gave up on cannot make this wait forever.
+    Once no outcome has come for ``requeue_after`` seconds, batches whose job ended with
+    inputs left (arq gave up on them) are enqueued again with ``requeue`` (the input,
+    streamed afresh, as for ``enqueue_batches``); without it (``fleet status --wait``
+    has no input file) such inputs end the wait, so that it cannot last forever.
+
+    Raises:
+        RunStalled: without ``requeue``, inputs that no worker will check.
     """
     err = stream if stream is not None else sys.stderr
     loop = asyncio.get_running_loop()
@@ -238,12 +243,16 @@ async def wait_for_run(
         while (done := await store.count()) < total:
             if done != last:
                 last, since = done, loop.time()
-            elif requeue is not None and loop.time() - since >= requeue_after:
-                again = await enqueue_batches(pool, requeue, run, batch_size, queue=queue)
-                if again:
-                    progress.status(f"{again} batches enqueued again")
-                    if not progress.shown:
-                        print(f"run {run}: {again} batches enqueued again", file=err)
+            elif loop.time() - since >= requeue_after:
+                if requeue is None:
+                    await refuse_stalled(pool, run)
+                else:
+                    again = await enqueue_batches(pool, requeue, run, batch_size,
+                                                  queue=queue)
+                    if again:
+                        progress.status(f"{again} batches enqueued again")
+                        if not progress.shown:
+                            print(f"run {run}: {again} batches enqueued again", file=err)
                 since = loop.time()
             progress.advance(done - shown)
             shown = done
@@ -253,6 +262,41 @@ async def wait_for_run(
         progress.close()
     print(f"{total}/{total} checked", file=err)
     return total
+
+
+async def abandoned(pool: ArqRedis, run: str) -> int:
+    """How many inputs of ``run`` have no outcome in batches whose job is neither queued
+    nor running (arq gave up on it): no worker will check them."""
+    meta = await answer(pool.hget(meta_key(run), "batch_size"))
+    total = int(await answer(pool.get(total_key(run))) or 0)
+    if meta is None or not total:
+        return 0
+    size = int(meta)
+    store = OutcomeStore(pool, run)
+    left = 0
+    for start in range(0, total, size):
+        missing = await store.missing(start, min(size, total - start))
+        if not missing:
+            continue
+        known = await answer(pool.hget(jobs_key(run), str(start)))
+        job_id = known.decode() if isinstance(known, bytes) else f"check:{run}:{start}"
+        if not await pool.exists(job_key_prefix + job_id):
+            left += missing
+    return left
+
+
+async def refuse_stalled(pool: ArqRedis, run: str) -> None:
+    """Raise when inputs of ``run`` wait for nothing (``abandoned``).
+
+    Raises:
+        RunStalled: saying how many, and how to enqueue them again.
+    """
+    left = await abandoned(pool, run)
+    if left:
+        raise RunStalled(
+            f"run {run}: {left} inputs have no outcome and no worker will check them "
+            "(their batches ran out of tries): submit the same file again with the same "
+            "--run to enqueue them")
 
 
 async def submit_job_run(pool: ArqRedis, name: str, url: str, *,

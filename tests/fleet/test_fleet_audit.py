@@ -28,6 +28,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 import asyncsdk
 from asyncsdk.cli import main as cli_main
 from asyncsdk.fleet import config as fleet_config
+from asyncsdk.fleet.commands import explain
 from asyncsdk.fleet.config import FleetConfig
 from asyncsdk.fleet.harness import stop
 from asyncsdk.fleet.store import (
@@ -38,13 +39,14 @@ from asyncsdk.fleet.store import (
     FleetPace,
     OutcomeStore,
     RedisVersionError,
+    RunStalled,
     check_redis_version,
     idle_key,
     job_key,
     lease_key,
     version_tuple,
 )
-from asyncsdk.fleet.submit import enqueue_batches, read_addresses, wait_for_run
+from asyncsdk.fleet.submit import abandoned, enqueue_batches, read_addresses, wait_for_run
 from asyncsdk.fleet.worker import check_batch, resume_job, submit_job
 from asyncsdk.testing import Sandbox
 
@@ -214,6 +216,29 @@ async def test_the_producer_enqueues_again_a_batch_whose_job_ended_with_inputs_l
         await check_batch(worker(client, pool, 2), *info.args)
         assert await asyncio.wait_for(waiting, 10) == 10
     assert sorted(checks(sb)) == sorted(emails)
+
+
+async def test_status_wait_ends_when_inputs_wait_for_no_worker(pool: ArqRedis) -> None:
+    """``fleet status RUN --wait`` has no input file to enqueue again a batch arq gave up
+    on: it waited forever. It ends (exit 1), saying how many inputs and what to do; a
+    batch still queued is waited for."""
+    emails = EMAILS[:10]
+    assert await enqueue_batches(pool, emails, "r", 5) == 2
+    async with Sandbox() as sb, sb.client() as client:
+        await check_batch(worker(client, pool, 1), "r", 5, emails[5:])
+        assert await abandoned(pool, "r") == 0  # check:r:0 is queued: a worker takes it
+        waiting = asyncio.create_task(wait_for_run(pool, "r", poll=0.01, requeue_after=0))
+        await asyncio.sleep(0.05)
+        assert not waiting.done()
+        # arq gave up on check:r:0 after two of its inputs were stored.
+        await check_batch(worker(client, pool, 1), "r", 0, emails[:2])
+        await pool.delete("arq:job:check:r:0")
+        await pool.zrem("arq:queue", "check:r:0")
+        assert await abandoned(pool, "r") == 3
+        with pytest.raises(RunStalled, match="3 inputs have no outcome") as info:
+            await asyncio.wait_for(waiting, 10)
+    assert explain(info.value, None) == (str(info.value), 1)
+    assert "submit the same file again with the same --run" in str(info.value)
 
 
 # 3. The last try stores an outcome for every input; a pause is not a try -----------
