@@ -171,7 +171,10 @@ class ValidationJob:
         fails transiently (``APIConnectionError``, ``ServerError``, ``RateLimitError``,
         after the client's own retries) does not end the wait: polling goes on until the
         deadline, or, with no deadline, until ``MAX_WAIT_TRANSIENT_FAILURES``
-        consecutive polls failed (then the last error is raised).
+        consecutive polls failed (then the last error is raised). After a poll refused
+        with HTTP 429, the next one waits at least the ``Retry-After`` it asked for
+        (``RateLimitError.retry_after``); where that wait would end past ``deadline``,
+        the wait ends at once with ``JobTimeoutError`` (nothing more is sent).
 
         Args:
             interval: the first pause, in seconds (> 0).
@@ -404,8 +407,8 @@ class _Wait:
     """One ``ValidationJob.wait`` in progress: its polls, bounded by the deadline if any;
     the transient failures it rides out; the statuses it reports to ``on_status``."""
 
-    __slots__ = ("budget", "deadline", "failures", "job", "last_error", "last_status",
-                 "now", "on_status", "request_timeout", "started")
+    __slots__ = ("asked", "budget", "deadline", "failures", "job", "last_error",
+                 "last_status", "now", "on_status", "request_timeout", "started")
 
     def __init__(self, engine: Engine, job: ValidationJob, deadline: float | None,
                  on_status: StatusCallback | None, request_timeout: float | None) -> None:
@@ -419,6 +422,7 @@ class _Wait:
         self.last_status: JobStatus | None = None
         self.last_error: BaseException | None = None  # of the polls failing since the last answer
         self.failures = 0  # consecutive transient failures
+        self.asked = 0.0  # the wait the last poll's 429 asked for (its Retry-After)
 
     async def poll(self) -> JobStatus | None:
         """Ask the job's status and report it to ``on_status``; None when the poll failed
@@ -436,6 +440,7 @@ class _Wait:
             if not self._rides_out(exc):
                 raise
             return None
+        self.asked = 0.0
         self.failures = 0
         self.last_error = None
         self.last_status = status
@@ -444,17 +449,20 @@ class _Wait:
         return status
 
     def pause(self, pause: float) -> float:
-        """The backoff's ``pause``, as the deadline allows.
+        """The backoff's ``pause``, at least the wait a 429 asked for, as the deadline
+        allows.
 
         Raises:
-            JobTimeoutError: no time is left for another poll.
+            JobTimeoutError: no time is left for another poll (or the service asked
+                for a wait that ends past the deadline: no poll may be made before).
         """
+        asked = self.asked
         if self.deadline is None:
-            return pause
+            return max(pause, asked)
         cut = self.deadline.cut(pause)
-        if cut is None:  # that was the last poll
+        if cut is None or asked >= self.deadline.left():  # that was the last poll
             raise self._timed_out() from self.last_error
-        return cut
+        return max(cut, asked)
 
     def _poll_timeout(self) -> float | None:
         """The next poll's timeout: the time left before the deadline at most."""
@@ -471,6 +479,8 @@ class _Wait:
         ``MAX_WAIT_TRANSIENT_FAILURES`` in a row)."""
         self.failures += 1
         self.last_error = exc
+        # The service's own word on when to come back outweighs the backoff.
+        self.asked = getattr(exc, "retry_after", None) or 0.0
         return self.deadline is not None or self.failures < C.MAX_WAIT_TRANSIENT_FAILURES
 
     async def _report(self, status: JobStatus, on_status: StatusCallback) -> None:
