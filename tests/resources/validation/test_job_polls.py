@@ -3,6 +3,7 @@ kept by the next poll, with and without a deadline, whatever the client's retrie
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -37,7 +38,7 @@ def busy_then_done(mocked: aioresponses, clock: VirtualClock, retry_after: float
 
 def assert_each_wait_kept(seen: list[tuple[float, int]], retry_after: float) -> None:
     """No request came sooner after a 429 than the wait that 429 asked for."""
-    for (at, status), (then, _) in zip(seen, seen[1:]):
+    for (at, status), (then, _) in pairwise(seen):
         if status == 429:
             assert then - at >= retry_after, seen
 
