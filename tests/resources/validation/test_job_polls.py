@@ -94,3 +94,37 @@ async def test_a_retry_after_within_the_deadline_is_kept_and_the_poll_made(
     assert [s for _, s in seen] == [429, 200]
     assert_each_wait_kept(seen, retry_after)
     assert seen[-1][0] < deadline
+
+
+# --- a fail with and without an error text ----------------------------------------------
+NOT_YOURS = "This Job Id not associated to your users."
+
+
+@pytest.mark.parametrize("answer", [
+    {"status": "fail"}, {"status": "fail", "error": ""}, {"status": "fail", "error": " "},
+    {"status": "Fail", "error": "\t\r\n"}, {"status": " FAIL ", "error": "  "},
+    {"status": "fail", "error": None}, {"status": " fail\n"}])
+async def test_a_fail_without_an_error_text_is_the_jobs_state(
+    client: asyncsdk.Client, mocked: aioresponses, answer: dict[str, Any]
+) -> None:
+    """Regression: a blank ``error`` (white space) was an error text: status() raised a
+    bare ``APIError`` whose message was that white space, instead of ``JobStatus.FAIL``."""
+    mocked.get(STATUS, payload=answer, repeat=True)
+    job = client.validation.job(3)
+    assert await job.status() is JobStatus.FAIL
+    with pytest.raises(asyncsdk.JobFailedError):
+        await job.wait()
+
+
+@pytest.mark.parametrize("status", ["fail", "FAIL", " fail ", "Fail\n"])
+async def test_a_fail_with_an_error_text_is_the_mapped_error_in_any_spelling(
+    client: asyncsdk.Client, mocked: aioresponses, status: str
+) -> None:
+    """Regression: ``" fail "`` with an error text was read as the job's state (FAIL),
+    the service's refusal ("not your job") lost."""
+    mocked.get(STATUS, payload={"status": status, "error": NOT_YOURS}, repeat=True)
+    job = client.validation.job(3)
+    with pytest.raises(asyncsdk.JobNotFoundError):
+        await job.status()
+    with pytest.raises(asyncsdk.JobNotFoundError):
+        await job.wait()
