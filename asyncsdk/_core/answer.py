@@ -85,10 +85,10 @@ class Interpreter:
         if (
             op.fail_in_body
             and isinstance(data, dict)
-            and str(data.get("status", "")).lower() == "fail"
+            and str(data.get("status", "")).strip().lower() == "fail"
         ):
             error = data.get("error")
-            if error:
+            if error and str(error).strip():  # a blank text is no error text
                 raise self.api_error(call, status, headers, raw, str(error))
             if not op.bare_fail_is_state:
                 raise self.api_error(

@@ -159,6 +159,7 @@ class ValidationJob:
         request_timeout: float | None = None,
         extra_headers: ExtraHeaders | None = None,
         extra_query: ExtraQuery | None = None,
+        poll_interval: float | None = None,
     ) -> JobStatus:
         """Poll the job until it ends, with exponential backoff and jitter.
 
@@ -171,7 +172,10 @@ class ValidationJob:
         fails transiently (``APIConnectionError``, ``ServerError``, ``RateLimitError``,
         after the client's own retries) does not end the wait: polling goes on until the
         deadline, or, with no deadline, until ``MAX_WAIT_TRANSIENT_FAILURES``
-        consecutive polls failed (then the last error is raised).
+        consecutive polls failed (then the last error is raised). After a poll refused
+        with HTTP 429, the next one waits at least the ``Retry-After`` it asked for
+        (``RateLimitError.retry_after``); where that wait would end past ``deadline``,
+        the wait ends at once with ``JobTimeoutError`` (nothing more is sent).
 
         Args:
             interval: the first pause, in seconds (> 0).
@@ -190,6 +194,8 @@ class ValidationJob:
                 (shortened to the time left before ``deadline``).
             extra_headers, extra_query: headers and query fields added to each poll
                 (a credential field is refused).
+            poll_interval: another name of ``interval`` (the CLI's
+                ``--poll-interval``); giving both, with different values, is refused.
 
         Returns:
             ``JobStatus.SUCCESS``.
@@ -200,7 +206,7 @@ class ValidationJob:
             InvalidInputError: a bad argument, before any request.
             JobNotFoundError, AuthenticationError, APIError: a poll was refused.
         """
-        interval = check_number(interval, "interval")
+        interval = _first_pause(interval, poll_interval)
         max_interval = check_number(max_interval, "max_interval", minimum=interval, strict=False)
         factor = check_number(factor, "factor", minimum=1.0, strict=False)
         if deadline is not None:
@@ -323,6 +329,18 @@ class ValidationJob:
         return count
 
 
+def _first_pause(interval: float, poll_interval: float | None) -> float:
+    """``wait``'s first pause, given as ``interval`` or ``poll_interval`` (checked)."""
+    if poll_interval is None:
+        return check_number(interval, "interval")
+    pause = check_number(poll_interval, "poll_interval")
+    if interval != C.DEFAULT_POLL_INTERVAL and interval != pause:
+        raise InvalidInputError(
+            "poll_interval: another name of interval; give one of them, not both",
+            field="poll_interval")
+    return pause
+
+
 async def _to_disk(handle: BinaryIO) -> None:
     """Flush ``handle`` and ``fsync`` it in a thread. Cancelled meanwhile, it still waits
     for the thread: the file is closed (its descriptor free for reuse) only once the
@@ -404,8 +422,8 @@ class _Wait:
     """One ``ValidationJob.wait`` in progress: its polls, bounded by the deadline if any;
     the transient failures it rides out; the statuses it reports to ``on_status``."""
 
-    __slots__ = ("budget", "deadline", "failures", "job", "last_error", "last_status",
-                 "now", "on_status", "request_timeout", "started")
+    __slots__ = ("asked", "budget", "deadline", "failures", "job", "last_error",
+                 "last_status", "now", "on_status", "request_timeout", "started")
 
     def __init__(self, engine: Engine, job: ValidationJob, deadline: float | None,
                  on_status: StatusCallback | None, request_timeout: float | None) -> None:
@@ -419,6 +437,7 @@ class _Wait:
         self.last_status: JobStatus | None = None
         self.last_error: BaseException | None = None  # of the polls failing since the last answer
         self.failures = 0  # consecutive transient failures
+        self.asked = 0.0  # the wait the last poll's 429 asked for (its Retry-After)
 
     async def poll(self) -> JobStatus | None:
         """Ask the job's status and report it to ``on_status``; None when the poll failed
@@ -436,6 +455,7 @@ class _Wait:
             if not self._rides_out(exc):
                 raise
             return None
+        self.asked = 0.0
         self.failures = 0
         self.last_error = None
         self.last_status = status
@@ -444,17 +464,20 @@ class _Wait:
         return status
 
     def pause(self, pause: float) -> float:
-        """The backoff's ``pause``, as the deadline allows.
+        """The backoff's ``pause``, at least the wait a 429 asked for, as the deadline
+        allows.
 
         Raises:
-            JobTimeoutError: no time is left for another poll.
+            JobTimeoutError: no time is left for another poll (or the service asked
+                for a wait that ends past the deadline: no poll may be made before).
         """
+        asked = self.asked
         if self.deadline is None:
-            return pause
+            return max(pause, asked)
         cut = self.deadline.cut(pause)
-        if cut is None:  # that was the last poll
+        if cut is None or asked >= self.deadline.left():  # that was the last poll
             raise self._timed_out() from self.last_error
-        return cut
+        return max(cut, asked)
 
     def _poll_timeout(self) -> float | None:
         """The next poll's timeout: the time left before the deadline at most."""
@@ -471,6 +494,8 @@ class _Wait:
         ``MAX_WAIT_TRANSIENT_FAILURES`` in a row)."""
         self.failures += 1
         self.last_error = exc
+        # The service's own word on when to come back outweighs the backoff.
+        self.asked = getattr(exc, "retry_after", None) or 0.0
         return self.deadline is not None or self.failures < C.MAX_WAIT_TRANSIENT_FAILURES
 
     async def _report(self, status: JobStatus, on_status: StatusCallback) -> None:

@@ -1,0 +1,155 @@
+"""``ValidationJob.wait``: the wait a 429 answer to a poll asks for (``Retry-After``) is
+kept by the next poll, with and without a deadline, whatever the client's retries."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from typing import Any
+
+import pytest
+from aioresponses import CallbackResult, aioresponses
+from helpers import API_KEY, BASE, USERNAME
+from validation_tools import url_of
+
+import asyncsdk
+from asyncsdk import JobStatus
+from asyncsdk.testing import VirtualClock
+
+STATUS = url_of("/api/v1/jobs/status")
+
+
+def busy_then_done(mocked: aioresponses, clock: VirtualClock, retry_after: float,
+                   busy: int) -> list[tuple[float, int]]:
+    """The status endpoint: ``busy`` answers 429 asking for ``retry_after`` seconds,
+    then ``success``. Returns (time, status) of every request as it comes."""
+    seen: list[tuple[float, int]] = []
+
+    def answer(url: Any, **kwargs: Any) -> CallbackResult:
+        if len(seen) < busy:
+            seen.append((clock.now(), 429))
+            return CallbackResult(status=429, body="slow down",
+                                  headers={"Retry-After": f"{retry_after:g}"})
+        seen.append((clock.now(), 200))
+        return CallbackResult(payload={"status": "success"})
+
+    mocked.get(STATUS, callback=answer, repeat=True)
+    return seen
+
+
+def assert_each_wait_kept(seen: list[tuple[float, int]], retry_after: float) -> None:
+    """No request came sooner after a 429 than the wait that 429 asked for."""
+    for (at, status), (then, _) in pairwise(seen):
+        if status == 429:
+            assert then - at >= retry_after, seen
+
+
+@pytest.mark.parametrize("max_retries", [0, 2])
+@pytest.mark.parametrize("retry_after", [0.5, 7.0, 40.0])
+@pytest.mark.parametrize("busy", [1, 3, 4])
+async def test_wait_keeps_the_retry_after_of_a_poll_without_a_deadline(
+    mocked: aioresponses, max_retries: int, retry_after: float, busy: int
+) -> None:
+    """Regression: once the client's retries were spent, the 429's ``Retry-After`` was
+    dropped and the next poll came after the poll interval (0.75 s here): a service
+    asking for 40 s was polled again at once."""
+    clock = VirtualClock(random=1.0)
+    seen = busy_then_done(mocked, clock, retry_after, busy)
+    async with asyncsdk.Client(API_KEY, USERNAME, base_url=BASE, clock=clock,
+                               max_retries=max_retries) as client:
+        assert await client.validation.job(3).wait() is JobStatus.SUCCESS
+    assert [s for _, s in seen] == [429] * busy + [200]
+    assert_each_wait_kept(seen, retry_after)
+
+
+@pytest.mark.parametrize("max_retries", [0, 2])
+@pytest.mark.parametrize(("retry_after", "deadline"), [
+    (40.0, 10.0), (10.0, 10.0), (60.0, 59.0), (3.0, 2.0)])
+async def test_a_retry_after_past_the_deadline_ends_the_wait_without_another_poll(
+    mocked: aioresponses, max_retries: int, retry_after: float, deadline: float
+) -> None:
+    """Regression: with ``deadline=10`` a poll answered 429 ``Retry-After: 40`` was
+    followed by five more polls within the 10 s (each at the poll interval)."""
+    clock = VirtualClock(random=1.0)
+    seen = busy_then_done(mocked, clock, retry_after, busy=100)
+    async with asyncsdk.Client(API_KEY, USERNAME, base_url=BASE, clock=clock,
+                               max_retries=max_retries) as client:
+        with pytest.raises(asyncsdk.JobTimeoutError) as info:
+            await client.validation.job(3).wait(deadline=deadline)
+    assert len(seen) == 1  # the service said: not before the deadline
+    assert isinstance(info.value.__cause__, asyncsdk.RateLimitError)
+    assert clock.now() <= deadline
+
+
+@pytest.mark.parametrize("max_retries", [0, 2])
+@pytest.mark.parametrize(("retry_after", "deadline"), [
+    (4.0, 10.0), (8.9, 10.0), (9.5, 10.0), (1.0, 3.0), (30.0, 100.0)])
+async def test_a_retry_after_within_the_deadline_is_kept_and_the_poll_made(
+    mocked: aioresponses, max_retries: int, retry_after: float, deadline: float
+) -> None:
+    clock = VirtualClock(random=1.0)
+    seen = busy_then_done(mocked, clock, retry_after, busy=1)
+    async with asyncsdk.Client(API_KEY, USERNAME, base_url=BASE, clock=clock,
+                               max_retries=max_retries) as client:
+        assert await client.validation.job(3).wait(deadline=deadline) is JobStatus.SUCCESS
+    assert [s for _, s in seen] == [429, 200]
+    assert_each_wait_kept(seen, retry_after)
+    assert seen[-1][0] < deadline
+
+
+# --- a fail with and without an error text ----------------------------------------------
+NOT_YOURS = "This Job Id not associated to your users."
+
+
+@pytest.mark.parametrize("answer", [
+    {"status": "fail"}, {"status": "fail", "error": ""}, {"status": "fail", "error": " "},
+    {"status": "Fail", "error": "\t\r\n"}, {"status": " FAIL ", "error": "  "},
+    {"status": "fail", "error": None}, {"status": " fail\n"}])
+async def test_a_fail_without_an_error_text_is_the_jobs_state(
+    client: asyncsdk.Client, mocked: aioresponses, answer: dict[str, Any]
+) -> None:
+    """Regression: a blank ``error`` (white space) was an error text: status() raised a
+    bare ``APIError`` whose message was that white space, instead of ``JobStatus.FAIL``."""
+    mocked.get(STATUS, payload=answer, repeat=True)
+    job = client.validation.job(3)
+    assert await job.status() is JobStatus.FAIL
+    with pytest.raises(asyncsdk.JobFailedError):
+        await job.wait()
+
+
+@pytest.mark.parametrize("status", ["fail", "FAIL", " fail ", "Fail\n"])
+async def test_a_fail_with_an_error_text_is_the_mapped_error_in_any_spelling(
+    client: asyncsdk.Client, mocked: aioresponses, status: str
+) -> None:
+    """Regression: ``" fail "`` with an error text was read as the job's state (FAIL),
+    the service's refusal ("not your job") lost."""
+    mocked.get(STATUS, payload={"status": status, "error": NOT_YOURS}, repeat=True)
+    job = client.validation.job(3)
+    with pytest.raises(asyncsdk.JobNotFoundError):
+        await job.status()
+    with pytest.raises(asyncsdk.JobNotFoundError):
+        await job.wait()
+
+
+# --- poll_interval= ---------------------------------------------------------------------
+async def test_poll_interval_is_another_name_of_interval(
+    client: asyncsdk.Client, mocked: aioresponses, clock: VirtualClock
+) -> None:
+    """``wait(poll_interval=...)``, the CLI's ``--poll-interval`` name, was a TypeError."""
+    clock.random_value = 0.0
+    mocked.get(STATUS, payload={"status": "processing"})
+    mocked.get(STATUS, payload={"status": "processing"})
+    mocked.get(STATUS, payload={"status": "success"})
+    done = await client.validation.job(3).wait(poll_interval=5.0, factor=1.0, deadline=100)
+    assert done is JobStatus.SUCCESS
+    assert clock.sleeps == [5.0, 5.0]
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"poll_interval": 0}, {"poll_interval": -1.0}, {"poll_interval": "1"},
+    {"poll_interval": float("nan")}, {"poll_interval": 2.0, "interval": 3.0}])
+async def test_a_bad_poll_interval_is_refused_before_any_poll(
+    client: asyncsdk.Client, mocked: aioresponses, kwargs: dict[str, Any]
+) -> None:
+    with pytest.raises(asyncsdk.InvalidInputError, match="interval"):
+        await client.validation.job(3).wait(**kwargs)
+    assert not mocked.requests
