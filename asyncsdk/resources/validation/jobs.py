@@ -159,7 +159,6 @@ class ValidationJob:
         request_timeout: float | None = None,
         extra_headers: ExtraHeaders | None = None,
         extra_query: ExtraQuery | None = None,
-        poll_interval: float | None = None,
     ) -> JobStatus:
         """Poll the job until it ends, with exponential backoff and jitter.
 
@@ -194,8 +193,6 @@ class ValidationJob:
                 (shortened to the time left before ``deadline``).
             extra_headers, extra_query: headers and query fields added to each poll
                 (a credential field is refused).
-            poll_interval: another name of ``interval`` (the CLI's
-                ``--poll-interval``); giving both, with different values, is refused.
 
         Returns:
             ``JobStatus.SUCCESS``.
@@ -206,7 +203,7 @@ class ValidationJob:
             InvalidInputError: a bad argument, before any request.
             JobNotFoundError, AuthenticationError, APIError: a poll was refused.
         """
-        interval = _first_pause(interval, poll_interval)
+        interval = check_number(interval, "interval")
         max_interval = check_number(max_interval, "max_interval", minimum=interval, strict=False)
         factor = check_number(factor, "factor", minimum=1.0, strict=False)
         if deadline is not None:
@@ -327,18 +324,6 @@ class ValidationJob:
         if failure is not None:
             raise failure
         return count
-
-
-def _first_pause(interval: float, poll_interval: float | None) -> float:
-    """``wait``'s first pause, given as ``interval`` or ``poll_interval`` (checked)."""
-    if poll_interval is None:
-        return check_number(interval, "interval")
-    pause = check_number(poll_interval, "poll_interval")
-    if interval != C.DEFAULT_POLL_INTERVAL and interval != pause:
-        raise InvalidInputError(
-            "poll_interval: another name of interval; give one of them, not both",
-            field="poll_interval")
-    return pause
 
 
 async def _to_disk(handle: BinaryIO) -> None:

@@ -128,28 +128,3 @@ async def test_a_fail_with_an_error_text_is_the_mapped_error_in_any_spelling(
         await job.status()
     with pytest.raises(asyncsdk.JobNotFoundError):
         await job.wait()
-
-
-# --- poll_interval= ---------------------------------------------------------------------
-async def test_poll_interval_is_another_name_of_interval(
-    client: asyncsdk.Client, mocked: aioresponses, clock: VirtualClock
-) -> None:
-    """``wait(poll_interval=...)``, the CLI's ``--poll-interval`` name, was a TypeError."""
-    clock.random_value = 0.0
-    mocked.get(STATUS, payload={"status": "processing"})
-    mocked.get(STATUS, payload={"status": "processing"})
-    mocked.get(STATUS, payload={"status": "success"})
-    done = await client.validation.job(3).wait(poll_interval=5.0, factor=1.0, deadline=100)
-    assert done is JobStatus.SUCCESS
-    assert clock.sleeps == [5.0, 5.0]
-
-
-@pytest.mark.parametrize("kwargs", [
-    {"poll_interval": 0}, {"poll_interval": -1.0}, {"poll_interval": "1"},
-    {"poll_interval": float("nan")}, {"poll_interval": 2.0, "interval": 3.0}])
-async def test_a_bad_poll_interval_is_refused_before_any_poll(
-    client: asyncsdk.Client, mocked: aioresponses, kwargs: dict[str, Any]
-) -> None:
-    with pytest.raises(asyncsdk.InvalidInputError, match="interval"):
-        await client.validation.job(3).wait(**kwargs)
-    assert not mocked.requests
