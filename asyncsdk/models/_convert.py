@@ -237,7 +237,13 @@ def _code_hook(value: Any, enum_cls: type[enum.Enum]) -> Any:
         member = members.get((kind, value))
         if member is not None:
             return member
-    return enum_cls(parse_int(value) if issubclass(enum_cls, int) else parse_str(value))
+    if issubclass(enum_cls, int):
+        return enum_cls(parse_int(value))
+    # A text code list (a verdict, a state): blank text or a number is none of its codes,
+    # known or not ("result": "" is a success answer without a verdict).
+    if not isinstance(value, str) or not value.strip():
+        raise DecodeFailure(f"expected a {enum_cls.__name__} (non-blank text), got {value!r}")
+    return enum_cls(value)
 
 
 # --- Field hooks: made once per field type by the converter's hook factories ------------
