@@ -395,6 +395,8 @@ class Transport:
             attempts.start(now())
             sessions = self.sessions
             session = sessions.session()  # a closed client, another loop: UsageError now
+            if not attempts.call.op.safe_to_repeat:  # never on a kept-alive connection
+                session = sessions.fresh_session()
             cancelled_before = sessions.cancellations()
             while True:
                 if attempts.deadline <= now():
