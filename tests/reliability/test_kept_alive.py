@@ -14,6 +14,8 @@ fresh connection, answered, and arrives exactly once.
 from __future__ import annotations
 
 import asyncio
+import gc
+import warnings
 from collections import Counter
 from types import SimpleNamespace
 from typing import Any, cast
@@ -67,3 +69,25 @@ async def test_an_unsafe_call_is_sent_once_on_a_fresh_connection(op: Op) -> None
             await op.call(client, world, None)  # nor on the one before
             await client.contacts.list()  # the pool is still the safe calls'
     assert server.arrived[op.method, op.path] == 2  # each once: no resend, by anyone
+
+
+def test_the_fresh_connections_session_is_released_with_the_loop() -> None:
+    """A client that only made unsafe calls, never closed, under ``asyncio.run``: the
+    session of its fresh connections is released at the loop's end like the pooled one
+    (aiohttp would warn of an unclosed session or connector when it is collected)."""
+    clients: list[asyncsdk.Client] = []
+
+    async def main() -> None:
+        server = ClosesKeptAlive()
+        async with serve(server.handle) as url:
+            client = asyncsdk.Client(API_KEY, USERNAME, base_url=url)
+            clients.append(client)
+            mail = next(op for op in UNSAFE if op.name == "mail.send")
+            await mail.call(client, cast(World, SimpleNamespace()), None)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        asyncio.run(main())
+        clients.clear()
+        gc.collect()
+    assert [str(w.message) for w in caught if "nclosed" in str(w.message)] == []
