@@ -120,7 +120,14 @@ class APIError(SDKError):
         response: the answer as a ``RawResponse`` (``status_code``, ``headers``,
             ``request_id``, ``elapsed``, ``attempts``, redacted ``url``; ``parsed`` is
             None: the body is ``body``); None where no answer came with the error.
+        may_have_been_sent: as ``APIConnectionError``'s: True where the request may
+            have taken effect at the service though it answered with an error (a 5xx,
+            ``ServerError``): reconcile before sending an unsafe operation again; False
+            for a refusal (the service said no: nothing was done).
     """
+
+    #: A refusal: the service did not act on the request (``ServerError``: it may have).
+    may_have_been_sent: bool = False
 
     def __init__(
         self,
@@ -211,7 +218,10 @@ class RateLimitError(APIError):
 
 class ServerError(APIError):
     """HTTP 5xx after the retries were spent (or at once, for an operation that is not
-    safe to repeat)."""
+    safe to repeat). ``may_have_been_sent`` is True: the service may have acted on the
+    request before it failed."""
+
+    may_have_been_sent = True
 
 
 class APIConnectionError(SDKError):
@@ -219,8 +229,12 @@ class APIConnectionError(SDKError):
 
     ``may_have_been_sent`` is True when the request may have reached the service: for an
     operation that is not safe to repeat (a create, ``mail.send``, ``jobs/create``) the
-    caller must reconcile before sending again.
+    caller must reconcile before sending again. ``status_code`` and ``request_id`` are
+    None (no answer), as on every error without one.
     """
+
+    status_code: int | None = None
+    request_id: str | None = None
 
     def __init__(
         self,
@@ -253,7 +267,11 @@ class APITimeoutError(APIConnectionError):
 
 class ResponseDecodeError(SDKError):
     """The answer could not be read as the shape expected. ``body`` holds it (redacted,
-    possibly shortened), ``status_code`` its HTTP status."""
+    possibly shortened), ``status_code`` its HTTP status. ``may_have_been_sent`` is True:
+    the service answered, and may have done what was asked (a create, a mail)."""
+
+    may_have_been_sent = True
+    request_id: str | None = None
 
     def __init__(
         self,

@@ -7,6 +7,9 @@ ends what is in flight. Nothing here knows about areas or operations.
   closed or modified; once the caller closes it, calls raise ``UsageError``. Two of its
   settings are overridden per request, because the library reads every answer itself:
   ``raise_for_status`` (off) and ``auto_decompress`` (on).
+* **A fresh connection for what must not be repeated**: the owner's own side has a
+  second session whose connector never reuses a connection (``fresh_session``), made at
+  the first create, ``mail.send`` or ``jobs/create``, released with the first.
 * **The library's middleware** (``_core.middleware``: credentials added last, no silent
   resend) is the own session's middleware, and on a caller's session the last of each
   request's middlewares, after the session's own (``aiohttp_compat``).
@@ -84,9 +87,9 @@ def _cancelling(task: asyncio.Task[Any] | None) -> int:
 class SessionOwner:
     """Owns (or borrows) the session, binds the loop, ends what is in flight on close."""
 
-    __slots__ = ("__weakref__", "_agent", "_attempts", "_copies", "_loop", "_max_connections",
-                 "_pauses", "_session", "_streams", "_trust_env", "_watch", "closed",
-                 "library_session", "owns_session", "request_options")
+    __slots__ = ("__weakref__", "_agent", "_attempts", "_copies", "_fresh", "_fresh_watch",
+                 "_loop", "_max_connections", "_pauses", "_session", "_streams", "_trust_env",
+                 "_watch", "closed", "library_session", "owns_session", "request_options")
 
     def __init__(
         self,
@@ -106,6 +109,10 @@ class SessionOwner:
         self.library_session = session is None
         #: The async generator that releases the own session at the end of its loop.
         self._watch: AsyncGenerator[None, None] | None = None
+        #: The own session of the operations not safe to repeat (``fresh_session``) and
+        #: the async generator that releases it, made at the first such call.
+        self._fresh: aiohttp.ClientSession | None = None
+        self._fresh_watch: AsyncGenerator[None, None] | None = None
         #: The ``SharedSession`` of each copy of the client (closed with it).
         self._copies: weakref.WeakSet[SharedSession] = weakref.WeakSet()
         self._max_connections = max_connections
@@ -174,6 +181,26 @@ class SessionOwner:
             raise UsageError("the aiohttp session given to Client is closed; pass an open one")
         elif not self.owns_session and "middlewares" not in self.request_options:
             self.request_options.update(self._borrowed_options(session))
+        return session
+
+    def fresh_session(self) -> aiohttp.ClientSession:
+        """The session for a request that must not be repeated (a create, ``mail.send``,
+        ``jobs/create``), after ``session()``: on the own session's side, one whose
+        connector never reuses a connection (``force_close``). A pooled keep-alive
+        connection that the server closes as the request goes out fails it with "may
+        have been sent", and such a request cannot be retried (DESIGN §3); a fresh
+        connection has no such race. On a caller's session: that session (its pool is
+        the caller's)."""
+        if not self.owns_session:
+            return self.session()
+        self.session()  # the checks (closed, loop) and the caller-facing session first
+        session = self._fresh
+        if session is None:
+            session = self._fresh = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=self._max_connections, limit_per_host=0,
+                                               force_close=True),
+                trust_env=self._trust_env, middlewares=(last_step(self._agent),))
+            self._fresh_watch = _released_at_the_end_of_the_loop(session)
         return session
 
     def _bind(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -287,12 +314,14 @@ class SessionOwner:
         self.end_in_flight()
         for copy in list(self._copies):
             copy.end_in_flight()
-        session, self._session = self._session, None
-        watch, self._watch = self._watch, None
-        if self.owns_session and session is not None and not session.closed:
-            await session.close()
-        if watch is not None and (loop is None or not loop.is_closed()):
-            await watch.aclose()
+        owned = ((self._session, self._watch), (self._fresh, self._fresh_watch))
+        self._session = self._fresh = None
+        self._watch = self._fresh_watch = None
+        for session, watch in owned:
+            if self.owns_session and session is not None and not session.closed:
+                await session.close()
+            if watch is not None and (loop is None or not loop.is_closed()):
+                await watch.aclose()
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:
@@ -360,6 +389,12 @@ class SharedSession(SessionOwner):
         if self.closed:
             raise UsageError("this Client is closed; create a new one")
         return self._parent.session()
+
+    def fresh_session(self) -> aiohttp.ClientSession:
+        """The parent's session for requests that must not be repeated."""
+        if self.closed:
+            raise UsageError("this Client is closed; create a new one")
+        return self._parent.fresh_session()
 
     def shared(self) -> SharedSession:
         """A copy of a copy shares the first owner's session."""

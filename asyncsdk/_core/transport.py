@@ -57,7 +57,7 @@ from .._errors import (
 from .answer import Interpreter
 from .backlog import Backlog
 from .clock import Clock, SystemClock
-from .credentials import Credentials, SecretValue
+from .credentials import Credentials, SecretValue, without_credential_fields
 from .engine import Deadline
 from .failures import (
     CLOSED_IN_FLIGHT,
@@ -243,10 +243,10 @@ class Transport:
 
         ``timeout`` bounds the wait for a pooled connection, connecting and each read (a
         download may take long, a stall may not). With ``absolute_url`` the request goes
-        there *without credentials* (a result hosted elsewhere), and without the
-        caller's extras. A non-2xx answer raises as ``request`` does.
-        ``Client.close()`` aborts the stream (``StreamedResponse``). The extras are this
-        transport's ``extras`` (``with_extras``).
+        there *without credentials* (a result hosted elsewhere; a credential field in
+        its query taken out), and without the caller's extras. A non-2xx answer raises
+        as ``request`` does. ``Client.close()`` aborts the stream (``StreamedResponse``).
+        The extras are this transport's ``extras`` (``with_extras``).
         """
         # Opened by a method of its own: this frame stays in the traceback of an error
         # raised while the stream is read, so it holds no URL, query or answer.
@@ -341,6 +341,9 @@ class Transport:
                 call = Call(op, self.urls.of(op), query, extras=self.extras)
                 outgoing: Outgoing | None = self._credentials_of(call)
             else:
+                # A credential field the service copied into the hosted URL (as a
+                # ``Location`` may) goes nowhere: not to that host, nor to a trace config.
+                absolute_url = without_credential_fields(absolute_url) or absolute_url
                 call = Call(op, absolute_url, query, with_credentials=False)
                 outgoing = Outgoing(URL(absolute_url), (), in_form=False)  # none added
             attempts = Attempts(call, outgoing, None, self.limits.budget(timeout), None,
@@ -395,6 +398,8 @@ class Transport:
             attempts.start(now())
             sessions = self.sessions
             session = sessions.session()  # a closed client, another loop: UsageError now
+            if not attempts.call.op.safe_to_repeat:  # never on a kept-alive connection
+                session = sessions.fresh_session()
             cancelled_before = sessions.cancellations()
             while True:
                 if attempts.deadline <= now():

@@ -238,3 +238,39 @@ def test_without_credential_fields_takes_out_those_fields_only(
     """Every field named as a credential (any letter case, percent-encoded), nothing else:
     the rest is kept byte for byte, the fragment untouched."""
     assert without_credential_fields(location) == shown
+
+
+@pytest.mark.parametrize("copied", [
+    pytest.param(lambda: f"api={quote(KEY, safe='')}&username={quote(USER, safe='')}",
+                 id="validation-fields"),
+    pytest.param(lambda: f"API_KEY={quote(KEY, safe='')}", id="another-case"),
+    pytest.param(lambda: f"api%5Fkey={quote(KEY, safe='')}&Username={quote(USER)}",
+                 id="percent-encoded-name"),
+])
+async def test_a_hosted_result_url_echoing_the_credentials_gets_none(
+        copied: Callable[[], str]) -> None:
+    """jobs/download may answer with the URL of a result hosted elsewhere; a service that
+    builds it from the request copies the credentials into it as a ``Location`` would.
+    That host, and the caller's middleware and trace configs, get none of them; the rest
+    of the URL is kept. (The old code sent the URL as the service wrote it: the other
+    host received the key.)"""
+    hosted = Arrivals()
+
+    async def host(request: web.Request) -> web.Response:
+        await hosted.record(request)
+        return web.Response(text="Email,Status,Role Based Emails\na@b.com,Valid,no\n",
+                            content_type="text/csv")
+
+    async with serve(host) as other:
+        async def service(request: web.Request) -> web.Response:
+            return web.json_response(
+                {"status": "success", "result": f"{other}/r/7.csv?part=1&{copied()}"})
+
+        session, seen = _seeing_session()
+        async with session, serve(service) as base, \
+                asyncsdk.Client(KEY, USER, base_url=base, session=session) as client:
+            rows = [row async for row in client.validation.job(7).rows()]
+    assert [row.email for row in rows] == ["a@b.com"]
+    ((url, query, headers, _),) = hosted.requests
+    assert _credential_fields(query) == [] and query.getall("part") == ["1"]
+    assert leaks("\n".join([url, repr(headers), *seen]), [KEY, USER]) == []
