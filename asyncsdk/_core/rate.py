@@ -491,7 +491,11 @@ class RateFinder:
         c = self._constants
         rtt = self._rtt
         if rtt != self._growth_rtt:  # the power once a round trip, not once an answer
-            self._growth = min(1.0, c.start_growth ** (rtt / c.growth_round_seconds) - 1.0)
+            rounds = rtt / c.growth_round_seconds
+            # At most doubling: a round trip of a minute or more (a slow first answer, a
+            # machine suspended with a check in flight) would overflow the power.
+            self._growth = (1.0 if rounds * math.log(c.start_growth) >= math.log(2.0)
+                            else min(1.0, c.start_growth ** rounds - 1.0))
             self._growth_rtt = rtt
         self.window *= 1.0 + self._growth / self.window
         self.rate = c.start_gain * self.window / rtt
