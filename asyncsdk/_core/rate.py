@@ -312,6 +312,9 @@ class _Sends:
 
     def mark(self, send: int, state: int) -> None:
         at = send - self.base
+        if at >= len(self.times) or isinstance(send, bool) or not isinstance(send, int):
+            raise InvalidInputError(f"send: expected the number of a send that was made "
+                                    f"(sent() returns it), got {send!r}", field="send")
         if at >= self.start:
             if self.states[at] == PENDING:
                 self.pending -= 1
@@ -374,6 +377,9 @@ class RateFinder:
                  "phase", "rate", "window")
 
     def __init__(self, constants: PaceConstants | None = None) -> None:
+        if constants is not None and not isinstance(constants, PaceConstants):
+            raise InvalidInputError(f"constants: expected a PaceConstants, got "
+                                    f"{type(constants).__name__}", field="constants")
         c = self._constants = constants if constants is not None else DEFAULT_CONSTANTS
         #: Where the machine is (see ``Phase``).
         self.phase = Phase.STARTUP
