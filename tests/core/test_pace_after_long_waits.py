@@ -98,3 +98,40 @@ def test_a_blackout_before_any_estimate_leaves_no_crawl_behind(seed: int) -> Non
     with virtual_loop() as loop:
         loop.run_until_complete(main())
     assert out["back"] <= 0.4, out
+
+
+def test_long_waits_cancelled_or_woken_leave_nothing_behind() -> None:
+    """Checks in long waits for their moments (behind a 3 s hold): those cancelled
+    leave no task of the pace's behind; an answer that speeds the rate up during the
+    hold wakes the others, and none is sent before the hold ends."""
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        pace = Pace(loop.time, park, random.Random(1).random)
+        first = await pace.ready(True, math.inf)
+        early = await pace.ready(True, math.inf)
+        assert first is not None and early is not None
+        pace.done(first, 429, 3.0)  # nothing answered yet: a hold of 3 s
+        assert pace.held_until == 3.0
+        pace.finder.window = 100
+        sent: list[float] = []
+
+        async def check() -> None:
+            ticket = await pace.ready(True, math.inf)
+            assert ticket is not None
+            sent.append(loop.time())
+            pace.done(ticket, 200, None)
+
+        tasks = [loop.create_task(check()) for _ in range(20)]
+        await asyncio.sleep(1.0)
+        for task in tasks[10:]:
+            task.cancel()
+        await asyncio.gather(*tasks[10:], return_exceptions=True)
+        # Those left: each with the one task of its long wait, the cancelled none.
+        assert len(asyncio.all_tasks() - {asyncio.current_task(), *tasks[:10]}) == 10
+        pace.done(early, 200, None)  # the first answer: the rate it times is far higher
+        await asyncio.gather(*tasks[:10])
+        assert len(sent) == 10 and min(sent) >= 3.0
+        assert asyncio.all_tasks() == {asyncio.current_task()}
+
+    with virtual_loop() as loop:
+        loop.run_until_complete(main())
