@@ -698,9 +698,11 @@ def test_the_tokenizer_check_sees_a_second_one() -> None:
 #: of them): the one window primitive (``_core.window.Window``: ``check_many``'s slots and
 #: the pace's window), and single waits that are no window: a pause ``close()`` ends
 #: (session), the generator of ``check_many`` waiting for an outcome, the fleet's worker
-#: (its stop, its answers heard, its reservations: Redis hands out the places).
+#: (its stop, its answers heard, its reservations: Redis hands out the places), the pace's
+#: signal that its rate sped up (a broadcast that ends long paced waits: no place).
 PARKED: dict[str, int] = {
     "asyncsdk._core.window": 1,
+    "asyncsdk._core.pace": 1,
     "asyncsdk._core.session": 1,
     "asyncsdk.resources.validation.check_many": 1,
     "asyncsdk.fleet.shared_pace": 2,

@@ -12,7 +12,12 @@ service cannot take it:
   one, never in a wave. A moment is reserved only by an attempt that can be sent at it
   within its budget, and one that leaves before it (cancelled) gives it back, so the
   schedule never runs ahead of the attempts that will be sent (issue 38: checks that
-  gave up during a hold pushed it out by an interval each, and nothing sent reset it);
+  gave up during a hold pushed it out by an interval each, and nothing sent reset it).
+  An answer that speeds the rate up (twice or more: the service takes again after a
+  blackout, a round trip far shorter than a first one that took minutes) re-spaces
+  the schedule from now and ends the long waits for moments laid at the old rate (a
+  machine suspended during the first checks left its rate at 0.01/s: the next sends
+  reserved moments 100 s apart, and kept them once the rate was back);
 * **the window**: at most ``RateFinder.window`` paced attempts in flight (a ``Window``
   resized to it: the rest wait in line, in the engine's park, until one ends);
 * **the hold**: a 429 while the service takes nothing at all (nothing sent recently was
@@ -41,6 +46,14 @@ from .window import Window
 
 __all__ = ["Pace", "Park", "Ticket"]
 
+#: An answer that raises the finder's rate this many times (or more) re-spaces the
+#: schedule from now: a moment laid at the old rate would be a wait the service no
+#: longer asks for (a probe's step is at most 1.5 times).
+SPED_UP = 2.0
+#: Paced waits this long or longer end early when the rate speeds up (shorter ones, an
+#: interval at a working rate, are plain sleeps: no task per send).
+INTERRUPTIBLE_SECONDS = 0.25
+
 #: Where a wait of the pace waits: until ``waiter`` is done (None: the time alone) or
 #: ``seconds`` have passed; the engine's ends early when its client closes.
 Park = Callable[["asyncio.Future[None] | None", float], Awaitable[Any]]
@@ -62,7 +75,8 @@ class Pace:
     time, whichever comes first (the session owner's, which ``close()`` wakes)."""
 
     __slots__ = ("_backlogs", "_clock", "_held_until", "_next", "_park", "_rand",
-                 "_refusals", "_returned", "_size", "_wait_asked", "_window", "finder")
+                 "_respaced", "_returned", "_size", "_sped_up", "_wait_asked", "_window",
+                 "finder")
 
     def __init__(self, clock: Callable[[], float], park: Park,
                  rand: Callable[[], float]) -> None:
@@ -72,7 +86,11 @@ class Pace:
         self.finder = RateFinder()
         self._next = 0.0  # the pacer's next free moment
         self._held_until = 0.0
-        self._refusals = 0  # 429s so far: a paced wait that saw one is spaced again
+        # Re-spacings of the schedule so far (each 429, and a rate that sped up): a paced
+        # wait that saw one takes a moment again.
+        self._respaced = 0
+        # Woken when the rate speeds up: long paced waits end early (``_wait_for``).
+        self._sped_up: asyncio.Future[None] | None = None
         # Paced attempts in flight, at most the finder's window; a wait for a place is
         # the engine's park (``close()`` ends it).
         self._size = self.finder.window  # the window's, as last resized
@@ -147,14 +165,14 @@ class Pace:
                 return None
             # The usual case, a moment free now, without a coroutine per wait: the same
             # decisions as ``_paced_wait``'s first turn (no wait, so no 429 meanwhile).
-            refusals = self._refusals
+            respaced = self._respaced
             now = self._clock()
             moment = self._paced_moment(now, deadline)
             if moment is None:
                 self._leave()
                 return None
             if moment[0] > now and not await self._left_after_wait(
-                    moment, refusals, deadline, park):
+                    moment, respaced, deadline, park):
                 return None
             return self._ticket(True)
         at = self._held_moment()
@@ -169,17 +187,22 @@ class Pace:
         send = ticket.send
         now = self._clock()
         finder = self.finder
-        if status is None:
-            finder.failed(send)
-        elif status != 429:
-            finder.answered(send, ticket.at, now)
-        else:
-            finder.refused(send, ticket.at, now)
-            self._limited(now, wait)
-        # The finder may have resized the window: room for parked ones.
-        window = self._window if finder.window == self._size else self._resized()
-        if ticket.paced:
-            window.release()
+        rate = finder.rate
+        try:
+            if status is None:
+                finder.failed(send)
+            elif status != 429:
+                finder.answered(send, ticket.at, now)
+                if finder.rate > SPED_UP * rate:
+                    self._speed_up(now)
+            else:
+                finder.refused(send, ticket.at, now)
+                self._limited(now, wait)
+        finally:  # the place is given back whatever the finder made of the answer
+            # The finder may have resized the window: room for parked ones.
+            window = self._window if finder.window == self._size else self._resized()
+            if ticket.paced:
+                window.release()
 
     def _ticket(self, paced: bool) -> Ticket:
         now = self._clock()
@@ -199,13 +222,13 @@ class Pace:
         self._resized().release()
 
     # --- the moments -----------------------------------------------------------------
-    async def _left_after_wait(self, moment: tuple[float, float], refusals: int,
+    async def _left_after_wait(self, moment: tuple[float, float], respaced: int,
                                deadline: float, park: Park) -> bool:
         """A paced attempt holding a window place and ``moment`` (reserved when the
-        pace had seen ``refusals`` 429s) waits for it; False: it gave its place up
+        schedule had been re-spaced ``respaced`` times) waits for it; False: it gave its place up
         (not before ``deadline``)."""
         try:
-            if await self._paced_wait(moment, refusals, deadline, park):
+            if await self._paced_wait(moment, respaced, deadline, park):
                 return True
         except BaseException:
             self._leave()
@@ -213,20 +236,20 @@ class Pace:
         self._leave()
         return False
 
-    async def _paced_wait(self, moment: tuple[float, float], refusals: int,
+    async def _paced_wait(self, moment: tuple[float, float], respaced: int,
                           deadline: float, park: Park) -> bool:
-        """Wait for the paced ``moment``; a 429 meanwhile re-spaces the wait from then
-        (the moment is reserved again, at the new rate). False: not before
-        ``deadline``."""
+        """Wait for the paced ``moment``; a re-spacing meanwhile (a 429, a rate that sped
+        up) re-spaces the wait from then (the moment is reserved again, at the new
+        rate). False: not before ``deadline``."""
         while True:
             try:
-                await self._wait_until(moment[0], park)
+                await self._wait_for(moment[0], park)
             except BaseException:
-                self._give_back(moment, refusals)
+                self._give_back(moment, respaced)
                 raise
-            if refusals == self._refusals:
+            if respaced == self._respaced:
                 return True
-            refusals = self._refusals
+            respaced = self._respaced
             again = self._paced_moment(self._clock(), deadline)
             if again is None:
                 return False
@@ -255,11 +278,11 @@ class Pace:
             self.finder.held_back(now, self.ending)
         return moment
 
-    def _give_back(self, moment: tuple[float, float], refusals: int) -> None:
+    def _give_back(self, moment: tuple[float, float], respaced: int) -> None:
         """A waiter left before its moment: the last one reserved is undone (and any
-        given back just before it), any other is left for the next paced send. A 429
-        since (``refusals``) re-spaced the schedule: the moment is void."""
-        if refusals != self._refusals:
+        given back just before it), any other is left for the next paced send. A
+        re-spacing since (``respaced``: a 429, a rate that sped up): the moment is void."""
+        if respaced != self._respaced:
             return
         returned = self._returned
         if moment[1] != self._next:
@@ -290,11 +313,47 @@ class Pace:
         if delay > 0:
             await park(None, delay)
 
+    async def _wait_for(self, at: float, park: Park) -> None:
+        """Wait until the paced moment ``at``, or (a long wait) until the rate speeds
+        up: a moment laid at a rate that was far too low (a first answer after a machine
+        was suspended, a blackout's crawl) is not kept once the service is found to take
+        more. A short wait (one interval at a working rate) just sleeps: no task."""
+        delay = at - self._clock()
+        if delay < INTERRUPTIBLE_SECONDS:
+            if delay > 0:
+                await park(None, delay)
+            return
+        if self._sped_up is None:
+            self._sped_up = asyncio.get_running_loop().create_future()
+        sleep = asyncio.ensure_future(park(None, delay))
+        try:
+            await asyncio.wait((sleep, self._sped_up), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not sleep.done():
+                sleep.cancel()  # our own task: the wait it made is over (awaited so
+                await asyncio.wait((sleep,))  # as to leave nothing; never raises)
+        if not sleep.cancelled():
+            sleep.result()  # the park's own error (a client closed) is the wait's
+
+    def _speed_up(self, now: float) -> None:
+        """An answer sped the rate up (``SPED_UP`` times or more: the service takes
+        again after a blackout, a round trip far shorter than the first): the schedule
+        laid at the old rate is dropped, re-spaced from now, and the long waits for its
+        moments end (each takes a moment again, at the new rate)."""
+        self._respaced += 1
+        self._returned.clear()
+        self._next = min(self._next, now)
+        sped_up = self._sped_up
+        if sped_up is not None:
+            self._sped_up = None
+            if not sped_up.done():
+                sped_up.set_result(None)
+
     def _limited(self, now: float, wait: float | None) -> None:
         """A 429 came: every waiting paced send is re-spaced from now (the service has
         no token left); if the service takes nothing at all, everyone is held for the
         wait it asked."""
-        self._refusals += 1
+        self._respaced += 1
         if wait:
             self._wait_asked = wait
         self._returned.clear()

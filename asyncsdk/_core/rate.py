@@ -312,6 +312,9 @@ class _Sends:
 
     def mark(self, send: int, state: int) -> None:
         at = send - self.base
+        if at >= len(self.times) or isinstance(send, bool) or not isinstance(send, int):
+            raise InvalidInputError(f"send: expected the number of a send that was made "
+                                    f"(sent() returns it), got {send!r}", field="send")
         if at >= self.start:
             if self.states[at] == PENDING:
                 self.pending -= 1
@@ -374,6 +377,9 @@ class RateFinder:
                  "phase", "rate", "window")
 
     def __init__(self, constants: PaceConstants | None = None) -> None:
+        if constants is not None and not isinstance(constants, PaceConstants):
+            raise InvalidInputError(f"constants: expected a PaceConstants, got "
+                                    f"{type(constants).__name__}", field="constants")
         c = self._constants = constants if constants is not None else DEFAULT_CONSTANTS
         #: Where the machine is (see ``Phase``).
         self.phase = Phase.STARTUP
@@ -491,7 +497,11 @@ class RateFinder:
         c = self._constants
         rtt = self._rtt
         if rtt != self._growth_rtt:  # the power once a round trip, not once an answer
-            self._growth = min(1.0, c.start_growth ** (rtt / c.growth_round_seconds) - 1.0)
+            rounds = rtt / c.growth_round_seconds
+            # At most doubling: a round trip of a minute or more (a slow first answer, a
+            # machine suspended with a check in flight) would overflow the power.
+            self._growth = (1.0 if rounds * math.log(c.start_growth) >= math.log(2.0)
+                            else min(1.0, c.start_growth ** rounds - 1.0))
             self._growth_rtt = rtt
         self.window *= 1.0 + self._growth / self.window
         self.rate = c.start_gain * self.window / rtt

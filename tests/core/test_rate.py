@@ -293,6 +293,31 @@ def test_constants_that_make_no_sense_are_refused(field: str, value: object,
     assert info.value.field == field and field in str(info.value)
 
 
+@pytest.mark.parametrize("constants", [{"start_window": 3}, 5, "defaults"])
+def test_a_finder_given_what_is_not_constants_says_so(constants: object) -> None:
+    """``RateFinder(constants)`` of another type: ``InvalidInputError`` naming
+    ``constants`` (an ``AttributeError`` before)."""
+    with pytest.raises(asyncsdk.InvalidInputError, match="PaceConstants") as info:
+        RateFinder(constants)  # type: ignore[arg-type]
+    assert info.value.field == "constants"
+
+
+@pytest.mark.parametrize("event", ["answered", "refused", "failed"])
+@pytest.mark.parametrize("send", [1, 7, True, 0.0])
+def test_an_event_of_a_send_never_made_is_refused(event: str, send: object) -> None:
+    """A driver (the fleet) tells the finder of a send it did not number: an
+    ``InvalidInputError`` naming ``send``, and the finder is as it was (an
+    ``IndexError``, or a float taken for a number, before)."""
+    finder = RateFinder()
+    finder.sent(0.0)
+    before = (finder.rate, finder.window, finder.unanswered())
+    args = (send,) if event == "failed" else (send, 0.0, 0.02)
+    with pytest.raises(asyncsdk.InvalidInputError, match="send") as info:
+        getattr(finder, event)(*args)
+    assert info.value.field == "send"
+    assert (finder.rate, finder.window, finder.unanswered()) == before
+
+
 def test_the_constants_are_one_frozen_record_with_a_reason_each() -> None:
     """Frozen (a driver cannot change another's), and every field says why it is."""
     with pytest.raises(attrs.exceptions.FrozenInstanceError):

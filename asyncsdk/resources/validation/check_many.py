@@ -34,10 +34,11 @@ from collections.abc import (
     Iterator,
 )
 from contextlib import aclosing
-from typing import Any, Protocol
+from functools import partial
+from typing import Any, Protocol, cast
 
 from ..._checks import check_bool, check_count, check_seconds
-from ..._core import Backlog, SendPolicy, Window
+from ..._core import Admission, Backlog, SendPolicy, Window
 from ..._errors import (
     APIError,
     AuthenticationError,
@@ -49,7 +50,7 @@ from ..._errors import (
 )
 from ...models.validation import CheckFailure, CheckOutcome, CheckResult, CheckSuccess
 
-__all__ = ["CheckFunction", "callers_policy", "check_many"]
+__all__ = ["CheckFunction", "PacedCheckFunction", "callers_policy", "check_many"]
 
 #: Failures after which ``check_many`` stops sending: every later check would fail too
 #: (refused credentials or credit, a client closed under the run or used wrongly, a
@@ -65,8 +66,15 @@ class CheckFunction(Protocol):
                        request_timeout: float | None) -> CheckResult: ...
 
 
+class PacedCheckFunction(Protocol):
+    """``Validation._bulk_check``'s shape: a check whose attempts ``policy`` lets out."""
+
+    async def __call__(self, email: str, *, validity_timeout: float,
+                       request_timeout: float | None, policy: SendPolicy) -> CheckResult: ...
+
+
 def check_many(
-    check: CheckFunction,
+    check: CheckFunction | PacedCheckFunction,
     emails: Iterable[str] | AsyncIterable[str],
     *,
     concurrency: int,
@@ -74,11 +82,14 @@ def check_many(
     validity_timeout: float,
     request_timeout: float | None,
     backlog: Backlog | None = None,
+    policy: SendPolicy | None = None,
 ) -> AsyncGenerator[CheckOutcome, None]:
     """The generator of ``Validation.check_many`` (documented there), each input checked
     with ``check`` (for ``adaptive``, see ``Validation._bulk_check``); the arguments are
     checked here, at the call. ``backlog`` (of ``emails``, told to the pace) is counted
-    down as inputs are taken, and set to 0 when the run ends."""
+    down as inputs are taken, and set to 0 when the run ends. ``policy``: the run's send
+    policy, given to ``check`` as ``policy=`` behind the run's gate (``_StopGate``: once
+    the run stops, no check waiting for it is sent)."""
     check_count(concurrency, "concurrency")
     check_bool(adaptive, "adaptive")
     check_seconds(validity_timeout, "validity_timeout")
@@ -92,7 +103,7 @@ def check_many(
         raise InvalidInputError(
             f"emails: expected an iterable, got {type(emails).__name__}", field="emails")
     return _Run(check, concurrency, validity_timeout, request_timeout,
-                backlog).outcomes(emails)
+                backlog, policy).outcomes(emails)
 
 
 def callers_policy(pace: object, adaptive: object) -> SendPolicy:
@@ -145,6 +156,45 @@ def _skipped(value: object, cause: SDKError) -> CheckOutcome:
     return CheckFailure(email=_shown(value), error=error, attempted=False)
 
 
+class _NotSent(Exception):
+    """A check the run kept from leaving: it stopped while the check waited for its
+    pace (never seen outside the run)."""
+
+
+class _StopGate:
+    """A run's send policy: ``policy``'s, except that once the run has stopped
+    (``stopped``: an authentication or credit failure) no check that waits for it
+    leaves (DESIGN §2: the run stops sending; those waiting for a moment of the pace
+    when it stopped were sent all the same, up to ``concurrency`` of them). A moment the
+    pace gives then is handed back unused, as an attempt without an answer."""
+
+    __slots__ = ("_policy", "stopped")
+
+    def __init__(self, policy: SendPolicy) -> None:
+        self._policy = policy
+        self.stopped = False
+
+    @property
+    def held_until(self) -> float:
+        return self._policy.held_until
+
+    async def admit(self, deadline: float) -> Admission | None:
+        if self.stopped:
+            raise _NotSent
+        admission = await self._policy.admit(deadline)
+        if admission is not None and self.stopped:
+            self._policy.report(admission, None, None)  # not sent: nothing came back
+            raise _NotSent
+        return admission
+
+    def report(self, admission: Admission, status: int | None,
+               retry_after: float | None) -> None:
+        self._policy.report(admission, status, retry_after)
+
+    def resends_free(self, status: int) -> bool:
+        return self._policy.resends_free(status)
+
+
 def _shown(value: object) -> str:
     return value if isinstance(value, str) else repr(value)
 
@@ -156,12 +206,17 @@ class _Run:
 
     __slots__ = (
         "alive", "async_source", "backlog", "check", "closing", "done_reading",
-        "failure", "leftover", "limit", "lock", "loop", "ready", "request_timeout",
+        "failure", "gate", "leftover", "limit", "lock", "loop", "ready", "request_timeout",
         "source", "spawned", "stopped", "tasks", "validity_timeout", "waiter", "window")
 
-    def __init__(self, check: CheckFunction, concurrency: int, validity_timeout: float,
-                 request_timeout: float | None, backlog: Backlog | None = None) -> None:
-        self.check = check
+    def __init__(self, check: CheckFunction | PacedCheckFunction, concurrency: int,
+                 validity_timeout: float, request_timeout: float | None,
+                 backlog: Backlog | None = None, policy: SendPolicy | None = None) -> None:
+        #: What keeps the checks waiting for the pace from leaving once the run stops.
+        self.gate = None if policy is None else _StopGate(policy)
+        self.check: CheckFunction = (
+            cast(CheckFunction, check) if self.gate is None
+            else partial(cast(PacedCheckFunction, check), policy=self.gate))
         #: The inputs not yet taken, counted down for the pace (left None: no count).
         self.backlog = backlog if backlog is not None else Backlog(None)
         self.validity_timeout = validity_timeout
@@ -342,6 +397,9 @@ class _Run:
                 except (SDKError, ValueError) as exc:
                     self._check_failed(value, exc)
                     continue
+                except _NotSent:  # the run stopped while it waited: not attempted
+                    self._not_checked(value)
+                    continue
                 deliver(CheckSuccess(email=value, result=result))
         except BaseException as exc:
             if self._worker_failed(exc):
@@ -394,6 +452,8 @@ class _Run:
         self._deliver(_failed(_shown(value), exc))
         if isinstance(exc, _STOPPING) and self.stopped is None:
             self.stopped = exc
+            if self.gate is not None:
+                self.gate.stopped = True
             self._end_reading()
 
 

@@ -136,7 +136,8 @@ class Validation(Resource):
 
         After an ``AuthenticationError`` or ``InsufficientCreditError`` (or a
         ``UsageError``: the client was closed under the run; or a ``ConfigurationError``:
-        it lacks a credential or URL) no further check is sent: those in flight finish
+        it lacks a credential or URL) no further check is sent, not even one already
+        waiting for its moment of the pace: those in flight finish
         and get their outcomes, then the rest of ``emails`` is still read to the end so
         that every remaining input gets an outcome with ``attempted=False`` and an error
         of the same class saying it was not attempted (its ``__cause__`` is the failure
@@ -207,10 +208,10 @@ class Validation(Resource):
         backlog = Backlog.of(emails)  # a list's length tells the pace when the end is near
         policy = (self._engine.bulk_policy(CHECK, adaptive=adaptive is True, backlog=backlog)
                   if pace is None else callers_policy(pace, adaptive))
-        check = partial(self._bulk_check, policy=policy, extras=extras)
+        check = partial(self._bulk_check, extras=extras)  # its policy: the run's gate
         return check_many(check, emails, concurrency=concurrency, adaptive=adaptive,
                           validity_timeout=validity_timeout, request_timeout=request_timeout,
-                          backlog=backlog)
+                          backlog=backlog, policy=policy)
 
     async def create_job(
         self,

@@ -284,3 +284,26 @@ async def test_checks_that_gave_up_in_a_hold_leave_the_pace_free(
                                                           request_timeout=10)]
     assert [o.error for o in later if not o.ok] == []
     assert sorted(o.email for o in later) == emails(5, "v")
+
+
+async def test_a_machine_suspended_with_checks_in_flight_does_not_lock_the_run(
+        local: LocalServer) -> None:
+    """The client's clock jumps an hour while the first checks are on the wire (a
+    suspended laptop): their answers time a round trip of an hour. The run goes on,
+    every input answered, the pace's window empty after it (before: ``OverflowError``
+    ended the run). How soon it is back is ``test_pace_after_long_waits``'s (on a
+    ``VirtualClock`` a sleep moves the time at once: a wait cannot end early)."""
+    clock = asyncsdk.testing.VirtualClock()
+
+    async def handle(request: web.Request) -> web.Response:
+        if clock.now() < 3600:
+            clock.advance(3600)
+        return web.json_response(ok(request.query["email"]))
+
+    local.routes[CHECK_PATH] = handle
+    async with asyncsdk.Client(API_KEY, USERNAME, base_url=local.url, clock=clock,
+                               timeout=7200) as c:
+        outcomes = [o async for o in c.validation.check_many(emails(100), concurrency=16)]
+        assert paced_in_flight(c) == 0
+    assert [o.error for o in outcomes if not o.ok] == []
+    assert sorted(o.email for o in outcomes) == sorted(emails(100))

@@ -15,6 +15,7 @@ each answer, in place of the client's pace (DESIGN §3: one seam; the fleet's
 
 from __future__ import annotations
 
+import asyncio
 import math
 from typing import Any
 
@@ -143,3 +144,58 @@ async def test_a_pace_that_is_not_a_policy_is_refused_at_the_call(
                                      adaptive=False)
     assert info.value.field == "adaptive"
     assert sends(mocked) == 0
+
+
+class GatedPolicy:
+    """A policy that lets one check out once ``checks`` wait for it, and the others
+    only once an answer was reported (they wait for their moment meanwhile, as behind
+    a pace); ``given`` and ``reported`` count admissions and reports."""
+
+    held_until = 0.0
+
+    def __init__(self, checks: int) -> None:
+        self.checks = checks
+        self.asking = 0
+        self.all_asking = asyncio.Event()
+        self.answered = asyncio.Event()
+        self.given = 0
+        self.reported: list[int | None] = []
+
+    async def admit(self, deadline: float) -> Admission | None:
+        self.asking += 1
+        if self.asking == self.checks:
+            self.all_asking.set()
+        await self.all_asking.wait()
+        if self.given:
+            await self.answered.wait()
+        self.given += 1
+        return object()
+
+    def report(self, admission: Admission, status: int | None,
+               retry_after: float | None) -> None:
+        self.reported.append(status)
+        self.answered.set()
+
+    def resends_free(self, status: int) -> bool:
+        return status == 429
+
+
+async def test_checks_waiting_for_their_moment_are_not_sent_once_the_run_stops(
+        client: asyncsdk.Client, mocked: aioresponses) -> None:
+    """DESIGN §2: after a credit failure the run stops sending. The checks waiting for
+    their moment when it came are not sent (before: every one of them was, up to
+    ``concurrency``, each refused in turn; with the client's own pace, 30-50 checks
+    reached a service after the stop, measured): each is "not attempted", and each
+    moment given to it is handed back, reported as an attempt without an answer."""
+    credit = "The request was refused due to insufficent credit."
+    mocked.get(CHECK, payload={"status": "fail", "error": credit}, repeat=True)
+    policy = GatedPolicy(6)
+    outcomes = [o async for o in client.validation.check_many(
+        [f"u{i}@example.com" for i in range(6)], concurrency=6, pace=policy)]
+    assert sends(mocked) == 1
+    assert len(outcomes) == 6
+    assert all(isinstance(o.error, asyncsdk.InsufficientCreditError) for o in outcomes)
+    assert [o.attempted for o in outcomes].count(True) == 1
+    assert all("not attempted" in str(o.error) for o in outcomes if not o.attempted)
+    assert policy.given == len(policy.reported) == 6
+    assert policy.reported[1:] == [None] * 5
