@@ -73,7 +73,9 @@ class Sandbox(SandboxData):
             of ``rate`` and ``burst``, the 429's ``Retry-After``, a cap in flight); None
             (default) limits nothing. ``sb.limits`` changes it while the server runs.
 
-    All switches live on ``sb.settings`` and may be changed while the server runs.
+    All switches live on ``sb.settings`` and may be changed while the server runs; a
+    value a switch (or ``credit``) does not take is refused where it is set
+    (``InvalidInputError`` naming it).
     A method a route does not take answers 405 ``{"detail": ...}``; an unknown path 404
     ``{"detail": "Not found."}``. The sandbox's own fetch of a hosted file for
     jobs/create is a request like any other: recorded, counted in flight, faultable.
