@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from asyncsdk import InvalidInputError
+
 from ._resources import new_contact_record
 from ._state import Account, HostedFile, JobOutcome, SandboxState
 from ._synthetic import synthetic_job
@@ -57,13 +59,18 @@ class SandboxData:
     def host_file(
         self, data: bytes | str, name: str = "list.csv", *, content_type: str = "text/csv"
     ) -> str:
-        """Serve ``data`` from the sandbox, without credentials.
+        """Serve ``data`` from the sandbox, without credentials, with the
+        ``Content-Type`` given (a ``charset`` parameter included).
 
         Returns:
-            Its URL, ``http://127.0.0.1:PORT/files/<token>/<name>``.
+            Its URL, ``http://127.0.0.1:PORT/files/<token>/<name>``, ``name``
+            percent-encoded (any name but ``""``, ``.`` and ``..``).
         Raises:
-            RuntimeError: before ``start()``.
+            RuntimeError: before ``start()``. InvalidInputError: a ``name`` no URL
+                path segment can hold.
         """
+        if not isinstance(name, str) or name in ("", ".", ".."):
+            raise InvalidInputError(f"name: expected a file name, got {name!r}", field="name")
         if not self.state.base_url:  # before start the URL has no port yet
             raise RuntimeError("the sandbox is not started; use 'async with Sandbox()'")
         raw = data.encode() if isinstance(data, str) else bytes(data)

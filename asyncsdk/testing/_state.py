@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar, overload
+from urllib.parse import quote
 
 import aiohttp
 from aiohttp import web
@@ -208,7 +209,9 @@ class SandboxState:
         """Register a hosted file and return its absolute URL."""
         token = f"f{self.next_id('file')}"
         self.hosted[token] = hosted
-        return f"{self.base_url}/files/{token}/{hosted.name}"
+        # Percent-encoded: a name with a space, "#", "?", "%" or "/" made a URL that
+        # missed the file (or that the client refused).
+        return f"{self.base_url}/files/{token}/{quote(hosted.name, safe='')}"
 
     def job_result_url(self, job: Job) -> str:
         """The URL (no credentials needed) where a job's result CSV is served."""

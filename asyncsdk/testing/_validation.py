@@ -393,7 +393,8 @@ async def hosted_file(request: web.Request) -> web.StreamResponse:
         raise Reject(web.json_response({"detail": _texts.NOT_FOUND_DETAIL}, status=404))
     if hosted.job_id is not None:
         return await stream_result(request, state.jobs[hosted.job_id], as_json=False)
-    return web.Response(body=hosted.data, content_type=hosted.content_type)
+    # As a header: aiohttp's content_type= refuses one with a charset (an answer 500).
+    return web.Response(body=hosted.data, headers={"Content-Type": hosted.content_type})
 
 
 ROUTES = [
@@ -401,6 +402,7 @@ ROUTES = [
     web.get("/api/v1/jobs/create", jobs_create),
     web.get("/api/v1/jobs/status", jobs_status),
     web.get("/api/v1/jobs/download", jobs_download),
-    web.get("/files/{token}/{name}", hosted_file),
+    # Any name: the default pattern takes no "{", "}" or "/" (a file so named was 404).
+    web.get("/files/{token}/{name:.+}", hosted_file),
 ]
 """The validation routes and the hosted-file route."""

@@ -7,18 +7,22 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
+import random
 import tempfile
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import aiohttp
 import pytest
 from aiohttp import web
 from auth_helpers import serve
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sandbox_helpers import Api
+from yarl import URL
 
+from asyncsdk import InvalidInputError
 from asyncsdk.cli.app import main
 from asyncsdk.cli.inputs import InputFile, UsageProblem
 from asyncsdk.testing import Sandbox
@@ -310,3 +314,74 @@ def test_validate_in_the_sandbox_gives_each_input_row_once(
     assert [(r["row"], r["email"], r["name"]) for r in rows] == [
         (str(i + 1), email, f"N{i}") for i, email in enumerate(inputs)]
     assert {r["verdict"] for r in rows} == {"Valid", "Disposable"}
+
+
+# -- a hosted file's URL: any name, any content type ---------------------------------------
+# The name went into the URL as it was: a space made a URL the client refused, and "#",
+# "?", "%41" or "/" a URL of another path (File is not downloadable); so
+# 'asyncsdk --sandbox validate "my list.csv"' failed. A content type with a charset
+# answered 500.
+
+TRICKY_NAMES = ["my list.csv", "list#1.csv", "a?b=c&d.csv", "100%.csv", "100%41.csv",
+                "é ü 😀.csv", "a/b.csv", "a%2Fb.csv", "a+b.csv", "back\\slash.csv",
+                "...csv", ";,@:$!'()*~.csv", "tab\there.csv", "emaillist.csv"]
+
+
+def random_names(count: int) -> list[str]:
+    """``count`` names drawn (seeded) from every printable ASCII character and a few
+    others: what a user's file may be called."""
+    pool = [chr(c) for c in range(32, 127)] + list("éß€😀\u00a0\u2028")
+    draw = random.Random(20261129)
+    names = ["".join(draw.choices(pool, k=draw.randint(1, 12))) for _ in range(count)]
+    return [name for name in names if name not in (".", "..")]
+
+
+async def test_a_hosted_file_is_served_at_its_url_whatever_its_name(
+    sandbox: Sandbox, http: aiohttp.ClientSession
+) -> None:
+    for number, name in enumerate([*TRICKY_NAMES, *random_names(300)]):
+        data = f"user{number}@example.com\n".encode()
+        url = sandbox.host_file(data, name=name)
+        assert url.isascii() and " " not in url and "#" not in url and "?" not in url
+        async with http.get(URL(url, encoded=True)) as resp:
+            assert (resp.status, await resp.read()) == (200, data), name
+
+
+@pytest.mark.parametrize("name", TRICKY_NAMES)
+async def test_a_job_reads_a_hosted_file_whatever_its_name(
+    sandbox: Sandbox, name: str
+) -> None:
+    url = sandbox.host_file(b"email\nann@example.com\nbob@example.org\n", name=name)
+    async with sandbox.client() as client:
+        job = await client.validation.create_job(url)
+        assert [row.email async for row in job.rows()] == ["ann@example.com",
+                                                             "bob@example.org"]
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", None])
+async def test_a_name_no_url_can_hold_is_refused(sandbox: Sandbox, name: object) -> None:
+    with pytest.raises(InvalidInputError) as refused:
+        sandbox.host_file(b"ann@example.com", name=name)  # type: ignore[arg-type]
+    assert refused.value.field == "name"
+
+
+@pytest.mark.parametrize("content_type", ["text/csv; charset=utf-8", "text/plain;charset=UTF-8",
+                                          "application/octet-stream", "text/csv"])
+async def test_a_hosted_file_has_the_content_type_given(
+    api: Api, sandbox: Sandbox, http: aiohttp.ClientSession, content_type: str
+) -> None:
+    url = sandbox.host_file(b"ann@example.com\n", content_type=content_type)
+    async with http.get(url) as resp:
+        assert resp.status == 200
+        assert resp.headers["Content-Type"] == content_type
+    assert [row["Email"] for row in await job_rows(api, url)] == ["ann@example.com"]
+
+
+def test_validate_in_the_sandbox_takes_a_file_of_any_name(tmp_path: Path) -> None:
+    source = tmp_path / "my list #1 (100%).csv"
+    source.write_text("email\nann@example.com\n", encoding="utf-8")
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["--sandbox", "validate", str(source), "-o", str(tmp_path / "out.csv"),
+                 "--poll-interval", "0.01"], stdout=out, stderr=err)
+    assert code == 0, err.getvalue()
+    assert "1 addresses validated" in out.getvalue()
