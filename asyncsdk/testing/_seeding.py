@@ -87,19 +87,31 @@ class SandboxData:
 
         Returns:
             The job id.
+        Raises:
+            InvalidInputError: ``rows`` not an int >= 0, ``status`` neither
+                ``"success"`` nor ``"fail"``.
         """
+        _check_count(rows, "rows")
+        _check_outcome(status)
         return synthetic_job(self.state, self.account(api_key).api_key, rows, status)
 
     def fail_next_job(self, count: int = 1) -> None:
-        """Make the next ``count`` jobs created by jobs/create end in ``fail``."""
+        """Make the next ``count`` jobs created by jobs/create end in ``fail``.
+
+        Raises:
+            InvalidInputError: ``count`` not an int >= 0.
+        """
+        _check_count(count, "count")
         self.state.fail_next_jobs += count
 
     def finish_job(self, job_id: int, status: JobOutcome = "success") -> None:
         """End a job now with ``status``, whatever its polls or timer say.
 
         Raises:
-            KeyError: for an unknown job id.
+            KeyError: for an unknown job id. InvalidInputError: ``status`` neither
+                ``"success"`` nor ``"fail"``.
         """
+        _check_outcome(status)
         self.state.jobs[job_id].forced = status
 
     # -- stored objects (no validation: any shape may be planted) ---------------------------
@@ -191,3 +203,15 @@ class SandboxData:
                                "subject": "Widgets", "status": 0, "invoice_type": 0,
                                "is_recurring_invoices": False, "customer": first,
                                "productinvoices": [line]})  # fmt: skip
+
+
+def _check_count(value: object, field: str) -> None:
+    if type(value) is not int or value < 0:
+        raise InvalidInputError(f"{field}: expected an int >= 0, got {value!r}", field=field)
+
+
+def _check_outcome(status: object) -> None:
+    # Another text would be answered as the job's status, which the service never sends.
+    if status not in ("success", "fail") or not isinstance(status, str):
+        raise InvalidInputError(f"status: expected 'success' or 'fail', got {status!r}",
+                                field="status")

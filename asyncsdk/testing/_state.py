@@ -220,11 +220,14 @@ class SandboxState:
         return f"{self.base_url}/files/{token}/emaillist.csv"
 
     def new_job(
-        self, owner: str, rows: Callable[[], Iterator[Row]], row_count: int, now: float
+        self, owner: str, rows: Callable[[], Iterator[Row]], row_count: int, now: float,
+        *, ended: JobOutcome | None = None,
     ) -> Job:
-        """Create a job under the current settings (consuming a pending ``fail_next_job``)."""
-        outcome: JobOutcome = self.settings.job_outcome
-        if self.fail_next_jobs > 0:
+        """Create a job under the current settings (consuming a pending ``fail_next_job``),
+        or one that has ``ended`` already (``make_job``: it leaves ``fail_next_job`` to
+        the jobs that jobs/create makes, as documented)."""
+        outcome: JobOutcome = ended or self.settings.job_outcome
+        if ended is None and self.fail_next_jobs > 0:
             self.fail_next_jobs -= 1
             outcome = "fail"
         job = Job(
@@ -237,6 +240,7 @@ class SandboxState:
             created_at=now,
             seconds=self.settings.job_seconds,
         )
+        job.forced = ended
         self.jobs[job.id] = job
         return job
 

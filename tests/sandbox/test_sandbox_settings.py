@@ -94,3 +94,41 @@ async def test_credit_runs_down_to_zero_and_no_further(sandbox: Sandbox, api: Ap
     assert [(await api.check("ada@example.com"))["status"] for _ in range(3)] == [
         "success", "success", "fail"]
     assert sandbox.credit == 0
+
+
+@pytest.mark.parametrize("made", ["success", "fail"])
+async def test_make_job_leaves_a_pending_failure_to_the_next_created_job(
+    sandbox: Sandbox, api: Api, made: str
+) -> None:
+    # make_job took the pending failure itself (and ended as asked): the job the test
+    # meant to fail succeeded.
+    sandbox.settings.job_polls = 0
+    sandbox.fail_next_job()
+    synthetic = sandbox.make_job(3, status=made)  # type: ignore[arg-type]
+    created = await api.create_job(sandbox.host_file("ann@example.com\n"))
+    assert (await api.status(created["job_id"])) == {"status": "fail"}
+    assert (await api.status(synthetic)) == {"status": made}
+    second = await api.create_job(sandbox.host_file("ann@example.com\n"))
+    assert (await api.status(second["job_id"])) == {"status": "success"}
+
+
+@pytest.mark.parametrize("status", ["failed", "processing", "Success", None])
+def test_a_job_status_the_service_never_sends_is_refused(sandbox: Sandbox,
+                                                         status: object) -> None:
+    job_id = sandbox.make_job(1)
+    for make in (lambda: sandbox.make_job(1, status=status),  # type: ignore[arg-type]
+                 lambda: sandbox.finish_job(job_id, status)):  # type: ignore[arg-type]
+        with pytest.raises(InvalidInputError) as refused:
+            make()
+        assert refused.value.field == "status"
+    assert sandbox.state.jobs[job_id].final_status == "success"
+    assert list(sandbox.state.jobs) == [job_id]
+
+
+@pytest.mark.parametrize("count", [-1, 1.0, "2", True])
+def test_a_bad_count_of_rows_or_failures_is_refused(sandbox: Sandbox, count: object) -> None:
+    with pytest.raises(InvalidInputError, match=r"^rows: "):
+        sandbox.make_job(count)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match=r"^count: "):
+        sandbox.fail_next_job(count)  # type: ignore[arg-type]
+    assert sandbox.state.fail_next_jobs == 0 and not sandbox.state.jobs
