@@ -151,9 +151,11 @@ def parse_address_file(data: bytes) -> list[tuple[str, str]] | None:
 _DELIMITERS = (",", ";", "\t")
 #: One line and its break (CRLF, LF, or a lone CR: old Mac files, spreadsheet exports).
 _LINE = re.compile(r"([^\r\n]*)(\r\n|\r|\n)|([^\r\n]+)\Z")
-_EMAIL_COLUMNS = frozenset({"email", "emails", "mail", "emailaddress", "mailaddress",
-                            "emailid", "address"})
-_NAME_COLUMNS = frozenset({"name", "fullname"})
+#: Column names, the likeliest first: the command line's reader knows the first four,
+#: and takes the same column where a header has more than one of these.
+_EMAIL_COLUMNS = ("email", "emailaddress", "mail", "mailaddress", "emails", "emailid",
+                  "address")
+_NAME_COLUMNS = ("name", "fullname")
 
 
 def _decode(data: bytes) -> str | None:
@@ -201,11 +203,15 @@ def _header_layout(line: str) -> tuple[int, int | None, str] | None:
     except csv.Error:
         cells = line.split(delimiter)
     keys = [_column_key(cell) for cell in cells]
-    email_at = next((i for i, key in enumerate(keys) if key in _EMAIL_COLUMNS), None)
+    email_at = _column_named(keys, _EMAIL_COLUMNS)
     if email_at is None and len(cells) < 2:
         return None
-    name_at = next((i for i, key in enumerate(keys) if key in _NAME_COLUMNS), None)
-    return email_at or 0, name_at, delimiter
+    return email_at or 0, _column_named(keys, _NAME_COLUMNS), delimiter
+
+
+def _column_named(keys: list[str], names: tuple[str, ...]) -> int | None:
+    """The first column of the likeliest of ``names`` that ``keys`` holds."""
+    return next((keys.index(name) for name in names if name in keys), None)
 
 
 def _table(text: str, delimiter: str) -> list[list[str]]:

@@ -204,11 +204,16 @@ def _write_csv(draw: st.DrawFn, out: io.StringIO, rows: list[tuple[str, str]], e
     if any("\r" in name or "\n" in name for _, name in rows):
         quoting = csv.QUOTE_ALL  # Python < 3.12 leaves "\n" unquoted under a "\r" ending
     writer = csv.writer(out, delimiter=delimiter, lineterminator=eol, quoting=quoting)
+    # Another column first, maybe one whose name is also an address's: the email
+    # column is still the one the command line takes.
+    other = draw(st.sampled_from([None, "id", "Address", "Mail Server"]))
+    before = [other] if other is not None and with_header else []
     if with_header:
         header = draw(st.sampled_from(HEADERS))
-        writer.writerow(header[::-1] if name_first else header)
+        writer.writerow(before + list(header[::-1] if name_first else header))
     for email, name in rows:
-        writer.writerow((name, email) if name_first else (email, name))
+        cells = [name, email] if name_first else [email, name]
+        writer.writerow(["x"] * len(before) + cells)
         if draw(st.integers(0, 9)) == 0:
             out.write(draw(st.sampled_from(["", "  "])) + eol)  # a blank line
 
