@@ -5,6 +5,7 @@ was buffered, ~64 KiB, and dropped the rest without a word)."""
 from __future__ import annotations
 
 import asyncio
+import codecs
 import csv
 import io
 import random
@@ -390,3 +391,28 @@ def test_validate_in_the_sandbox_takes_a_file_of_any_name(tmp_path: Path) -> Non
                  "--poll-interval", "0.01"], stdout=out, stderr=err)
     assert code == 0, err.getvalue()
     assert "1 addresses validated" in out.getvalue()
+
+
+MESSY_NAMES = ["Zoë, \"Z\"", "line\nbreak", "cr\rhere", "😀 €", "", "plain"]
+
+
+@pytest.mark.parametrize("shape", ["csv", "json", "url"])
+@pytest.mark.parametrize("chunk_size", [1, 7, 64 * 1024])
+async def test_the_client_reads_every_row_back_in_every_download_shape(
+    sandbox: Sandbox, shape: str, chunk_size: int
+) -> None:
+    # Result pieces of 1 or 7 characters: every multi-byte character, quoted line break
+    # and CRLF of the result falls on a piece boundary somewhere.
+    sandbox.settings.download_shape = shape  # type: ignore[assignment]
+    sandbox.settings.chunk_size = chunk_size
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r", quoting=csv.QUOTE_ALL)
+    writer.writerow(["Email", "Name"])
+    expected = [(f"u{i}@example.com", MESSY_NAMES[i % len(MESSY_NAMES)]) for i in range(60)]
+    expected += [expected[0], expected[1]]  # duplicates
+    writer.writerows(expected)
+    url = sandbox.host_file(codecs.BOM_UTF8 + out.getvalue().encode())
+    async with sandbox.client() as client:
+        job = await client.validation.create_job(url)
+        rows = [row async for row in job.rows()]
+    assert [(row.email, row.name) for row in rows] == expected
