@@ -365,9 +365,10 @@ async def stream_result(request: web.Request, job: Job, *, as_json: bool) -> web
     else:
         response.content_type = "text/csv"
         response.headers["Content-Disposition"] = 'attachment; filename="emaillist.csv"'
-    if fault is not None and kind is FaultKind.WRONG_CONTENT_TYPE:
-        response.content_type = str(fault.options.get("content_type", "text/html"))
     response.charset = "utf-8"
+    if fault is not None and kind is FaultKind.WRONG_CONTENT_TYPE:
+        # The whole header as given, a charset included (not replaced by ours).
+        response.headers["Content-Type"] = str(fault.options.get("content_type", "text/html"))
     await response.prepare(request)
     if kind is FaultKind.INVALID_JSON:
         await response.write(INVALID_JSON_BODY)
