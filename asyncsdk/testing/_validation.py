@@ -133,7 +133,7 @@ def parse_address_file(data: bytes) -> list[tuple[str, str]] | None:
     first = next(((line, start) for line, start, _ in _lines(text) if _is_content(line)), None)
     if first is None:
         return None
-    line, start = first
+    line, start = first[0].strip(), first[1]
     layout = None if "@" in line else _header_layout(line)
     if layout is not None:  # the rows after the header
         email_at, name_at, delimiter = layout

@@ -186,7 +186,9 @@ def address_files(draw: st.DrawFn) -> tuple[bytes, list[tuple[str, str]]]:
     if draw(st.booleans()):
         out.write(f"# a list{eol}{eol}")
     if kind == "plain list":
-        out.write("".join(f"{email}{eol}" + draw(st.sampled_from(["", eol, " " + eol]))
+        out.write("".join(draw(st.sampled_from(["", " ", "\t"])) + email
+                          + draw(st.sampled_from(["", " ", "\t"])) + eol
+                          + draw(st.sampled_from(["", eol, " " + eol]))
                           for email, _ in rows))
     else:
         _write_csv(draw, out, rows, eol, with_header=kind == "header")
