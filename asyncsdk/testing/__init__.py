@@ -51,8 +51,13 @@ Jobs
     ``allow_remote_files=True``), no redirects, read whole; a refused, failed or non-2xx
     fetch, or a file over ``sb.settings.max_file_bytes`` (64 MiB), is "File is not
     downloadable."; empty, binary or ``@``-free content is "File Format is not
-    correct.". Input: CSV with an ``email`` column (and optional ``name``), or one
-    address per line. A malformed address in a file gets the verdict ``Bounce``.
+    correct.". Input, read as the command line reads its files (``parse_address_file``
+    in ``_validation``): UTF-8 (BOM or none) or UTF-16 with a BOM, any line ending
+    (CRLF, LF, CR), blank lines and leading ``#`` comments skipped; a CSV under a header
+    naming an email column (``email``, ``E-mail``, ``Email Address``..., any case;
+    ``,`` ``;`` or tab) with an optional ``name``, a CSV without a header (address,
+    name), or one address per line. The result has one row per address, in order,
+    duplicates kept. A malformed address in a file gets the verdict ``Bounce``.
     ``sb.host_file(data)`` serves a file and returns its URL. A job answers
     ``{"status": "processing"}`` to ``job_polls`` (2) status polls, or for
     ``job_seconds``, then ``{"status": "success"}`` (or ``{"status": "fail"}``, with no

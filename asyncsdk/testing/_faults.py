@@ -17,6 +17,8 @@ from typing import Any
 
 from aiohttp import web
 
+from asyncsdk import InvalidInputError
+
 from . import _texts
 
 __all__ = ["Fault", "FaultKind", "Faults"]
@@ -136,10 +138,13 @@ class Faults:
         Returns:
             The rule, whose ``remaining`` and ``hits`` can be inspected.
         Raises:
-            ValueError: on an unknown kind or a negative ``times``.
+            ValueError: on an unknown kind or a negative ``times``;
+                ``InvalidInputError`` (a ``ValueError``) on a ``status`` that is no
+                HTTP status of an answer (200 to 599).
         """
         if times is not None and times < 0:
             raise ValueError("times must be >= 0 or None")
+        _check_status(options)
         rule = Fault(path, FaultKind(kind), times, method, dict(options))
         self._rules.append(rule)
         return rule
@@ -232,6 +237,7 @@ class Faults:
         chosen = tuple(FaultKind(k) for k in kinds)
         if not chosen:
             raise ValueError("kinds must not be empty")
+        _check_status(options)
         defaults: dict[str, Any] = {"status": 503, "seconds": 0.01, "retry_after": 0}
         self._random = _RandomFaults(
             rate, chosen, path, {**defaults, **options}, _random.Random(seed)
@@ -265,6 +271,14 @@ class Faults:
             kind = chance.rng.choice(chance.kinds)
             return Fault(path, kind, 0, None, chance.options, 1)
         return None
+
+
+def _check_status(options: dict[str, Any]) -> None:
+    status = options.get("status", 503)
+    if isinstance(status, bool) or not isinstance(status, int) or not 200 <= status <= 599:
+        # 1xx is no answer (the client waits for one), and aiohttp refuses others (500).
+        raise InvalidInputError(f"status: expected an HTTP status 200 to 599, got "
+                                f"{status!r}", field="status")
 
 
 async def apply_fault(fault: Fault, request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -304,7 +318,8 @@ async def apply_fault(fault: Fault, request: web.Request, handler: Handler) -> w
     if kind is FaultKind.WRONG_CONTENT_TYPE:
         ctype = str(opts.get("content_type", "text/html"))
         status = 200 if response.status == 204 else response.status
-        return web.Response(body=body, status=status, content_type=ctype)
+        # A header, not content_type=: aiohttp refuses one with a charset there (500).
+        return web.Response(body=body, status=status, headers={"Content-Type": ctype})
     # TRUNCATED: announce everything, deliver half, hang up.
     out = web.StreamResponse(status=200 if response.status == 204 else response.status)
     out.content_type = response.content_type

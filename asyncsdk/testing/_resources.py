@@ -246,7 +246,7 @@ async def _json_body(request: web.Request) -> dict[str, Any]:
         detail = f'Unsupported media type "{request.content_type}" in request.'
         raise _fail({"detail": detail}, 415)
     try:
-        body = json.loads(await request.read())
+        body = json.loads(await request.read(), parse_constant=_no_constant)
     except ValueError as exc:
         raise _fail({"detail": f"JSON parse error - {exc}"}, 400) from None
     if not isinstance(body, dict):
@@ -254,6 +254,12 @@ async def _json_body(request: web.Request) -> dict[str, Any]:
         msg = f"Invalid data. Expected a dictionary, but got {kind}."
         raise _fail({"non_field_errors": [msg]}, 400)
     return body
+
+
+def _no_constant(name: str) -> Any:
+    """NaN and Infinity are not JSON: refused as Django REST framework refuses them
+    (stored, they made every later answer that held them invalid JSON)."""
+    raise ValueError(f"Out of range float values are not JSON compliant: {name}")
 
 
 def _raise_if(errors: Errors) -> None:

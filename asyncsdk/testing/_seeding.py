@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from asyncsdk import InvalidInputError
+
 from ._resources import new_contact_record
 from ._state import Account, HostedFile, JobOutcome, SandboxState
 from ._synthetic import synthetic_job
@@ -57,13 +59,18 @@ class SandboxData:
     def host_file(
         self, data: bytes | str, name: str = "list.csv", *, content_type: str = "text/csv"
     ) -> str:
-        """Serve ``data`` from the sandbox, without credentials.
+        """Serve ``data`` from the sandbox, without credentials, with the
+        ``Content-Type`` given (a ``charset`` parameter included).
 
         Returns:
-            Its URL, ``http://127.0.0.1:PORT/files/<token>/<name>``.
+            Its URL, ``http://127.0.0.1:PORT/files/<token>/<name>``, ``name``
+            percent-encoded (any name but ``""``, ``.`` and ``..``).
         Raises:
-            RuntimeError: before ``start()``.
+            RuntimeError: before ``start()``. InvalidInputError: a ``name`` no URL
+                path segment can hold.
         """
+        if not isinstance(name, str) or name in ("", ".", ".."):
+            raise InvalidInputError(f"name: expected a file name, got {name!r}", field="name")
         if not self.state.base_url:  # before start the URL has no port yet
             raise RuntimeError("the sandbox is not started; use 'async with Sandbox()'")
         raw = data.encode() if isinstance(data, str) else bytes(data)
@@ -80,19 +87,31 @@ class SandboxData:
 
         Returns:
             The job id.
+        Raises:
+            InvalidInputError: ``rows`` not an int >= 0, ``status`` neither
+                ``"success"`` nor ``"fail"``.
         """
+        _check_count(rows, "rows")
+        _check_outcome(status)
         return synthetic_job(self.state, self.account(api_key).api_key, rows, status)
 
     def fail_next_job(self, count: int = 1) -> None:
-        """Make the next ``count`` jobs created by jobs/create end in ``fail``."""
+        """Make the next ``count`` jobs created by jobs/create end in ``fail``.
+
+        Raises:
+            InvalidInputError: ``count`` not an int >= 0.
+        """
+        _check_count(count, "count")
         self.state.fail_next_jobs += count
 
     def finish_job(self, job_id: int, status: JobOutcome = "success") -> None:
         """End a job now with ``status``, whatever its polls or timer say.
 
         Raises:
-            KeyError: for an unknown job id.
+            KeyError: for an unknown job id. InvalidInputError: ``status`` neither
+                ``"success"`` nor ``"fail"``.
         """
+        _check_outcome(status)
         self.state.jobs[job_id].forced = status
 
     # -- stored objects (no validation: any shape may be planted) ---------------------------
@@ -184,3 +203,15 @@ class SandboxData:
                                "subject": "Widgets", "status": 0, "invoice_type": 0,
                                "is_recurring_invoices": False, "customer": first,
                                "productinvoices": [line]})  # fmt: skip
+
+
+def _check_count(value: object, field: str) -> None:
+    if type(value) is not int or value < 0:
+        raise InvalidInputError(f"{field}: expected an int >= 0, got {value!r}", field=field)
+
+
+def _check_outcome(status: object) -> None:
+    # Another text would be answered as the job's status, which the service never sends.
+    if status not in ("success", "fail") or not isinstance(status, str):
+        raise InvalidInputError(f"status: expected 'success' or 'fail', got {status!r}",
+                                field="status")

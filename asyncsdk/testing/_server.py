@@ -73,7 +73,9 @@ class Sandbox(SandboxData):
             of ``rate`` and ``burst``, the 429's ``Retry-After``, a cap in flight); None
             (default) limits nothing. ``sb.limits`` changes it while the server runs.
 
-    All switches live on ``sb.settings`` and may be changed while the server runs.
+    All switches live on ``sb.settings`` and may be changed while the server runs; a
+    value a switch (or ``credit``) does not take is refused where it is set
+    (``InvalidInputError`` naming it).
     A method a route does not take answers 405 ``{"detail": ...}``; an unknown path 404
     ``{"detail": "Not found."}``. The sandbox's own fetch of a hosted file for
     jobs/create is a request like any other: recorded, counted in flight, faultable.
@@ -175,9 +177,6 @@ class Sandbox(SandboxData):
         """Stop serving and release the port; safe to call twice. Answers still being
         made (a delay fault holding one whose client went away) are cancelled, so that
         no task of the sandbox outlives it."""
-        http, self.state.http = self.state.http, None
-        if http is not None:
-            await http.close()
         runner, self._runner = self._runner, None
         if runner is not None:
             await runner.cleanup()  # closes the connections: most handlers end with them
@@ -187,6 +186,12 @@ class Sandbox(SandboxData):
             for task in handlers:
                 task.cancel()
             await asyncio.gather(*handlers, return_exceptions=True)
+        # Closed last: closed first, a jobs/create fetching a hosted file saw its
+        # connection dropped and aiohttp sent the GET again on a new one, which the
+        # closing server accepted and never closed (a ResourceWarning).
+        http, self.state.http = self.state.http, None
+        if http is not None:
+            await http.close()
 
     async def __aenter__(self) -> Sandbox:
         return await self.start()

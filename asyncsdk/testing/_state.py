@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import math
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar, overload
+from urllib.parse import quote
 
 import aiohttp
 from aiohttp import web
+
+from asyncsdk import InvalidInputError
 
 from ._records import RecordedRequest, SentMail
 from ._rules import ValidationRules
@@ -26,6 +30,39 @@ MailState = Literal["Queued", "Send"]
 Row = tuple[str, str, str, bool]
 
 
+def _one_of(*choices: object) -> Callable[[object], bool]:
+    return lambda value: any(isinstance(value, type(c)) and value == c for c in choices)
+
+
+def _count(least: int) -> Callable[[object], bool]:
+    return lambda value: type(value) is int and value >= least
+
+
+def _seconds_or_none(value: object) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return math.isfinite(value) and value >= 0
+
+
+#: What each switch takes, and how the error says it: a wrong value would otherwise
+#: fail later requests of the server (or answer what the service never does, a job
+#: status "failed"), not the line that set it.
+_SETTING_RULES: dict[str, tuple[Callable[[object], bool], str]] = {
+    "download_shape": (_one_of("csv", "json", "url"), "'csv', 'json' or 'url'"),
+    "role_format": (_one_of("bool", "str", "int"), "'bool', 'str' or 'int'"),
+    "job_polls": (_count(0), "an int >= 0"),
+    "job_seconds": (_seconds_or_none, "None or a finite number of seconds >= 0"),
+    "job_outcome": (_one_of("success", "fail"), "'success' or 'fail'"),
+    "allow_remote_files": (_one_of(True, False), "True or False"),
+    "mail_state": (_one_of("Queued", "Send"), "'Queued' or 'Send'"),
+    "max_file_bytes": (_count(0), "an int >= 0"),
+    "chunk_size": (_count(1), "an int >= 1"),
+    "record": (_one_of(True, False), "True or False"),
+}
+
+
 @dataclass
 class Account:
     """Credentials and credit of one account; ``credit=None`` means unlimited."""
@@ -33,6 +70,16 @@ class Account:
     api_key: str
     username: str
     credit: int | None = None
+
+    def __setattr__(self, name: str, value: object) -> None:
+        # A credit of another type failed every later check of the account (HTTP 500).
+        if name == "credit" and value is not None and not _count(0)(value):
+            raise InvalidInputError(f"credit: expected None (unlimited) or an int >= 0, "
+                                    f"got {value!r}", field="credit")
+        if name in ("api_key", "username") and not (isinstance(value, str) and value):
+            raise InvalidInputError(f"{name}: expected a non-empty str, got {value!r}",
+                                    field=name)
+        super().__setattr__(name, value)
 
     def can_spend(self, amount: int = 1) -> bool:
         return self.credit is None or self.credit >= amount
@@ -90,7 +137,8 @@ class HostedFile:
 
 @dataclass
 class Settings:
-    """Behaviour switches; see ``Sandbox`` for their meaning."""
+    """Behaviour switches; see ``Sandbox`` for their meaning. A value a switch does not
+    take is refused when it is set (``InvalidInputError`` naming the switch)."""
 
     download_shape: DownloadShape = "csv"
     role_format: RoleFormat = "bool"
@@ -102,6 +150,12 @@ class Settings:
     max_file_bytes: int = 64 * 1024 * 1024
     chunk_size: int = 64 * 1024
     record: bool = True
+
+    def __setattr__(self, name: str, value: object) -> None:
+        rule = _SETTING_RULES.get(name)
+        if rule is not None and not rule[0](value):
+            raise InvalidInputError(f"{name}: expected {rule[1]}, got {value!r}", field=name)
+        super().__setattr__(name, value)
 
 
 @dataclass
@@ -155,7 +209,9 @@ class SandboxState:
         """Register a hosted file and return its absolute URL."""
         token = f"f{self.next_id('file')}"
         self.hosted[token] = hosted
-        return f"{self.base_url}/files/{token}/{hosted.name}"
+        # Percent-encoded: a name with a space, "#", "?", "%" or "/" made a URL that
+        # missed the file (or that the client refused).
+        return f"{self.base_url}/files/{token}/{quote(hosted.name, safe='')}"
 
     def job_result_url(self, job: Job) -> str:
         """The URL (no credentials needed) where a job's result CSV is served."""
@@ -164,11 +220,14 @@ class SandboxState:
         return f"{self.base_url}/files/{token}/emaillist.csv"
 
     def new_job(
-        self, owner: str, rows: Callable[[], Iterator[Row]], row_count: int, now: float
+        self, owner: str, rows: Callable[[], Iterator[Row]], row_count: int, now: float,
+        *, ended: JobOutcome | None = None,
     ) -> Job:
-        """Create a job under the current settings (consuming a pending ``fail_next_job``)."""
-        outcome: JobOutcome = self.settings.job_outcome
-        if self.fail_next_jobs > 0:
+        """Create a job under the current settings (consuming a pending ``fail_next_job``),
+        or one that has ``ended`` already (``make_job``: it leaves ``fail_next_job`` to
+        the jobs that jobs/create makes, as documented)."""
+        outcome: JobOutcome = ended or self.settings.job_outcome
+        if ended is None and self.fail_next_jobs > 0:
             self.fail_next_jobs -= 1
             outcome = "fail"
         job = Job(
@@ -181,6 +240,7 @@ class SandboxState:
             created_at=now,
             seconds=self.settings.job_seconds,
         )
+        job.forced = ended
         self.jobs[job.id] = job
         return job
 

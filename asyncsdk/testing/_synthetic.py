@@ -61,7 +61,6 @@ def synthetic_job(state: SandboxState, owner: str, rows: int, status: JobOutcome
                 ]
             )
 
-    job = state.new_job(owner, generate, rows, 0.0)
-    job.forced = status
+    job = state.new_job(owner, generate, rows, 0.0, ended=status)
     job.render = render
     return job.id

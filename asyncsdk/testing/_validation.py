@@ -10,6 +10,7 @@ checks.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import csv
 import io
 import json
@@ -102,38 +103,130 @@ async def single_check(request: web.Request) -> web.Response:
 
 # -- jobs ---------------------------------------------------------------------------------
 def parse_address_file(data: bytes) -> list[tuple[str, str]] | None:
-    """Read the addresses (and names) of an uploaded list; None if it is not a list.
+    """Read the addresses (and names) of an uploaded list: one per address, in the
+    file's order, duplicates kept; None if it is not a list.
 
-    Accepted: UTF-8 text, either CSV whose header row has an ``email`` column (any case;
-    an optional ``name`` column fills the result's Name), or rows whose first column is
-    the address (a second column, if any, is the name). Empty, binary (NUL bytes or not
-    UTF-8) or ``@``-free content is refused.
+    Read as ``asyncsdk check-many`` and ``validate`` read their input (so that the
+    command line's ``--sandbox validate`` matches every result row to its input row):
+    UTF-8 (a BOM is skipped) or UTF-16 with a BOM; lines ended by CRLF, LF or CR; blank
+    lines and ``#`` comments before the first line skipped. That first line decides:
+
+    * no ``@`` in it: a header. Its delimiter is whichever of ``,`` ``;`` and tab it
+      holds most of; its email column is named ``email``, ``e-mail``, ``mail``, ``email
+      address``... (any case; else the first column), a ``name`` column fills the
+      result's Name. The rows after it are CSV (quoted cells may hold delimiters and
+      line breaks); a row with an empty email cell is not an address.
+    * an ``@`` and no delimiter: a plain list, each line that is neither blank nor a
+      ``#`` comment one address.
+    * an ``@`` and a delimiter: CSV rows without a header, the first cell the address,
+      the second the name.
+
+    A single line without ``@`` that names no email column is not a header but the
+    first (malformed) address. Text that is not well-formed CSV (a stray quote would
+    take every line after it into one cell) is read one row per line: no address is
+    lost or merged. Empty, binary (NUL, or neither UTF-8 nor UTF-16 with a BOM) or
+    ``@``-free content is refused.
     """
-    if not data or b"\x00" in data:
+    text = _decode(data)
+    if text is None or "@" not in text:
         return None
+    first = next(((line, start) for line, start, _ in _lines(text) if _is_content(line)), None)
+    if first is None:
+        return None
+    line, start = first[0].strip(), first[1]
+    layout = None if "@" in line else _header_layout(line)
+    if layout is not None:  # the rows after the header
+        email_at, name_at, delimiter = layout
+        rows = _table(_after_line(text, start), delimiter)
+    elif not any(d in line for d in _DELIMITERS):
+        return [(ln.strip(), "") for ln, at, _ in _lines(text) if at >= start
+                and _is_content(ln)] or None
+    else:
+        email_at, name_at = 0, 1
+        rows = _table(text[start:], _delimiter_of(line))
+    found = [(_cell(row, email_at), _cell(row, name_at)) for row in rows]
+    return [(email, name) for email, name in found if email] or None
+
+
+_DELIMITERS = (",", ";", "\t")
+#: One line and its break (CRLF, LF, or a lone CR: old Mac files, spreadsheet exports).
+_LINE = re.compile(r"([^\r\n]*)(\r\n|\r|\n)|([^\r\n]+)\Z")
+#: Column names, the likeliest first: the command line's reader knows the first four,
+#: and takes the same column where a header has more than one of these.
+_EMAIL_COLUMNS = ("email", "emailaddress", "mail", "mailaddress", "emails", "emailid",
+                  "address")
+_NAME_COLUMNS = ("name", "fullname")
+
+
+def _decode(data: bytes) -> str | None:
+    """UTF-8 (BOM or none) or UTF-16 with its BOM; None for anything else or a NUL."""
+    utf16 = data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
     try:
-        text = data.decode("utf-8-sig")
+        text = data.decode("utf-16" if utf16 else "utf-8-sig")
     except UnicodeDecodeError:
         return None
-    if "@" not in text:
+    return text if text and "\x00" not in text else None
+
+
+def _lines(text: str) -> Iterator[tuple[str, int, int]]:
+    """(line without its break, where it starts, where the next one starts)."""
+    for match in _LINE.finditer(text):
+        yield match.group(1) if match.group(3) is None else match.group(3), *match.span()
+
+
+def _after_line(text: str, start: int) -> str:
+    """``text`` after the line that starts at ``start`` and its break."""
+    match = _LINE.match(text, start)
+    return text[match.end():] if match is not None else ""
+
+
+def _is_content(line: str) -> bool:
+    stripped = line.strip()
+    return bool(stripped) and not stripped.startswith("#")
+
+
+def _delimiter_of(line: str) -> str:
+    """Whichever of comma, semicolon and tab ``line`` holds most of (a comma if none)."""
+    return max(_DELIMITERS, key=line.count)
+
+
+def _column_key(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def _header_layout(line: str) -> tuple[int, int | None, str] | None:
+    """(email column, name column, delimiter) of a header line; None if ``line`` is a
+    lone cell naming no email column (an address without ``@``, then)."""
+    delimiter = _delimiter_of(line)
+    try:
+        cells = next(csv.reader([line], delimiter=delimiter), [])
+    except csv.Error:
+        cells = line.split(delimiter)
+    keys = [_column_key(cell) for cell in cells]
+    email_at = _column_named(keys, _EMAIL_COLUMNS)
+    if email_at is None and len(cells) < 2:
         return None
-    rows = [row for row in csv.reader(io.StringIO(text)) if any(c.strip() for c in row)]
-    if not rows:
-        return None
-    header = [cell.strip().lower() for cell in rows[0]]
-    if "email" in header:
-        email_at = header.index("email")
-        name_at = header.index("name") if "name" in header else None
-        body = rows[1:]
-    else:
-        email_at, name_at, body = 0, (1 if len(rows[0]) > 1 else None), rows
-    found: list[tuple[str, str]] = []
-    for row in body:
-        email = row[email_at].strip() if len(row) > email_at else ""
-        name = row[name_at].strip() if name_at is not None and len(row) > name_at else ""
-        if email:
-            found.append((email, name))
-    return found or None
+    return email_at or 0, _column_named(keys, _NAME_COLUMNS), delimiter
+
+
+def _column_named(keys: list[str], names: tuple[str, ...]) -> int | None:
+    """The first column of the likeliest of ``names`` that ``keys`` holds."""
+    return next((keys.index(name) for name in names if name in keys), None)
+
+
+def _table(text: str, delimiter: str) -> list[list[str]]:
+    """The cells of ``text`` read as CSV (quoted cells may hold delimiters and line
+    breaks); text that is not well-formed CSV, one row per line."""
+    try:
+        # newline="": the csv module sees the line endings as sent, every one of them.
+        return list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True))
+    except csv.Error:
+        return [[cell.strip().strip('"') for cell in line.split(delimiter)]
+                for line, _, _ in _lines(text)]
+
+
+def _cell(row: list[str], at: int | None) -> str:
+    return row[at].strip() if at is not None and at < len(row) else ""
 
 
 async def _fetch(state: SandboxState, url: str) -> bytes | None:
@@ -272,9 +365,10 @@ async def stream_result(request: web.Request, job: Job, *, as_json: bool) -> web
     else:
         response.content_type = "text/csv"
         response.headers["Content-Disposition"] = 'attachment; filename="emaillist.csv"'
-    if fault is not None and kind is FaultKind.WRONG_CONTENT_TYPE:
-        response.content_type = str(fault.options.get("content_type", "text/html"))
     response.charset = "utf-8"
+    if fault is not None and kind is FaultKind.WRONG_CONTENT_TYPE:
+        # The whole header as given, a charset included (not replaced by ours).
+        response.headers["Content-Type"] = str(fault.options.get("content_type", "text/html"))
     await response.prepare(request)
     if kind is FaultKind.INVALID_JSON:
         await response.write(INVALID_JSON_BODY)
@@ -306,7 +400,8 @@ async def hosted_file(request: web.Request) -> web.StreamResponse:
         raise Reject(web.json_response({"detail": _texts.NOT_FOUND_DETAIL}, status=404))
     if hosted.job_id is not None:
         return await stream_result(request, state.jobs[hosted.job_id], as_json=False)
-    return web.Response(body=hosted.data, content_type=hosted.content_type)
+    # As a header: aiohttp's content_type= refuses one with a charset (an answer 500).
+    return web.Response(body=hosted.data, headers={"Content-Type": hosted.content_type})
 
 
 ROUTES = [
@@ -314,6 +409,7 @@ ROUTES = [
     web.get("/api/v1/jobs/create", jobs_create),
     web.get("/api/v1/jobs/status", jobs_status),
     web.get("/api/v1/jobs/download", jobs_download),
-    web.get("/files/{token}/{name}", hosted_file),
+    # Any name: the default pattern takes no "{", "}" or "/" (a file so named was 404).
+    web.get("/files/{token}/{name:.+}", hosted_file),
 ]
 """The validation routes and the hosted-file route."""

@@ -9,6 +9,7 @@ import aiohttp
 import pytest
 from sandbox_helpers import Api
 
+from asyncsdk import InvalidInputError
 from asyncsdk.testing import FaultKind, Sandbox
 
 CHECK = "/api/v1/single/check"
@@ -177,3 +178,35 @@ def test_fault_arguments_are_checked() -> None:
         sb.faults.random(rate=2)
     with pytest.raises(ValueError):
         sb.faults.random(rate=0.1, kinds=[])
+
+
+@pytest.mark.parametrize("content_type", ["text/html; charset=iso-8859-1",
+                                          "application/xml;charset=UTF-16", "text/plain"])
+@pytest.mark.parametrize("path", ["/api/v1/single/check", "/api/v1/jobs/download"])
+@pytest.mark.parametrize("shape", ["csv", "json"])
+async def test_a_wrong_content_type_is_sent_as_given(
+    http: aiohttp.ClientSession, sandbox: Sandbox, content_type: str, path: str, shape: str
+) -> None:
+    # With a charset it answered 500 (a plain answer) or had the charset replaced by
+    # utf-8 (a streamed one): not the content type the test asked for.
+    sandbox.settings.download_shape = shape  # type: ignore[assignment]
+    job_id = sandbox.make_job(2)
+    sandbox.faults.wrong_content_type(path, content_type=content_type)
+    query = {"api": sandbox.api_key, "username": sandbox.username, "job_id": str(job_id),
+             "email": "ann@example.com", "timeout": "5"}
+    async with http.get(path, params=query) as resp:
+        assert resp.status == 200
+        assert resp.headers["Content-Type"] == content_type
+        assert (await resp.read()).startswith((b"{", b"Email,Name"))
+
+
+@pytest.mark.parametrize("status", [100, 199, 600, "503", 503.0, True])
+def test_a_status_no_answer_has_is_refused(sandbox: Sandbox, status: object) -> None:
+    # A 1xx "answer" left the client waiting for the real one until its timeout.
+    for add in (lambda: sandbox.faults.status("/api/v1/single/check", status),  # type: ignore[arg-type]
+                lambda: sandbox.faults.html_error("/api/v1/single/check", status),  # type: ignore[arg-type]
+                lambda: sandbox.faults.random(0.5, status=status)):
+        with pytest.raises(InvalidInputError) as refused:
+            add()
+        assert refused.value.field == "status"
+    assert sandbox.faults.pending == []

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import aiohttp
 import pytest
 from sandbox_helpers import Api
 
@@ -234,3 +236,24 @@ async def test_demo_data(api: Api, sandbox: Sandbox) -> None:
         assert status == 200
         assert len(items) >= 2
     assert (await api.mail())["status"] == "success"  # the demo sender domain is verified
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [("/api/v1/contact/", '{"name": "n", "is_email": true, "emaillist": [{"email": '
+                          '"a@example.com", "mobile": 1, "attributes": {"x": %s}}]}'),
+     ("/mysite/api/v1/products/", '{"name": "n", "selling_price": "1.00", "sku": "s", '
+                                  '"extra": [%s]}')],
+)
+async def test_json_without_nan_or_infinity(http: aiohttp.ClientSession, sandbox: Sandbox,
+                                            path: str, body: str, constant: str) -> None:
+    # Python's json reads NaN and Infinity; stored, they made the list answer invalid
+    # JSON for every later reader. Refused as Django REST framework refuses them.
+    params = {"api_key": sandbox.api_key}
+    async with http.post(path, params=params, data=body % constant,
+                         headers={"Content-Type": "application/json"}) as resp:
+        assert resp.status == 400
+        assert (await resp.json())["detail"].startswith("JSON parse error - ")
+    async with http.get(path, params=params) as resp:
+        assert json.loads(await resp.text(), parse_constant=pytest.fail) == []

@@ -139,3 +139,45 @@ async def test_close_ends_an_answer_held_for_a_client_that_went_away() -> None:
     await sb.close()
     assert all(task.done() for task in held)
     assert sb.state.handlers == set()
+
+
+CLOSE_WHILE_FETCHING = """
+import asyncio, gc, aiohttp
+from asyncsdk.testing import Sandbox
+
+async def main():
+    sb = await Sandbox().start()
+    url = sb.host_file(b"ann@example.com\\n")
+    sb.faults.delay("/files/*", 3600.0, times=None)  # the job's file never comes
+    async with aiohttp.ClientSession() as session:
+        query = {"api": sb.api_key, "username": sb.username, "file_name": url,
+                 "timeout": "30"}
+        create = asyncio.create_task(session.get(f"{sb.base_url}/api/v1/jobs/create",
+                                                 params=query))
+        while sb.in_flight < 2:  # jobs/create is fetching the file, which is held
+            await asyncio.sleep(0)
+        await sb.close()
+        try:
+            (await create).release()
+        except aiohttp.ClientError:
+            pass
+    assert sb.in_flight == 0 and not sb.state.handlers
+
+asyncio.run(main())
+gc.collect()  # a socket left open warns when it is collected
+print("closed")
+"""
+
+
+def test_close_while_a_job_fetches_its_file_leaves_no_socket_open() -> None:
+    """``close()`` closed the sandbox's own HTTP session first: the fetch of a job's
+    file lost its connection, aiohttp sent the GET again on a new one, and the closing
+    server accepted it and never closed it (ResourceWarning: unclosed transport)."""
+    done = subprocess.run(
+        [sys.executable, "-X", "dev", "-W", "error::ResourceWarning", "-c",
+         CLOSE_WHILE_FETCHING],
+        capture_output=True, text=True, check=False, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "closed"
+    assert "ResourceWarning" not in done.stderr and "unclosed" not in done.stderr, done.stderr
