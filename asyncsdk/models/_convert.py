@@ -239,10 +239,11 @@ def _code_hook(value: Any, enum_cls: type[enum.Enum]) -> Any:
             return member
     if issubclass(enum_cls, int):
         return enum_cls(parse_int(value))
-    # A text code list (a verdict, a state): blank text or a number is none of its codes,
-    # known or not ("result": "" is a success answer without a verdict).
-    if not isinstance(value, str) or not value.strip():
-        raise DecodeFailure(f"expected a {enum_cls.__name__} (non-blank text), got {value!r}")
+    # A text code list (a verdict, a state): a number is none of its codes, known or not
+    # ("result": 5 is a success answer without a verdict). Blank text stays an unknown
+    # value: a row of a result file may hold one, and its to_dict() must read back.
+    if not isinstance(value, str):
+        raise DecodeFailure(f"expected a {enum_cls.__name__} (text), got {value!r}")
     return enum_cls(value)
 
 

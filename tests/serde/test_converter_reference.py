@@ -99,8 +99,8 @@ def reference_value(value: Any, tp: Any) -> Any:
 
 
 def _code_text(value: Any) -> str:
-    """A text code list's value: non-blank text (a number or "" is no verdict)."""
-    if not isinstance(value, str) or not value.strip():
+    """A text code list's value: text (a number is no verdict)."""
+    if not isinstance(value, str):
         raise DecodeFailure("not a code's text")
     return value
 
