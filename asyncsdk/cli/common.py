@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 import attrs
 
-from .. import APIConnectionError, SDKError, ServerError
+from .. import SDKError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 # A mail or a paid job whose answer never came: it may have gone through. Not 75
@@ -45,11 +45,9 @@ class OutcomeUnknown(Exception):
 
 def outcome_unknown(exc: BaseException) -> bool:
     """Whether ``exc``, raised by a request that is not safe to repeat, leaves its outcome
-    unknown: no answer after the request may have left, or a 5xx (the library's rule,
-    README "Retries")."""
-    if isinstance(exc, APIConnectionError):
-        return exc.may_have_been_sent
-    return isinstance(exc, ServerError)
+    unknown: the error's own ``may_have_been_sent`` (no answer after the request may have
+    left, a 5xx, an answer that could not be read; README "Retries")."""
+    return isinstance(exc, SDKError) and getattr(exc, "may_have_been_sent", False) is True
 
 
 @attrs.define
@@ -83,7 +81,7 @@ def not_safe_to_repeat(env: Environment, advice: str) -> Iterator[None]:
     flight says ``advice`` too (and stops as a signal does)."""
     try:
         yield
-    except (APIConnectionError, ServerError) as exc:
+    except SDKError as exc:
         if outcome_unknown(exc):
             raise OutcomeUnknown(exc, advice) from exc
         raise

@@ -54,6 +54,16 @@ def test_a_mail_answered_with_a_5xx_may_have_been_sent_too(mail_server: Sandbox)
     assert "the mail may have been sent" in err
 
 
+def test_a_mail_whose_answer_could_not_be_read_may_have_been_sent(
+    mail_server: Sandbox,
+) -> None:
+    # The service answered (2xx): it may have sent the mail; exit 1 read as "not sent".
+    mail_server.faults.invalid_json(MAIL)
+    code, _, err = run(*SEND)
+    assert code == 3, err
+    assert "the mail may have been sent" in err and "Traceback" not in err
+
+
 def test_a_mail_surely_never_sent_is_a_plain_failure(tmp_path: Path) -> None:
     with socket.socket() as closed:  # a port nobody listens on: connection refused
         closed.bind(("127.0.0.1", 0))
