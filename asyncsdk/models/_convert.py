@@ -134,8 +134,17 @@ def parse_int(value: Any, _: Any = int) -> int:
     # integer beyond 64 bits as a float, which would give a rounded id, not an error.
     if isinstance(value, float) and value.is_integer() and abs(value) <= _EXACT_FLOAT_INT:
         return int(value)
-    raise DecodeFailure(f"expected an integer, got {type(value).__name__}"
-                        + (" too large to be exact" if isinstance(value, float) else ""))
+    raise DecodeFailure(f"expected an integer, got {_not_an_int(value)}")
+
+
+def _not_an_int(value: Any) -> str:
+    """What ``parse_int`` was given instead: a fraction (``1.5``) is named as such, an
+    integral float says why it is not taken (too large to be exact)."""
+    if isinstance(value, float):
+        if value.is_integer():
+            return "a float too large to be exact"
+        return f"{value!r:.40}, not a whole number"
+    return type(value).__name__
 
 
 def parse_str(value: Any, _: Any = str) -> str:
@@ -408,7 +417,12 @@ _CENT = Decimal("0.01")
 
 
 def _encode_decimal(value: Any) -> Any:
-    return format(value.quantize(_CENT), "f") if isinstance(value, Decimal) else value
+    if not isinstance(value, Decimal):
+        return value
+    # ``copy_abs`` of a zero: ``Decimal("-0")`` (or ``-0.001`` rounded) goes out as
+    # "0.00", not "-0.00", which a strict reader of the amount may refuse.
+    cents = value.quantize(_CENT)
+    return format(cents.copy_abs() if cents.is_zero() else cents, "f")
 
 
 def _date_encoder(date_format: str) -> Callable[[Any], Any]:

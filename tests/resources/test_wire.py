@@ -1,0 +1,196 @@
+"""Every resource operation as the service receives it: a real aiohttp.web server on
+127.0.0.1 records the request after the library's middleware has added the credentials
+(what a mock sees comes before it), and the answer goes back over the socket.
+
+Checked against spec/interface.md: method, path with its trailing slash, the id as one
+percent-encoded path segment, credentials where each area carries them and nothing else
+in the query, JSON or form body with the spec's field names, and the answer decoded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator
+from decimal import Decimal
+from typing import Any
+from urllib.parse import parse_qsl, unquote
+
+import attrs
+import pytest
+from aiohttp import web
+from auth_helpers import serve
+from helpers import API_KEY, USERNAME
+from resource_cases import CASES, PRODUCT_INPUT, PRODUCT_WIRE, Case
+
+import asyncsdk
+
+
+@attrs.define
+class Seen:
+    """One request as it arrived."""
+
+    method: str
+    raw_path: str  # path and query, as sent (percent-encoded)
+    last_segment: str  # the path's last segment (the id), as the server decodes it
+    content_type: str | None
+    body: bytes
+
+
+@attrs.define
+class WireServer:
+    """Answers every request with ``status`` and ``answer`` (JSON; None: no body) and
+    records what it received."""
+
+    url: str = ""
+    status: int = 200
+    answer: Any = None
+    seen: list[Seen] = attrs.Factory(list)
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        self.seen.append(Seen(request.method, request.raw_path,
+                              request.path.removesuffix("/").rsplit("/", 1)[1],
+                              request.headers.get("Content-Type"), await request.read()))
+        if self.answer is None:
+            return web.Response(status=self.status)
+        return web.json_response(self.answer, status=self.status)
+
+
+@pytest.fixture
+async def wire() -> AsyncIterator[WireServer]:
+    server = WireServer()
+    async with serve(server.handle) as server.url:
+        yield server
+
+
+@pytest.fixture
+async def wire_client(wire: WireServer) -> AsyncIterator[asyncsdk.Client]:
+    async with asyncsdk.Client(API_KEY, USERNAME, base_url=wire.url, max_retries=0) as c:
+        yield c
+
+
+def split(raw_path: str) -> tuple[str, list[tuple[str, str]]]:
+    path, _, query = raw_path.partition("?")
+    return path, parse_qsl(query, keep_blank_values=True)
+
+
+ALL = pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in CASES])
+
+
+@ALL
+async def test_the_request_on_the_wire_is_the_spec_s(
+        wire: WireServer, wire_client: asyncsdk.Client, case: Case) -> None:
+    wire.answer, wire.status = case.answer, 200 if case.answer is not None else 204
+    case.check(await case.call(wire_client))
+    [seen] = wire.seen
+    path, query = split(seen.raw_path)
+    assert seen.method == case.method
+    assert path == case.path and path.endswith("/")
+    assert query == [("api_key", API_KEY)]  # the key alone, in the query, every time
+    if case.body is None:
+        assert seen.body == b""
+    else:
+        assert seen.content_type is not None
+        assert seen.content_type.split(";")[0] == "application/json"
+        assert json.loads(seen.body) == case.body
+
+
+#: A path segment of RFC 3986: unreserved, sub-delims, ":", "@" and %XX escapes.
+PATH_SEGMENT = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@]|%[0-9A-F]{2})+")
+TEXT_IDS = ["a b", "ü", "%41", "a?b", "a#b", "a+b", "x;y", "007", "ab&api_key=x"]
+ITEM_CALLS = {
+    "get": lambda r, i: r.get(i),
+    "delete": lambda r, i: r.delete(i),
+    "update": lambda r, i: r.update(i, PRODUCT_INPUT),
+}
+
+
+@pytest.mark.parametrize("text_id", TEXT_IDS)
+@pytest.mark.parametrize("call", sorted(ITEM_CALLS))
+async def test_a_text_id_is_one_percent_encoded_path_segment(
+        wire: WireServer, wire_client: asyncsdk.Client, text_id: str, call: str) -> None:
+    wire.answer = None if call == "delete" else PRODUCT_WIRE
+    wire.status = 204 if call == "delete" else 200
+    await ITEM_CALLS[call](wire_client.products, text_id)
+    [seen] = wire.seen
+    path, query = split(seen.raw_path)
+    collection, segment = path.removesuffix("/").rsplit("/", 1)
+    assert f"{collection}/{segment}/" == path and collection == "/mysite/api/v1/products"
+    assert PATH_SEGMENT.fullmatch(segment)  # only what RFC 3986 lets a segment hold
+    assert unquote(segment) == text_id == seen.last_segment  # read back exactly as given
+    assert query == [("api_key", API_KEY)]
+
+
+async def test_check_on_the_wire(wire: WireServer, wire_client: asyncsdk.Client) -> None:
+    wire.answer = {"email": "a+b@example.com", "status": "success", "result": "Valid",
+                   "role": "False", "free": True}
+    got = await wire_client.validation.check("a+b@example.com", validity_timeout=12)
+    [seen] = wire.seen
+    path, query = split(seen.raw_path)
+    assert (seen.method, path, seen.body) == ("GET", "/api/v1/single/check", b"")
+    assert sorted(query) == sorted([("email", "a+b@example.com"), ("timeout", "12"),
+                                    ("api", API_KEY), ("username", USERNAME)])
+    assert (got.email, got.result, got.role, got.extra) == (
+        "a+b@example.com", asyncsdk.Verdict.VALID, False, {"free": True})
+
+
+async def test_mail_on_the_wire(wire: WireServer, wire_client: asyncsdk.Client) -> None:
+    wire.answer = {"status": "success", "message": "Queued", "id": 991}
+    got = await wire_client.mail.send(sender="me@example.com", to="you@example.com",
+                                      subject="Hi & bye = 1", html="<p>a+b</p>")
+    [seen] = wire.seen
+    path, query = split(seen.raw_path)
+    assert (seen.method, path, query) == ("POST", "/api/v1/mail/send/", [])
+    assert seen.content_type == "application/x-www-form-urlencoded"
+    assert sorted(parse_qsl(seen.body.decode(), keep_blank_values=True)) == sorted([
+        ("api", API_KEY), ("username", USERNAME), ("from", "me@example.com"),
+        ("to", "you@example.com"), ("subject", "Hi & bye = 1"), ("message", "<p>a+b</p>")])
+    assert (got.status, got.message, got.id) == ("success", asyncsdk.MailState.QUEUED, "991")
+
+
+@pytest.mark.parametrize(("status", "error"), [
+    (400, asyncsdk.InvalidRequestError), (401, asyncsdk.AuthenticationError),
+    (403, asyncsdk.AuthenticationError), (404, asyncsdk.NotFoundError),
+    (422, asyncsdk.InvalidRequestError), (429, asyncsdk.RateLimitError),
+    (500, asyncsdk.ServerError), (409, asyncsdk.APIError),
+])
+@ALL
+async def test_a_refusal_is_its_error_with_the_service_s_text(
+        wire: WireServer, wire_client: asyncsdk.Client, case: Case, status: int,
+        error: type[asyncsdk.APIError]) -> None:
+    wire.answer, wire.status = {"detail": "No way."}, status
+    with pytest.raises(error) as info:
+        await case.call(wire_client)
+    assert (info.value.status_code, info.value.error_text) == (status, "No way.")
+    assert info.value.operation == case.name
+    assert len(wire.seen) == 1  # max_retries=0: one attempt
+
+
+async def test_a_negative_zero_amount_goes_out_as_zero(
+        wire: WireServer, wire_client: asyncsdk.Client) -> None:
+    """"-0.00" is not how an amount of nothing is written; a strict decimal field of the
+    service may refuse it (a price, a quantity or a discount)."""
+    wire.answer = PRODUCT_WIRE
+    for amount in (Decimal("-0"), Decimal("-0.00"), Decimal("-0E+3")):
+        await wire_client.products.create(asyncsdk.ProductInput(name="Free",
+                                                                selling_price=amount))
+        line = asyncsdk.InvoiceLine(products=4, quantity=amount, rate=amount,
+                                    discount=amount)
+        await wire_client.invoices.update(21, asyncsdk.InvoiceUpdate(productinvoices=[line]))
+    bodies = [json.loads(s.body) for s in wire.seen]
+    assert [b["selling_price"] for b in bodies[0::2]] == ["0.00"] * 3
+    assert [b["productinvoices"][0] for b in bodies[1::2]] == [
+        {"products": 4, "quantity": "0.00", "rate": "0.00", "discount": "0.00"}] * 3
+
+
+@pytest.mark.parametrize(("sent", "said"), [
+    (1.5, "got 1.5, not a whole number"), (-0.25, "got -0.25, not a whole number"),
+    (1e300, "got a float too large to be exact"), ("12.5", "got str"),
+])
+async def test_a_number_that_is_no_id_is_named_for_what_it_is(
+        wire: WireServer, wire_client: asyncsdk.Client, sent: Any, said: str) -> None:
+    """A fraction where an integer belongs is a fraction, not "too large to be exact"."""
+    wire.answer = {**PRODUCT_WIRE, "id": sent}
+    with pytest.raises(asyncsdk.ResponseDecodeError) as info:
+        await wire_client.products.get(4)
+    assert f"Product at $.id: expected an integer, {said}" in str(info.value)
