@@ -33,7 +33,7 @@ import datetime as dt
 import math
 import re
 from collections.abc import Callable, Mapping
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_EVEN, Context, Decimal, InvalidOperation
 from typing import Annotated, Any, Final
 from urllib.parse import urlsplit
 
@@ -41,6 +41,7 @@ from ._errors import InvalidInputError
 
 __all__ = [
     "MAX_ID",
+    "MONEY_CONTEXT",
     "CountryCode",
     "Email",
     "Marker",
@@ -61,6 +62,7 @@ __all__ = [
     "check_text",
     "check_tls",
     "checked",
+    "in_cents",
     "is_http_url",
     "refuse",
 ]
@@ -77,6 +79,10 @@ _LINE_BREAKING_RE: Final = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 #: The range of a JSON integer the service stores (a signed 64-bit integer).
 MIN_INT: Final = -(2**63)
 _CENT = Decimal("0.01")
+#: The decimal context of amounts, fixed: the caller's own (its precision, its traps,
+#: set by ``decimal.localcontext`` or ``getcontext``) changes neither what is accepted
+#: nor what is sent. 28 digits: at most 26 before the point, two after.
+MONEY_CONTEXT: Final = Context(prec=28, rounding=ROUND_HALF_EVEN, traps=[InvalidOperation])
 _COUNTRY_CODES = frozenset({1, *range(26, 248)})
 
 
@@ -227,13 +233,19 @@ def decimal_value(value: Any) -> Decimal:
     if not number.is_finite():
         raise Refused("a finite number", value)
     try:
-        exact = number == number.quantize(_CENT)
-    except InvalidOperation:  # more digits than the decimal context (28) holds
+        exact = number == in_cents(number)
+    except InvalidOperation:  # more digits than MONEY_CONTEXT (28) holds
         raise Refused("a number of at most 26 digits before the decimal point",
                       value) from None
     if not exact:
         raise Refused("a number with at most two decimal places", value)
     return number
+
+
+def in_cents(number: Decimal) -> Decimal:
+    """``number`` rounded to two places in ``MONEY_CONTEXT``, whatever the caller's
+    context (``InvalidOperation`` beyond 26 digits before the point)."""
+    return number.quantize(_CENT, context=MONEY_CONTEXT)
 
 
 def date_value(value: Any) -> dt.date:

@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
+from .._checks import in_cents
 from .._errors import InvalidInputError, SDKError
 from ._vocabulary import DATE_DMY, DATE_ISO, DATETIME_ISO, is_any, split_optional
 from .codes import OpenIntEnum, OpenStrEnum
@@ -413,7 +414,6 @@ def _failing_key(fields: list[tuple[str, Callable[[Any, Any], Any], Any]],
 
 
 # --- Encoding hooks ----------------------------------------------------------------------
-_CENT = Decimal("0.01")
 
 
 def _encode_decimal(value: Any) -> Any:
@@ -421,7 +421,7 @@ def _encode_decimal(value: Any) -> Any:
         return value
     # ``copy_abs`` of a zero: ``Decimal("-0")`` (or ``-0.001`` rounded) goes out as
     # "0.00", not "-0.00", which a strict reader of the amount may refuse.
-    cents = value.quantize(_CENT)
+    cents = in_cents(value)  # in the library's context, not the caller's
     return format(cents.copy_abs() if cents.is_zero() else cents, "f")
 
 

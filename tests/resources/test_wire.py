@@ -9,6 +9,7 @@ in the query, JSON or form body with the spec's field names, and the answer deco
 
 from __future__ import annotations
 
+import decimal
 import json
 import re
 from collections.abc import AsyncIterator
@@ -194,3 +195,25 @@ async def test_a_number_that_is_no_id_is_named_for_what_it_is(
     with pytest.raises(asyncsdk.ResponseDecodeError) as info:
         await wire_client.products.get(4)
     assert f"Product at $.id: expected an integer, {said}" in str(info.value)
+
+
+async def test_amounts_do_not_depend_on_the_caller_s_decimal_context(
+        wire: WireServer, wire_client: asyncsdk.Client) -> None:
+    """An application's own decimal context (few digits, rounding trapped) is not the
+    library's: a price it holds is accepted and sent as it is, a third place still
+    refused by name, never a bare ``decimal`` signal or a wrong "too many digits"."""
+    wire.answer = PRODUCT_WIRE
+    with decimal.localcontext() as theirs:
+        theirs.prec = 3
+        theirs.traps[decimal.Inexact] = theirs.traps[decimal.Rounded] = True
+        await wire_client.products.create(asyncsdk.ProductInput(
+            name="Widget", selling_price=Decimal("12345.67")))
+        line = asyncsdk.InvoiceLine(products=4, quantity=Decimal("1000.5"),
+                                    rate=Decimal("99999.99"))
+        await wire_client.invoices.update(21, asyncsdk.InvoiceUpdate(productinvoices=[line]))
+        with pytest.raises(asyncsdk.InvalidInputError, match="at most two decimal places"):
+            asyncsdk.ProductInput(name="Widget", selling_price=Decimal("1.555"))
+    product, invoice = (json.loads(s.body) for s in wire.seen)
+    assert product["selling_price"] == "12345.67"
+    assert invoice["productinvoices"] == [
+        {"products": 4, "quantity": "1000.50", "rate": "99999.99"}]
