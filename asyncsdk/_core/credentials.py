@@ -72,6 +72,7 @@ __all__ = [
     "SecretValue",
     "clear_frames",
     "is_library_class",
+    "may_hold",
     "may_name_a_credential",
     "query_without_credential_fields",
     "redact_url",
@@ -240,6 +241,25 @@ def _forms(secret: str) -> str:
 def _margin(secrets: tuple[str, ...]) -> int:
     """Characters the longest encoded form of a credential may take."""
     return 20 * max((len(s) for s in secrets), default=0)
+
+
+def may_hold(text: str, secrets: Iterable[str]) -> bool:
+    """False when ``text`` surely holds none of ``secrets`` in any form ``scrub``
+    replaces; a quick test (C substring searches, no regular expression) for text that
+    is nearly never a credential's (an answer's headers). Sound because every form that
+    writes a letter or digit otherwise than as itself carries ``%``, ``\\`` or ``&``
+    (percent-, JSON-, Python-escaped, HTML references): without those, a form of a
+    secret shows its longest run of letters and digits as it is."""
+    if "%" in text or "\\" in text or "&" in text:
+        return True
+    return any(run in text for run in map(_longest_run, secrets))
+
+
+@functools.lru_cache(maxsize=32)
+def _longest_run(secret: str) -> str:
+    """The longest run of letters and digits of ``secret`` ("" when it has none: then
+    any text may hold it)."""
+    return max(re.split(r"[^\w]|_", secret), key=len, default="")
 
 
 def scrub(text: str, secrets: Iterable[str | None]) -> str:
