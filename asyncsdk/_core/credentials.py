@@ -305,6 +305,11 @@ class Credentials:
                 texts += _base64_forms(login.encode(codec, "replace"))
         return tuple(dict.fromkeys(t for t in texts if t))
 
+    def hidden(self) -> tuple[SecretValue, ...]:
+        """Every text ``scrub`` replaces (the key, the user name, the key in base64, each
+        base URL's password and login header), each wrapped."""
+        return tuple(map(SecretValue, self._secrets))
+
     def with_urls(self, urls: Iterable[str | None]) -> Credentials:
         """These credentials, also scrubbing the password of each of ``urls`` that has a
         ``user:password@`` part (``url_logins``); ``self`` when none has one."""

@@ -84,32 +84,36 @@ __all__ = ["OUTGOING", "BeforeCredentials", "Outgoing", "last_step"]
 class Outgoing:
     """What the middleware adds to one call's requests: ``fields`` (name, credential)
     into the query or, ``in_form``, into the ``form`` sent, and the base URL's login
-    (``authorization``); only to ``origin`` (scheme and authority)."""
+    (``authorization``); only to ``origin`` (scheme and authority). ``hidden``: more
+    texts an answer's headers are not to show (the key in base64, a login's password)."""
 
-    __slots__ = ("authorization", "fields", "form", "in_form", "origin", "query")
+    __slots__ = ("authorization", "fields", "form", "hidden", "in_form", "origin", "query")
 
     def __init__(self, origin: URL | tuple[str, str], fields: tuple[tuple[str, SecretValue], ...],
                  *, in_form: bool, form: Mapping[str, Any] | None = None,
-                 authorization: SecretValue | None = None) -> None:
+                 authorization: SecretValue | None = None,
+                 hidden: tuple[SecretValue, ...] = ()) -> None:
         self.origin = (origin.scheme, origin.raw_authority) if isinstance(origin, URL) else origin
         self.fields = fields
         self.in_form = in_form
         self.form = form
         self.authorization = authorization
+        self.hidden = hidden
         #: The fields as an encoded query part, made once (``add_to``).
         self.query = None if in_form else SecretValue(URL.build(
             query=[(name, value.reveal()) for name, value in fields]).raw_query_string)
 
     @property
     def secrets(self) -> tuple[SecretValue, ...]:
-        """Every credential this call's requests carry (fields and login), wrapped."""
+        """Every credential this call's requests carry (fields and login) and the other
+        texts to hide, wrapped."""
         login = () if self.authorization is None else (self.authorization,)
-        return (*(value for _, value in self.fields), *login)
+        return (*(value for _, value in self.fields), *login, *self.hidden)
 
     def with_form(self, form: Mapping[str, Any]) -> Outgoing:
         """The same credentials, for a call sending ``form``."""
         return Outgoing(self.origin, self.fields, in_form=self.in_form, form=form,
-                        authorization=self.authorization)
+                        authorization=self.authorization, hidden=self.hidden)
 
     def url_to_complete(self, request: aiohttp.ClientRequest) -> URL | None:
         """``request``'s URL the credentials are to be added to, or None where none go
