@@ -422,7 +422,7 @@ def redact_url(url: str | URL, params: Mapping[str, Any] | None = None) -> str:
         text = _redact_query(text)
     if not params:
         return text
-    shown = {k: (REDACTED if k.casefold() in _FOLDED_FIELDS else v) for k, v in params.items()}
+    shown = {k: (REDACTED if _names_a_credential(str(k)) else v) for k, v in params.items()}
     return f"{text}{'&' if '?' in text else '?'}{urlencode(shown)}"
 
 

@@ -52,3 +52,9 @@ def test_every_spelling_of_a_credential_field_is_redacted(
 ])
 def test_tricky_urls(url: str, shown: str) -> None:
     assert redact_url(url) == shown
+
+
+@pytest.mark.parametrize("name", [" api", "API_KEY ", "Username", "\uff41\uff50\uff49"])
+def test_a_query_to_append_is_redacted_by_the_same_rule(name: str) -> None:
+    shown = redact_url("https://h/p", {name: SECRET, "x": "1"})
+    assert SECRET not in shown and "REDACTED" in shown and shown.endswith("&x=1")
