@@ -46,6 +46,7 @@ import functools
 import os
 import re
 import types
+import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 from urllib.parse import unquote, unquote_plus, urlencode, urlsplit
@@ -71,6 +72,7 @@ __all__ = [
     "SecretValue",
     "clear_frames",
     "is_library_class",
+    "may_hold",
     "may_name_a_credential",
     "query_without_credential_fields",
     "redact_url",
@@ -241,6 +243,25 @@ def _margin(secrets: tuple[str, ...]) -> int:
     return 20 * max((len(s) for s in secrets), default=0)
 
 
+def may_hold(text: str, secrets: Iterable[str]) -> bool:
+    """False when ``text`` surely holds none of ``secrets`` in any form ``scrub``
+    replaces; a quick test (C substring searches, no regular expression) for text that
+    is nearly never a credential's (an answer's headers). Sound because every form that
+    writes a letter or digit otherwise than as itself carries ``%``, ``\\`` or ``&``
+    (percent-, JSON-, Python-escaped, HTML references): without those, a form of a
+    secret shows its longest run of letters and digits as it is."""
+    if "%" in text or "\\" in text or "&" in text:
+        return True
+    return any(run in text for run in map(_longest_run, secrets))
+
+
+@functools.lru_cache(maxsize=32)
+def _longest_run(secret: str) -> str:
+    """The longest run of letters and digits of ``secret`` ("" when it has none: then
+    any text may hold it)."""
+    return max(re.split(r"[^\w]|_", secret), key=len, default="")
+
+
 def scrub(text: str, secrets: Iterable[str | None]) -> str:
     """``text`` with each of ``secrets``, in any encoding, replaced by ``REDACTED`` where
     it stands as a whole token (a value, a word), never inside a longer word."""
@@ -283,6 +304,11 @@ class Credentials:
             for codec in ("latin-1", "utf-8"):  # aiohttp's ``BasicAuth``: latin-1
                 texts += _base64_forms(login.encode(codec, "replace"))
         return tuple(dict.fromkeys(t for t in texts if t))
+
+    def hidden(self) -> tuple[SecretValue, ...]:
+        """Every text ``scrub`` replaces (the key, the user name, the key in base64, each
+        base URL's password and login header), each wrapped."""
+        return tuple(map(SecretValue, self._secrets))
 
     def with_urls(self, urls: Iterable[str | None]) -> Credentials:
         """These credentials, also scrubbing the password of each of ``urls`` that has a
@@ -381,7 +407,10 @@ def redact_url(url: str | URL, params: Mapping[str, Any] | None = None) -> str:
     is given: pass ``asyncsdk.redact_url`` as it is). ``params``: a query to append,
     its credential fields redacted the same way. A credential anywhere else (a path, a
     field of another name) is not recognised here: ``redact_url`` knows the field
-    names, not the values (``Credentials.scrub`` does that).
+    names, not the values (``Credentials.scrub`` does that). A field is told by its name
+    as a server may read it: ``&`` or ``;`` between fields, the name percent-decoded
+    (twice over too), spaces and control characters around it ignored, compatibility
+    forms (``\uff21PI``) folded; a scheme-relative ``//user:password@`` is redacted too.
 
     >>> redact_url("https://api.example.com/v1/check?email=a%40b.com&api=s3cret&username=me")
     'https://api.example.com/v1/check?email=a%40b.com&api=REDACTED&username=REDACTED'
@@ -393,7 +422,7 @@ def redact_url(url: str | URL, params: Mapping[str, Any] | None = None) -> str:
         text = _redact_query(text)
     if not params:
         return text
-    shown = {k: (REDACTED if k.casefold() in _FOLDED_FIELDS else v) for k, v in params.items()}
+    shown = {k: (REDACTED if _names_a_credential(str(k)) else v) for k, v in params.items()}
     return f"{text}{'&' if '?' in text else '?'}{urlencode(shown)}"
 
 
@@ -428,9 +457,20 @@ def query_without_credential_fields(query: str) -> str | None:
 
 def _credential_field(pair: str) -> bool:
     """True when the query field ``pair`` (``name=value``) is named as a credential."""
-    name = pair.partition("=")[0]
-    if "%" in name or "+" in name:
+    return _names_a_credential(pair.partition("=")[0])
+
+
+def _names_a_credential(name: str) -> bool:
+    """True when the raw field name ``name`` reads as a credential field's to a server:
+    percent-decoded (a name encoded twice decodes twice), with spaces and control
+    characters around it dropped and compatibility forms folded (NFKC)."""
+    for _ in range(3):  # "%2561pi" -> "%61pi" -> "api"
+        if "%" not in name and "+" not in name:
+            break
         name = unquote_plus(name)
+    name = name.strip("".join(map(chr, range(33))))
+    if not name.isascii():
+        name = unicodedata.normalize("NFKC", name)
     return name.casefold() in _FOLDED_FIELDS
 
 
@@ -446,7 +486,9 @@ def without_credential_fields(url: str) -> str | None:
     return f"{path}{'?' if kept else ''}{kept}{hashmark}{fragment}"
 
 
-_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^/?#@:]*):[^/?#]*@")
+_USERINFO = re.compile(r"^((?:[A-Za-z][A-Za-z0-9+.-]*:)?//[^/?#@:]*):[^/?#]*@")
+#: What separates the fields of a query: ``&``, and ``;`` for servers that read it so.
+_FIELD_SEPARATORS = re.compile(r"([&;])")
 
 
 def _redact_userinfo(url: str) -> str:
@@ -457,12 +499,12 @@ def _redact_query(url: str) -> str:
     """``url`` with the value of each credential field of its query redacted."""
     head, hashmark, fragment = url.partition("#")
     path, _, query = head.partition("?")
-    pairs = query.split("&")
-    for i, pair in enumerate(pairs):
-        name, equals, _value = pair.partition("=")
-        if equals and unquote_plus(name).casefold() in _FOLDED_FIELDS:
-            pairs[i] = f"{name}={REDACTED}"
-    return f"{path}?{'&'.join(pairs)}{hashmark}{fragment}"
+    parts = _FIELD_SEPARATORS.split(query)  # fields at even places, separators between
+    for i in range(0, len(parts), 2):
+        name, equals, _value = parts[i].partition("=")
+        if equals and _names_a_credential(name):
+            parts[i] = f"{name}={REDACTED}"
+    return f"{path}?{''.join(parts)}{hashmark}{fragment}"
 
 
 # --- frames ----------------------------------------------------------------------------

@@ -15,7 +15,11 @@ is the last of the chain), and it is the boundary of the credentials:
   of every request of the library shows its ``Location`` (and ``URI``) without
   credential fields (``BeforeCredentials``): aiohttp, the caller's tools and logs never
   see them, and the middleware adds them back, once, only where the next request goes to
-  the call's own origin. Should a credential field reach the middleware all the same in
+  the call's own origin. Any other header of the answer that echoes a credential the
+  request carried (a URL quoted in ``Content-Location``, ``Link``, ``X-Request-Url``; the
+  key alone) shows it ``REDACTED`` (``BeforeCredentials.hide``), so that what captures
+  answer headers (OpenTelemetry's ``OTEL_INSTRUMENTATION_HTTP_CAPTURE_HEADERS_*``,
+  vcrpy) records none. Should a credential field reach the middleware all the same in
   the URL of a call that carries credentials (whose own query never holds one: extras
   refuse them), it is taken out before the credentials are added: never sent twice,
   never to another origin. Once
@@ -66,8 +70,10 @@ from .credentials import (
     LIBRARY_FOLDER,
     SecretValue,
     clear_frames,
+    may_hold,
     may_name_a_credential,
     query_without_credential_fields,
+    scrub,
     without_credential_fields,
 )
 from .failures import TRANSPORT_ERRORS, DroppedConnection
@@ -78,26 +84,36 @@ __all__ = ["OUTGOING", "BeforeCredentials", "Outgoing", "last_step"]
 class Outgoing:
     """What the middleware adds to one call's requests: ``fields`` (name, credential)
     into the query or, ``in_form``, into the ``form`` sent, and the base URL's login
-    (``authorization``); only to ``origin`` (scheme and authority)."""
+    (``authorization``); only to ``origin`` (scheme and authority). ``hidden``: more
+    texts an answer's headers are not to show (the key in base64, a login's password)."""
 
-    __slots__ = ("authorization", "fields", "form", "in_form", "origin", "query")
+    __slots__ = ("authorization", "fields", "form", "hidden", "in_form", "origin", "query")
 
     def __init__(self, origin: URL | tuple[str, str], fields: tuple[tuple[str, SecretValue], ...],
                  *, in_form: bool, form: Mapping[str, Any] | None = None,
-                 authorization: SecretValue | None = None) -> None:
+                 authorization: SecretValue | None = None,
+                 hidden: tuple[SecretValue, ...] = ()) -> None:
         self.origin = (origin.scheme, origin.raw_authority) if isinstance(origin, URL) else origin
         self.fields = fields
         self.in_form = in_form
         self.form = form
         self.authorization = authorization
+        self.hidden = hidden
         #: The fields as an encoded query part, made once (``add_to``).
         self.query = None if in_form else SecretValue(URL.build(
             query=[(name, value.reveal()) for name, value in fields]).raw_query_string)
 
+    @property
+    def secrets(self) -> tuple[SecretValue, ...]:
+        """Every credential this call's requests carry (fields and login) and the other
+        texts to hide, wrapped."""
+        login = () if self.authorization is None else (self.authorization,)
+        return (*(value for _, value in self.fields), *login, *self.hidden)
+
     def with_form(self, form: Mapping[str, Any]) -> Outgoing:
         """The same credentials, for a call sending ``form``."""
         return Outgoing(self.origin, self.fields, in_form=self.in_form, form=form,
-                        authorization=self.authorization)
+                        authorization=self.authorization, hidden=self.hidden)
 
     def url_to_complete(self, request: aiohttp.ClientRequest) -> URL | None:
         """``request``'s URL the credentials are to be added to, or None where none go
@@ -189,6 +205,7 @@ def last_step(user_agent: str | None) -> aiohttp.ClientMiddlewareType:
             else:
                 if url is not None and isinstance(response, BeforeCredentials):
                     response.url_before_credentials = url
+                    response.hide(outgoing.secrets)
                 return response
         finally:
             request.response_class = response_class
@@ -211,8 +228,18 @@ class BeforeCredentials:
     ``URI`` without credential fields."""
 
     url_before_credentials: URL | None = None
+    #: The credentials the request carried (``hide``): an answer that echoes one in a
+    #: header (a URL quoted in ``X-Request-Url``, ``Content-Location``, ``Link``) shows
+    #: it ``REDACTED``, as trace configs capturing headers (OpenTelemetry) read them.
+    _hidden: tuple[SecretValue, ...] = ()
     _shown_headers: CIMultiDictProxy[str] | None = None
     _shown_raw_headers: tuple[tuple[bytes, bytes], ...] | None = None
+
+    def hide(self, secrets: tuple[SecretValue, ...]) -> None:
+        """Show none of ``secrets`` in the headers from now on (set as the answer
+        leaves the middleware, before anything above reads them)."""
+        self._hidden = secrets
+        self._shown_headers = self._shown_raw_headers = None  # shown anew
 
     @property
     def headers(self) -> CIMultiDictProxy[str]:
@@ -222,7 +249,8 @@ class BeforeCredentials:
             headers: CIMultiDictProxy[str] | None = super().headers  # type: ignore[misc]
             if headers is None:  # not read yet: aiohttp's own answer
                 return headers  # type: ignore[return-value]
-            shown = self._shown_headers = _targets_shown(headers)
+            shown = self._shown_headers = _echoes_hidden(_targets_shown(headers),
+                                                         self._hidden)
         return shown
 
     @property
@@ -233,9 +261,9 @@ class BeforeCredentials:
             raw: tuple[tuple[bytes, bytes], ...] | None = super().raw_headers  # type: ignore[misc]
             if raw is None:
                 return raw  # type: ignore[return-value]
-            shown = self._shown_raw_headers = tuple(
-                (name, _target_shown_raw(value) if name.lower() in _RAW_TARGETS else value)
-                for name, value in raw)
+            shown = tuple((name, _target_shown_raw(value) if name.lower() in _RAW_TARGETS
+                           else value) for name, value in raw)
+            self._shown_raw_headers = shown = _raw_echoes_hidden(shown, self._hidden)
         return shown
 
     @property
@@ -274,6 +302,31 @@ def _targets_shown(headers: CIMultiDictProxy[str]) -> CIMultiDictProxy[str]:
                          if name.lower() in _TARGETS else value)
                         for name, value in headers.items())
     return CIMultiDictProxy(shown) if shown != headers else headers
+
+
+def _echoes_hidden(headers: CIMultiDictProxy[str],
+                   secrets: tuple[SecretValue, ...]) -> CIMultiDictProxy[str]:
+    """``headers`` with each of ``secrets`` a value echoes, in any encoding, replaced by
+    ``REDACTED`` (``headers`` itself when none does: nearly every answer)."""
+    hidden = [secret.reveal() for secret in secrets]
+    if not hidden or not may_hold("\n".join(headers.values()), hidden):
+        return headers
+    return CIMultiDictProxy(CIMultiDict(
+        (name, scrub(value, hidden)) for name, value in headers.items()))
+
+
+def _raw_echoes_hidden(raw: tuple[tuple[bytes, bytes], ...],
+                       secrets: tuple[SecretValue, ...]) -> tuple[tuple[bytes, bytes], ...]:
+    """``_echoes_hidden`` for ``raw_headers``: each value read as aiohttp does (UTF-8,
+    any other byte kept as it is)."""
+    hidden = [secret.reveal() for secret in secrets]
+    if not hidden:
+        return raw
+    texts = [value.decode("utf-8", "surrogateescape") for _, value in raw]
+    if not may_hold("\n".join(texts), hidden):
+        return raw
+    return tuple((name, scrub(text, hidden).encode("utf-8", "surrogateescape"))
+                 for (name, _), text in zip(raw, texts, strict=True))
 
 
 def _target_shown_raw(value: bytes) -> bytes:

@@ -371,7 +371,8 @@ class Transport:
             fields = self.credentials.fields(area.placement, call.op.name)
             outgoing = self._outgoing[area.argument] = Outgoing(
                 URL(call.url), fields, in_form=area.placement.in_form,
-                authorization=self._logins.get(area.argument))
+                authorization=self._logins.get(area.argument),
+                hidden=self.credentials.hidden())
         return outgoing if call.form is None else outgoing.with_form(call.form)
 
     # --- waits ----------------------------------------------------------------------

@@ -25,6 +25,7 @@ from asyncsdk._core.credentials import (
     Part,
     Secret,
     SecretValue,
+    may_hold,
     redact_url,
     scrub,
 )
@@ -167,6 +168,15 @@ def test_property_text_without_the_credential_is_unchanged(secret: str, text: st
     assume(not any(encode(secret) in text for encode in ENCODINGS.values()))
     assume(not re.search("%[0-9a-fA-F]{2}|\\\\[ux]|&#", text))  # no mixed encodings
     assert scrub(text, [secret]) == text
+
+
+@given(secret=_SECRETS, text=_PLAIN, encoding=st.sampled_from(sorted(ENCODINGS)))
+def test_property_may_hold_is_true_wherever_scrub_replaces(
+        secret: str, text: str, encoding: str) -> None:
+    """The quick pre-test of answer headers never lets a credential through."""
+    for candidate in (text, text + ENCODINGS[encoding](secret) + text):
+        if scrub(candidate, [secret]) != candidate:
+            assert may_hold(candidate, [secret])
 
 
 # --- URLs ---------------------------------------------------------------------------------

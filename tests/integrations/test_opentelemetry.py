@@ -7,6 +7,8 @@ received every credential."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -149,3 +151,53 @@ async def test_a_pool_wait_timeout_on_your_session_quotes_no_credential(
     spans = exporter.get_finished_spans()
     assert [e.name for s in spans for e in s.events] == ["exception"]
     assert not credentials_in(*_everything(spans))
+
+
+async def test_answer_headers_captured_by_the_tracer_show_no_echoed_credential(
+        exporter: InMemorySpanExporter, provider: TracerProvider) -> None:
+    """With OpenTelemetry capturing every request and answer header (its
+    ``OTEL_INSTRUMENTATION_HTTP_CAPTURE_HEADERS_CLIENT_*`` settings), a service that
+    echoes the credentials it was sent in headers (the URL quoted, the form's key, the
+    key in base64, the base URL's login) has them recorded ``REDACTED``; the library
+    reads the answer as before."""
+
+    async def echoing(request: web.Request) -> web.Response:
+        form = await request.post()
+        key = request.query.get("api_key") or request.query.get("api") or form.get("api")
+        echoes = {"Content-Location": str(request.url), "Link": f"<{request.url}>; rel=self",
+                  "X-Key": str(key), "X-Json": json.dumps({"key": key}),
+                  "X-Key64": base64.b64encode(str(key).encode()).decode(),
+                  "X-Login": request.headers.get("Authorization", "none").split()[-1]}
+        if request.path.startswith("/api/v1/mail/"):
+            return web.json_response({"status": "success", "message": "Queued", "id": "m1"},
+                                     headers=echoes)
+        if request.path.startswith("/api/v1/single/"):
+            return web.json_response({"status": "success", "email": "a@b.com",
+                                      "result": "Valid", "role": False}, headers=echoes)
+        return web.json_response([], headers=echoes)
+
+    tracer = create_trace_config(tracer_provider=provider, captured_request_headers=[".*"],
+                                 captured_response_headers=[".*"])
+    raw_headers: list[str] = []
+
+    async def on_request_end(_: object, __: object, params: aiohttp.TraceRequestEndParams) -> None:
+        raw_headers.append(repr(params.response.raw_headers))
+
+    raw = aiohttp.TraceConfig()
+    raw.on_request_end.append(on_request_end)
+    async with serve(echoing) as base, aiohttp.ClientSession(
+            trace_configs=[tracer, raw]) as session:
+        logged_in = base.replace("http://", "http://me:Pa55w0rd@")
+        async with asyncsdk.Client(KEY, USER, base_url=logged_in, session=session) as client:
+            assert await client.contacts.list() == []
+            assert (await client.validation.check("a@b.com")).result is asyncsdk.Verdict.VALID
+            await client.mail.send(sender="me@example.com", to="you@example.org",
+                                   subject="s", html="h")
+    spans = exporter.get_finished_spans()
+    captured = [str(v) for s in spans for k, v in (s.attributes or {}).items()
+                if "header" in k]
+    assert len(spans) == 3 and sum("REDACTED" in c for c in captured) >= 15
+    everything = [*_everything(spans), *raw_headers]
+    assert len(raw_headers) == 3 and all("REDACTED" in r for r in raw_headers)
+    assert not credentials_in(*everything)
+    assert not any("Pa55w0rd" in text or "bWU6UGE1NXcwcmQ" in text for text in everything)

@@ -164,3 +164,56 @@ def test_pytest_recording_records_once_and_replays_without_the_service(
     (cassette,) = (tmp_path / "cassettes").rglob("*.yaml")
     assert not credentials_in(cassette.read_text())
     run_pytest("none", base)  # the sandbox is closed: only the cassette answers
+
+
+async def _echoing(request: web.Request) -> web.StreamResponse:
+    """A service that quotes what it was sent: the query in a text body and a header, the
+    form in a body that is not UTF-8 (recorded as base64), JSON fields by name."""
+    if request.method == "POST":
+        form = await request.read()
+        return web.Response(status=400, body=b"\xff" + form,
+                            content_type="application/octet-stream")
+    if request.path.endswith("/check"):
+        return web.json_response({"status": "fail", "error": "Oops",
+                                  "api": request.query["api"],
+                                  "username": request.query["username"]})
+    return web.Response(status=404, text=f"no such page: {request.url}",
+                        headers={"X-Requested": request.url.human_repr()})
+
+
+async def test_credentials_echoed_by_the_service_are_not_recorded(tmp_path: Path) -> None:
+    """What a service echoes (an error page quoting the URL, a header, the form, JSON
+    fields) is recorded with the credential fields' values ``REDACTED``, in the YAML
+    and in every body decoded from it; a ``before_record_response`` of the caller's
+    still runs; the replay answers as recorded."""
+    cassette, seen = tmp_path / "echo.yaml", []
+
+    def mine(response: dict[str, object]) -> dict[str, object]:
+        seen.append(response)
+        return response
+
+    async def calls(client: asyncsdk.Client) -> list[str]:
+        refused = []
+        for call in (lambda: client.contacts.get(7), lambda: client.validation.check("a@b.com"),
+                     lambda: client.mail.send(sender="me@example.com", to="you@example.org",
+                                              subject="s", html="h")):
+            with pytest.raises(asyncsdk.APIError) as caught:
+                await call()
+            refused.append(type(caught.value).__name__)
+        return refused
+
+    async with serve(_echoing) as base:
+        with vcr.use_cassette(str(cassette), **vcr_config(record_mode="once",
+                                                          before_record_response=mine)):
+            async with asyncsdk.Client(KEY, USER, base_url=base, max_retries=0) as client:
+                recorded = await calls(client)
+    assert len(seen) == 3
+    text = cassette.read_text()
+    bodies = [i["response"]["body"]["string"] for i in yaml.safe_load(text)["interactions"]]
+    headers = [i["response"]["headers"] for i in yaml.safe_load(text)["interactions"]]
+    decoded = [b.decode("utf-8", "replace") if isinstance(b, bytes) else b for b in bodies]
+    assert all("REDACTED" in b for b in decoded)
+    assert not credentials_in(text, *decoded, repr(bodies), *map(str, headers))
+    with vcr.use_cassette(str(cassette), **vcr_config(record_mode="none")):
+        async with asyncsdk.Client(KEY, USER, base_url=base, max_retries=0) as client:
+            assert await calls(client) == recorded
