@@ -66,6 +66,7 @@ __all__ = [
     "PLACEMENTS",
     "REDACTED",
     "Credentials",
+    "Echoes",
     "Part",
     "Placement",
     "Secret",
@@ -260,6 +261,32 @@ def _longest_run(secret: str) -> str:
     """The longest run of letters and digits of ``secret`` ("" when it has none: then
     any text may hold it)."""
     return max(re.split(r"[^\w]|_", secret), key=len, default="")
+
+
+class Echoes:
+    """The credentials one call's answers must not echo, wrapped, with ``may_hold``'s
+    quick test made once (each secret's longest run, wrapped too): an answer's headers
+    are tested with C substring searches and a few method calls, nothing more."""
+
+    __slots__ = ("_runs", "_secrets")
+
+    def __init__(self, secrets: Iterable[SecretValue]) -> None:
+        self._secrets = tuple(secrets)
+        self._runs = tuple(SecretValue(_longest_run(secret.reveal()))
+                           for secret in self._secrets)
+
+    def __bool__(self) -> bool:
+        return bool(self._secrets)
+
+    def may_be_in(self, text: str) -> bool:
+        """``may_hold(text, secrets)``, from the runs made once."""
+        if "%" in text or "\\" in text or "&" in text:
+            return True
+        return any(run.reveal() in text for run in self._runs)
+
+    def scrubbed(self, text: str) -> str:
+        """``scrub(text, secrets)``."""
+        return scrub(text, [secret.reveal() for secret in self._secrets])
 
 
 def scrub(text: str, secrets: Iterable[str | None]) -> str:

@@ -68,12 +68,11 @@ from yarl import URL
 
 from .credentials import (
     LIBRARY_FOLDER,
+    Echoes,
     SecretValue,
     clear_frames,
-    may_hold,
     may_name_a_credential,
     query_without_credential_fields,
-    scrub,
     without_credential_fields,
 )
 from .failures import TRANSPORT_ERRORS, DroppedConnection
@@ -87,12 +86,13 @@ class Outgoing:
     (``authorization``); only to ``origin`` (scheme and authority). ``hidden``: more
     texts an answer's headers are not to show (the key in base64, a login's password)."""
 
-    __slots__ = ("authorization", "fields", "form", "hidden", "in_form", "origin", "query")
+    __slots__ = ("authorization", "echoes", "fields", "form", "hidden", "in_form", "origin",
+                 "query")
 
     def __init__(self, origin: URL | tuple[str, str], fields: tuple[tuple[str, SecretValue], ...],
                  *, in_form: bool, form: Mapping[str, Any] | None = None,
                  authorization: SecretValue | None = None,
-                 hidden: tuple[SecretValue, ...] = ()) -> None:
+                 hidden: tuple[SecretValue, ...] = (), echoes: Echoes | None = None) -> None:
         self.origin = (origin.scheme, origin.raw_authority) if isinstance(origin, URL) else origin
         self.fields = fields
         self.in_form = in_form
@@ -102,18 +102,18 @@ class Outgoing:
         #: The fields as an encoded query part, made once (``add_to``).
         self.query = None if in_form else SecretValue(URL.build(
             query=[(name, value.reveal()) for name, value in fields]).raw_query_string)
-
-    @property
-    def secrets(self) -> tuple[SecretValue, ...]:
-        """Every credential this call's requests carry (fields and login) and the other
-        texts to hide, wrapped."""
-        login = () if self.authorization is None else (self.authorization,)
-        return (*(value for _, value in self.fields), *login, *self.hidden)
+        #: Every credential these requests carry (fields and login) and the other texts to
+        #: hide, with their quick test: what an answer's headers may not echo. Made once
+        #: (the transport keeps an ``Outgoing`` per area): an answer only tests.
+        login = () if authorization is None else (authorization,)
+        self.echoes = echoes if echoes is not None else Echoes(
+            (*(value for _, value in fields), *login, *hidden))
 
     def with_form(self, form: Mapping[str, Any]) -> Outgoing:
         """The same credentials, for a call sending ``form``."""
         return Outgoing(self.origin, self.fields, in_form=self.in_form, form=form,
-                        authorization=self.authorization, hidden=self.hidden)
+                        authorization=self.authorization, hidden=self.hidden,
+                        echoes=self.echoes)
 
     def url_to_complete(self, request: aiohttp.ClientRequest) -> URL | None:
         """``request``'s URL the credentials are to be added to, or None where none go
@@ -205,7 +205,7 @@ def last_step(user_agent: str | None) -> aiohttp.ClientMiddlewareType:
             else:
                 if url is not None and isinstance(response, BeforeCredentials):
                     response.url_before_credentials = url
-                    response.hide(outgoing.secrets)
+                    response.hide(outgoing.echoes)
                 return response
         finally:
             request.response_class = response_class
@@ -231,15 +231,19 @@ class BeforeCredentials:
     #: The credentials the request carried (``hide``): an answer that echoes one in a
     #: header (a URL quoted in ``X-Request-Url``, ``Content-Location``, ``Link``) shows
     #: it ``REDACTED``, as trace configs capturing headers (OpenTelemetry) read them.
-    _hidden: tuple[SecretValue, ...] = ()
+    #: Set by ``hide``, each cleared once its headers were tested (``headers``,
+    #: ``raw_headers``): the test of an answer's headers is made once, when first read
+    #: after it leaves the middleware.
+    _echoes: Echoes | None = None
+    _raw_echoes: Echoes | None = None
     _shown_headers: CIMultiDictProxy[str] | None = None
     _shown_raw_headers: tuple[tuple[bytes, bytes], ...] | None = None
 
-    def hide(self, secrets: tuple[SecretValue, ...]) -> None:
-        """Show none of ``secrets`` in the headers from now on (set as the answer
-        leaves the middleware, before anything above reads them)."""
-        self._hidden = secrets
-        self._shown_headers = self._shown_raw_headers = None  # shown anew
+    def hide(self, echoes: Echoes) -> None:
+        """Show none of ``echoes`` in the headers from now on (set as the answer leaves
+        the middleware, before anything above reads them)."""
+        if echoes:
+            self._echoes = self._raw_echoes = echoes
 
     @property
     def headers(self) -> CIMultiDictProxy[str]:
@@ -249,8 +253,11 @@ class BeforeCredentials:
             headers: CIMultiDictProxy[str] | None = super().headers  # type: ignore[misc]
             if headers is None:  # not read yet: aiohttp's own answer
                 return headers  # type: ignore[return-value]
-            shown = self._shown_headers = _echoes_hidden(_targets_shown(headers),
-                                                         self._hidden)
+            shown = self._shown_headers = _targets_shown(headers)
+        echoes = self._echoes
+        if echoes is not None:
+            self._echoes = None
+            shown = self._shown_headers = _echoes_hidden(shown, echoes)
         return shown
 
     @property
@@ -261,9 +268,13 @@ class BeforeCredentials:
             raw: tuple[tuple[bytes, bytes], ...] | None = super().raw_headers  # type: ignore[misc]
             if raw is None:
                 return raw  # type: ignore[return-value]
-            shown = tuple((name, _target_shown_raw(value) if name.lower() in _RAW_TARGETS
-                           else value) for name, value in raw)
-            self._shown_raw_headers = shown = _raw_echoes_hidden(shown, self._hidden)
+            shown = self._shown_raw_headers = tuple(
+                (name, _target_shown_raw(value) if name.lower() in _RAW_TARGETS else value)
+                for name, value in raw)
+        echoes = self._raw_echoes
+        if echoes is not None:
+            self._raw_echoes = None
+            shown = self._shown_raw_headers = _raw_echoes_hidden(shown, echoes)
         return shown
 
     @property
@@ -304,28 +315,23 @@ def _targets_shown(headers: CIMultiDictProxy[str]) -> CIMultiDictProxy[str]:
     return CIMultiDictProxy(shown) if shown != headers else headers
 
 
-def _echoes_hidden(headers: CIMultiDictProxy[str],
-                   secrets: tuple[SecretValue, ...]) -> CIMultiDictProxy[str]:
-    """``headers`` with each of ``secrets`` a value echoes, in any encoding, replaced by
+def _echoes_hidden(headers: CIMultiDictProxy[str], echoes: Echoes) -> CIMultiDictProxy[str]:
+    """``headers`` with each of ``echoes`` a value echoes, in any encoding, replaced by
     ``REDACTED`` (``headers`` itself when none does: nearly every answer)."""
-    hidden = [secret.reveal() for secret in secrets]
-    if not hidden or not may_hold("\n".join(headers.values()), hidden):
+    if not echoes.may_be_in("\n".join(headers.values())):
         return headers
     return CIMultiDictProxy(CIMultiDict(
-        (name, scrub(value, hidden)) for name, value in headers.items()))
+        (name, echoes.scrubbed(value)) for name, value in headers.items()))
 
 
 def _raw_echoes_hidden(raw: tuple[tuple[bytes, bytes], ...],
-                       secrets: tuple[SecretValue, ...]) -> tuple[tuple[bytes, bytes], ...]:
+                       echoes: Echoes) -> tuple[tuple[bytes, bytes], ...]:
     """``_echoes_hidden`` for ``raw_headers``: each value read as aiohttp does (UTF-8,
     any other byte kept as it is)."""
-    hidden = [secret.reveal() for secret in secrets]
-    if not hidden:
-        return raw
     texts = [value.decode("utf-8", "surrogateescape") for _, value in raw]
-    if not may_hold("\n".join(texts), hidden):
+    if not echoes.may_be_in("\n".join(texts)):
         return raw
-    return tuple((name, scrub(text, hidden).encode("utf-8", "surrogateescape"))
+    return tuple((name, echoes.scrubbed(text).encode("utf-8", "surrogateescape"))
                  for (name, _), text in zip(raw, texts, strict=True))
 
 
