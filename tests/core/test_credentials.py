@@ -22,6 +22,7 @@ from asyncsdk._core.credentials import (
     CREDENTIAL_FIELDS,
     REDACTED,
     Credentials,
+    Echoes,
     Part,
     Secret,
     SecretValue,
@@ -177,6 +178,20 @@ def test_property_may_hold_is_true_wherever_scrub_replaces(
     for candidate in (text, text + ENCODINGS[encoding](secret) + text):
         if scrub(candidate, [secret]) != candidate:
             assert may_hold(candidate, [secret])
+
+
+@given(secrets=st.lists(_SECRETS, max_size=4), text=_PLAIN,
+       encoding=st.sampled_from(sorted(ENCODINGS)))
+def test_property_echoes_test_as_may_hold_does(
+        secrets: list[str], text: str, encoding: str) -> None:
+    """``Echoes`` (the test made once per call's credentials) answers as ``may_hold``
+    does, for any texts, with or without a secret in them; its repr shows none."""
+    echoes = Echoes(SecretValue(secret) for secret in secrets)
+    shown = [text, *(text + ENCODINGS[encoding](secret) + text for secret in secrets)]
+    for candidate in shown:
+        assert echoes.may_be_in(candidate) == may_hold(candidate, secrets)
+        assert echoes.scrubbed(candidate) == scrub(candidate, secrets)
+    assert repr(echoes) == "REDACTED" and bool(echoes) == bool(secrets)
 
 
 # --- URLs ---------------------------------------------------------------------------------
