@@ -86,8 +86,8 @@ class Outgoing:
     (``authorization``); only to ``origin`` (scheme and authority). ``hidden``: more
     texts an answer's headers are not to show (the key in base64, a login's password)."""
 
-    __slots__ = ("authorization", "echoes", "fields", "form", "hidden", "in_form", "origin",
-                 "query")
+    __slots__ = ("_unwatched", "authorization", "echoes", "fields", "form", "hidden",
+                 "in_form", "origin", "query")
 
     def __init__(self, origin: URL | tuple[str, str], fields: tuple[tuple[str, SecretValue], ...],
                  *, in_form: bool, form: Mapping[str, Any] | None = None,
@@ -108,6 +108,19 @@ class Outgoing:
         login = () if authorization is None else (authorization,)
         self.echoes = echoes if echoes is not None else Echoes(
             (*(value for _, value in fields), *login, *hidden))
+        self._unwatched: Outgoing | None = None
+
+    @property
+    def unwatched(self) -> Outgoing:
+        """These credentials for a request nothing outside the library watches (the
+        library's own session, no trace config): its answer's headers are not tested
+        for echoes (a test of every answer, for a reader that is not there)."""
+        twin = self._unwatched
+        if twin is None:
+            twin = self._unwatched = Outgoing(
+                self.origin, self.fields, in_form=self.in_form, form=self.form,
+                authorization=self.authorization, hidden=self.hidden, echoes=_NO_ECHOES)
+        return twin
 
     def with_form(self, form: Mapping[str, Any]) -> Outgoing:
         """The same credentials, for a call sending ``form``."""
@@ -313,6 +326,10 @@ def _targets_shown(headers: CIMultiDictProxy[str]) -> CIMultiDictProxy[str]:
                          if name.lower() in _TARGETS else value)
                         for name, value in headers.items())
     return CIMultiDictProxy(shown) if shown != headers else headers
+
+
+#: Nothing to test an answer's headers for (``Outgoing.unwatched``).
+_NO_ECHOES = Echoes(())
 
 
 def _echoes_hidden(headers: CIMultiDictProxy[str], echoes: Echoes) -> CIMultiDictProxy[str]:

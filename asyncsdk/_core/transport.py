@@ -564,6 +564,15 @@ class Transport:
         meant = self.interpreter.refused(call, *answer)
         return None if type(meant) in (APIError, ServerError, RateLimitError) else meant
 
+    def _outgoing_on(self, session: aiohttp.ClientSession,
+                     outgoing: Outgoing | None) -> Outgoing | None:
+        """``outgoing`` for a request on ``session``: where nothing but the library reads
+        its answer (the library's own session, no trace config), without the test of
+        the answer's headers for echoed credentials."""
+        if outgoing is not None and self.sessions.library_session and not session.trace_configs:
+            return outgoing.unwatched
+        return outgoing
+
     async def _attempt(self, session: aiohttp.ClientSession, attempts: Attempts,
                        timeout: aiohttp.ClientTimeout) -> Any:
         """One attempt: the request sent; its answer read and released for a retry
@@ -574,7 +583,7 @@ class Transport:
         # The request handed to aiohttp here (not by a coroutine of its own: a frame
         # less per attempt), marked for the library's middleware only while aiohttp
         # sends it.
-        marked = OUTGOING.set(attempts.outgoing)
+        marked = OUTGOING.set(self._outgoing_on(session, attempts.outgoing))
         try:
             response = await session.request(call.op.method, call.url, timeout=timeout,
                                              **attempts.sent, **self.sessions.request_options)

@@ -201,3 +201,30 @@ async def test_answer_headers_captured_by_the_tracer_show_no_echoed_credential(
     assert len(raw_headers) == 3 and all("REDACTED" in r for r in raw_headers)
     assert not credentials_in(*everything)
     assert not any("Pa55w0rd" in text or "bWU6UGE1NXcwcmQ" in text for text in everything)
+
+
+async def test_the_global_instrumentor_capturing_headers_records_no_echo(
+        exporter: InMemorySpanExporter, provider: TracerProvider,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The library's own session, traced by the global instrumentor with every answer
+    header captured: echoed credentials are recorded ``REDACTED`` (the library tests an
+    answer's headers for echoes wherever a trace config can read them; only on its own
+    session without one does it leave that test out)."""
+
+    async def echoing(request: web.Request) -> web.Response:
+        key = request.query.get("api_key", "")
+        return web.json_response([], headers={"Content-Location": str(request.url),
+                                              "X-Key": key})
+
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_HTTP_CAPTURE_HEADERS_CLIENT_RESPONSE", ".*")
+    AioHttpClientInstrumentor().instrument(tracer_provider=provider)
+    try:
+        async with serve(echoing) as base, asyncsdk.Client(KEY, USER, base_url=base) as client:
+            assert await client.contacts.list() == []
+    finally:
+        AioHttpClientInstrumentor().uninstrument()
+    spans = exporter.get_finished_spans()
+    captured = [str(v) for s in spans for k, v in (s.attributes or {}).items()
+                if "header" in k]
+    assert len(spans) == 1 and sum("REDACTED" in c for c in captured) >= 2
+    assert not credentials_in(*_everything(spans))
