@@ -92,6 +92,8 @@ async def finish_job(job: ValidationJob, args: argparse.Namespace, env: Environm
         return EXIT_FAILED
     except (JobFailedError, JobNotFoundError):
         raise  # nothing left to finish
+    except BrokenPipeError:
+        raise  # `| head`: the reader has what it wanted; the command ends quietly
     except BaseException:
         resume_hint(job, args, env, finished=finished)  # the job goes on at the service
         raise

@@ -1,0 +1,128 @@
+"""Defects an outside audit of the command line found as a shell user (one test each,
+each failing on the code before its fix): every command whose reader goes away ends
+quietly, ``mail send --html-file`` refuses a file it cannot use in one line, and
+``check-many --overwrite`` keeps the old result file when nothing could be sent."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cli_support import COMMAND, asyncsdk, environment
+
+from asyncsdk.testing import Sandbox
+from asyncsdk.testing.plugin import threaded_sandbox
+
+ADDRESSES = "email,name\nann@example.com,Ann\nbob@example.org,Bob\n"
+# More rows than a pipe holds (64 KiB): a command writing them meets its reader's end
+MANY = [f"user{i}@example.com" for i in range(1500)]
+MANY_CSV = "email,name\n" + "".join(f"{a},Name {i}\n" for i, a in enumerate(MANY))
+
+
+@pytest.fixture
+def finished_job() -> Iterator[tuple[Sandbox, int]]:
+    """A sandbox in a thread holding one finished validation job, and its id."""
+    with threaded_sandbox() as sb:
+        done = asyncsdk("validate", sb.host_file(MANY_CSV), "-o", "-",
+                        "--poll-interval", "0.01", env=environment(sb))
+        assert done.returncode == 0, done.stderr
+        yield sb, 1
+
+
+def head_1(*args: str, env: dict[str, str], cwd: Path) -> tuple[int, list[str]]:
+    """``asyncsdk ARGS | head -1``: the reader of standard output goes away after its
+    first line, while the command still writes; its exit status and stderr's lines."""
+    with subprocess.Popen([*COMMAND, *args], env=env, cwd=cwd, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True) as child:
+        assert child.stdout is not None and child.stderr is not None
+        assert child.stdout.readline()
+        child.stdout.close()
+        err = child.stderr.read()
+        code = child.wait(timeout=60)
+    return code, err.splitlines()
+
+
+@pytest.mark.parametrize("args", [
+    ["--sandbox", "check-many", "in.csv", "-o", "-"],
+    ["--sandbox", "check-many", "in.csv", "-o", "-", "--dedupe"],
+    ["--sandbox", "validate", "in.csv", "-o", "-"],
+    ["--sandbox", "check", *MANY],
+    ["jobs", "download", "1", "-o", "-"],
+    ["jobs", "wait", "1", "-o", "-"],
+    ["jobs", "rows", "1"],
+], ids=lambda args: " ".join(args[:6]))
+def test_a_reader_gone_away_ends_every_command_quietly(
+    finished_job: tuple[Sandbox, int], tmp_path: Path, args: list[str]
+) -> None:
+    (tmp_path / "in.csv").write_text(MANY_CSV, encoding="utf-8")
+    sb, _ = finished_job
+    code, lines = head_1(*args, env=environment(sb), cwd=tmp_path)
+    assert code == 141  # 128 + SIGPIPE, as for a program killed by it
+    # `validate` says its job's id as soon as it is submitted; nothing else is said: no
+    # "stopped" line, no command to run next, no traceback
+    assert [line for line in lines if not line.startswith("job 1 submitted")] == []
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    (b"<p>caf\xe9</p>", ["line 1", "not UTF-8"]),
+    (b"<p>ok</p>\n<p>\xff\xfe</p>", ["line 2", "not UTF-8"]),
+], ids=["latin-1", "binary-on-line-2"])
+def test_an_html_file_that_is_not_utf8_is_one_line_and_exit_2(
+    tmp_path: Path, content: bytes, expected: list[str]
+) -> None:
+    (tmp_path / "body.html").write_bytes(content)
+    done = asyncsdk("--sandbox", "mail", "send", "--from", "me@example.com", "--to",
+                    "you@example.org", "--subject", "Hi", "--html-file", "body.html",
+                    env=environment(), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    [line] = done.stderr.splitlines()  # one line, no traceback
+    assert "--html-file body.html" in line
+    for part in expected:
+        assert part in line
+
+
+@pytest.mark.parametrize("name", ["missing.html", "."], ids=["missing", "directory"])
+def test_an_html_file_that_cannot_be_read_names_the_flag(tmp_path: Path, name: str) -> None:
+    done = asyncsdk("--sandbox", "mail", "send", "--from", "me@example.com", "--to",
+                    "you@example.org", "--subject", "Hi", "--html-file", name,
+                    env=environment(), cwd=tmp_path)
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert f"--html-file {name}:" in line
+
+
+def test_an_html_file_keeps_its_text_without_the_byte_order_mark(tmp_path: Path) -> None:
+    with threaded_sandbox() as sb:
+        sb.verify_domain("example.com")
+        (tmp_path / "body.html").write_bytes("\ufeff<p>Grüße</p>".encode())
+        done = asyncsdk("mail", "send", "--from", "me@example.com", "--to",
+                        "you@example.org", "--subject", "Hi", "--html-file", "body.html",
+                        env=environment(sb), cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        [sent] = [r for r in sb.requests if "mail" in r.path]
+    html = next(v for v in (sent.json or sent.form or {}).values() if "<p>" in str(v))
+    assert html == "<p>Grüße</p>"
+
+
+@pytest.mark.parametrize("missing", ["ASYNCSDK_BASE_URL", "ASYNCSDK_USERNAME"])
+@pytest.mark.parametrize("extra", [[], ["--dedupe"], ["--concurrency", "1"]],
+                         ids=["plain", "dedupe", "one-at-a-time"])
+def test_overwrite_keeps_the_old_result_when_nothing_could_be_sent(
+    tmp_path: Path, missing: str, extra: list[str]
+) -> None:
+    (tmp_path / "in.csv").write_text(ADDRESSES, encoding="utf-8")
+    old = (b"row,email,verdict,role,error_type,error,attempted,name\n"
+           b"1,ann@example.com,Valid,False,,,True,Ann\n")
+    (tmp_path / "out.csv").write_bytes(old)
+    with threaded_sandbox() as sb:
+        env = environment(sb)
+        del env[missing]
+        done = asyncsdk("check-many", "in.csv", "-o", "out.csv", "--overwrite", *extra,
+                        env=env, cwd=tmp_path)
+        assert not sb.requests  # nothing was sent
+    assert done.returncode == 2
+    assert (tmp_path / "out.csv").read_bytes() == old
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv", "out.csv"]
