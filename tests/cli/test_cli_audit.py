@@ -126,3 +126,30 @@ def test_overwrite_keeps_the_old_result_when_nothing_could_be_sent(
     assert done.returncode == 2
     assert (tmp_path / "out.csv").read_bytes() == old
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv", "out.csv"]
+
+
+@pytest.mark.parametrize(("text", "line", "cells"), [
+    ("email,name\nann@example.com,Ann,extra\n", 2, "3 cells where the header (line 1) has 2"),
+    ("# list\nEmail;Name\r\nbob@example.org;\"two\nlines\"\r\nann@example.com;Ann;x;\n",
+     5, "4 cells where the header (line 2) has 2"),
+    ("mail\tcity\nann@example.com\tParis\nbob@example.org\tRome\tIT\n", 3,
+     "3 cells where the header (line 1) has 2"),
+], ids=["comma", "semicolon-after-multiline-cell", "tab-third-row"])
+def test_a_cell_beyond_the_header_is_refused_naming_the_file_and_line(
+    tmp_path: Path, text: str, line: int, cells: str
+) -> None:
+    (tmp_path / "in.csv").write_text(text, encoding="utf-8")
+    done = asyncsdk("--sandbox", "check-many", "in.csv", "-o", "out.csv",
+                    env=environment(), cwd=tmp_path)
+    assert done.returncode == 2
+    [message] = done.stderr.splitlines()
+    assert message.startswith(f"asyncsdk: error: in.csv, line {line}: {cells}")
+    assert not (tmp_path / "out.csv").exists()  # refused before anything was sent
+
+
+def test_empty_cells_beyond_the_header_are_a_spreadsheet_s_and_fine(tmp_path: Path) -> None:
+    (tmp_path / "in.csv").write_text("email,name\nann@example.com,Ann,,\n", encoding="utf-8")
+    done = asyncsdk("--sandbox", "check-many", "in.csv", "-o", "-",
+                    env=environment(), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1].endswith(",True,Ann")
