@@ -42,7 +42,15 @@ from .common import (
 from .dedupe import Dedupe, copy_of
 from .inputs import InputFile, InputProblem, InputRow
 from .lock import output_lock
-from .outputs import STDOUT, Answer, ResultWriter, check_output, output_columns
+from .outputs import (
+    STDOUT,
+    Answer,
+    ResultWriter,
+    check_output,
+    output_columns,
+    replaced_file,
+    temporary_beside,
+)
 from .previous import read_previous
 from .progress import Progress
 
@@ -195,7 +203,7 @@ class Replacement:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.temp = path.with_name(f".{path.name}.{os.getpid()}.part")
+        self.temp = temporary_beside(path)
         self.pending = True
 
     def put_in_place(self) -> None:
@@ -229,8 +237,14 @@ def open_output(path: Path, columns: list[str], inputs: InputFile, *, resume: bo
     """
     exists = check_output(path, overwrite=overwrite, resume=resume)
     try:
+        target = replaced_file(path)
+        if target is None:  # a device or a pipe (-o /dev/stdout): written in place
+            handle = path.open("w", newline="", encoding="utf-8")
+            writer = ResultWriter(handle, columns)
+            writer.header()
+            return handle, writer, {}, None
         if not (exists and resume):
-            fresh = Replacement(path)
+            fresh = Replacement(target)
             handle = fresh.temp.open("w", newline="", encoding="utf-8")
             writer = ResultWriter(handle, columns)
             writer.header()
@@ -252,14 +266,14 @@ def open_output(path: Path, columns: list[str], inputs: InputFile, *, resume: bo
                     f"{path} was made from another input: its row {row.position} is "
                     f"{record['email']!r}, the input's is {row.email!r}; pass another -o")
         by_position = {int(record["row"]): record for record in previous.final}
-        temp = path.with_name(f".{path.name}.{os.getpid()}.part")
+        temp = temporary_beside(target)
         with temp.open("w", newline="", encoding="utf-8") as rewrite:
             copier = ResultWriter(rewrite, columns)
             copier.header()
             for position in sorted(by_position):
                 copier.copy(by_position[position])
-        os.replace(temp, path)
-        handle = path.open("a", newline="", encoding="utf-8")
+        os.replace(temp, target)
+        handle = target.open("a", newline="", encoding="utf-8")
     except PermissionError as exc:
         raise UsageProblem(f"-o {path}: cannot write it: {exc.strerror}") from None
     writer = ResultWriter(handle, columns)

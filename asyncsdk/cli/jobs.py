@@ -22,7 +22,15 @@ from .common import (
 )
 from .inputs import InputRow
 from .join import InputJoin
-from .outputs import STDOUT, ResultWriter, Tally, check_output, output_columns
+from .outputs import (
+    STDOUT,
+    ResultWriter,
+    Tally,
+    check_output,
+    output_columns,
+    replaced_file,
+    temporary_beside,
+)
 from .progress import Progress
 
 #: What an unanswered job submission means, and how to find out before submitting again
@@ -155,18 +163,22 @@ async def write_result(job: ValidationJob, output: str, env: Environment,
     if output == STDOUT:
         return await write_rows(job, env.stdout, env, join)
     path = Path(output)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.part")
+    target = await asyncio.to_thread(replaced_file, path)
+    # A file is written atomically; a device or a pipe (no target) as the rows come.
+    written = path if target is None else temporary_beside(target)
     try:
-        with temp.open("w", newline="", encoding="utf-8") as handle:
+        with written.open("w", newline="", encoding="utf-8") as handle:
             tally = await write_rows(job, handle, env, join)
-        os.replace(temp, path)
+        if target is not None:
+            os.replace(written, target)
     except OSError as exc:
         if exc.strerror:  # named by the file the person asked for, not the temporary one
             raise OSError(exc.errno, f"cannot write it: {exc.strerror}",
                           str(path)) from exc
         raise
     finally:
-        temp.unlink(missing_ok=True)
+        if target is not None:
+            written.unlink(missing_ok=True)
     return tally
 
 

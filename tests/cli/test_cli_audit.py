@@ -5,6 +5,9 @@ quietly, ``mail send --html-file`` refuses a file it cannot use in one line, and
 
 from __future__ import annotations
 
+import contextlib
+import os
+import stat
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -153,3 +156,71 @@ def test_empty_cells_beyond_the_header_are_a_spreadsheet_s_and_fine(tmp_path: Pa
                     env=environment(), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[1].endswith(",True,Ann")
+
+
+WRITERS = {
+    "validate": ["--sandbox", "validate", "in.csv", "-o", "{out}", "--overwrite"],
+    "check-many": ["--sandbox", "check-many", "in.csv", "-o", "{out}", "--overwrite"],
+    "check-many-new": ["--sandbox", "check-many", "in.csv", "-o", "{out}"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(WRITERS))
+@pytest.mark.parametrize("dangling", [False, True], ids=["link", "dangling-link"])
+def test_an_output_given_as_a_symbolic_link_is_written_through_it(
+    tmp_path: Path, command: str, dangling: bool
+) -> None:
+    (tmp_path / "in.csv").write_text(ADDRESSES, encoding="utf-8")
+    (tmp_path / "results").mkdir()
+    target = tmp_path / "results" / "real.csv"
+    if not dangling:
+        target.write_text("old\n", encoding="utf-8")
+    if not dangling and command == "check-many-new":
+        pytest.skip("an existing file needs --overwrite")
+    (tmp_path / "link.csv").symlink_to(target)
+    args = [a.format(out="link.csv") for a in WRITERS[command]]
+    done = asyncsdk(*args, env=environment(), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "link.csv").is_symlink()  # still a link, to the new result
+    rows = target.read_text(encoding="utf-8").splitlines()
+    assert rows[0].startswith("row,email,verdict") and len(rows) == 3
+    assert sorted(p.name for p in (tmp_path / "results").iterdir()) == ["real.csv"]
+
+
+def test_resume_through_a_symbolic_link_keeps_it_a_link(tmp_path: Path) -> None:
+    (tmp_path / "in.csv").write_text(ADDRESSES, encoding="utf-8")
+    target = tmp_path / "real.csv"
+    target.write_text("row,email,verdict,role,error_type,error,attempted,name\n"
+                      "1,ann@example.com,Valid,False,,,True,Ann\n", encoding="utf-8")
+    (tmp_path / "link.csv").symlink_to(target)
+    done = asyncsdk("--sandbox", "check-many", "in.csv", "-o", "link.csv", "--resume",
+                    env=environment(), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "link.csv").is_symlink()
+    assert len(target.read_text(encoding="utf-8").splitlines()) == 3
+
+
+@pytest.mark.parametrize("command", ["validate", "check-many"])
+def test_an_output_that_is_a_pipe_is_written_into_not_replaced(
+    tmp_path: Path, command: str
+) -> None:
+    (tmp_path / "in.csv").write_text(ADDRESSES, encoding="utf-8")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    # Held open for reading and writing (Linux: never blocks), so the command's open
+    # does not wait for a reader; its few rows stay in the pipe's buffer until read.
+    held = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
+    try:
+        args = [a.format(out="fifo") for a in WRITERS[command] if a != "--overwrite"]
+        done = asyncsdk(*args, env=environment(), cwd=tmp_path)
+        chunks = []
+        with contextlib.suppress(BlockingIOError):
+            while chunk := os.read(held, 65536):
+                chunks.append(chunk)
+    finally:
+        os.close(held)
+    received = [b"".join(chunks).decode("utf-8")]
+    assert done.returncode == 0, done.stderr
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)  # not replaced by a regular file
+    assert received[0].splitlines()[0].startswith("row,email,verdict")
+    assert len(received[0].splitlines()) == 3
