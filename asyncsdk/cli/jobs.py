@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .. import Client, JobFailedError, JobNotFoundError, JobTimeoutError, ValidationJob
+from .. import _constants as C
 from .common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -149,7 +150,10 @@ async def wait_for(job: ValidationJob, args: argparse.Namespace, env: Environmen
         progress.status(f"job {job.job_id}: {plain(status)} after {elapsed:.1f}s")
 
     try:
+        # A first pause longer than the library's longest is the person's choice: the
+        # pauses then stay at it (never a refusal after the job was paid for).
         await job.wait(interval=args.poll_interval, deadline=args.deadline,
+                       max_interval=max(args.poll_interval, C.DEFAULT_MAX_POLL_INTERVAL),
                        on_status=on_status)
     finally:
         progress.close()

@@ -224,3 +224,24 @@ def test_an_output_that_is_a_pipe_is_written_into_not_replaced(
     assert stat.S_ISFIFO(fifo.lstat().st_mode)  # not replaced by a regular file
     assert received[0].splitlines()[0].startswith("row,email,verdict")
     assert len(received[0].splitlines()) == 3
+
+
+@pytest.mark.parametrize("interval", ["31", "45.5", "3600"])
+@pytest.mark.parametrize("command", ["validate", "jobs wait"])
+def test_a_poll_interval_past_the_longest_pause_is_taken_not_refused_once_paid(
+    tmp_path: Path, interval: str, command: str
+) -> None:
+    # job_polls=0: the first status poll finds the job done, so no pause is waited
+    with threaded_sandbox(job_polls=0) as sb:
+        env = environment(sb)
+        if command == "jobs wait":
+            submitted = asyncsdk("validate", sb.host_file(ADDRESSES), "-o", "-",
+                                 env=env, cwd=tmp_path)
+            assert submitted.returncode == 0, submitted.stderr
+            args = ["jobs", "wait", "1", "-o", "out.csv"]
+        else:
+            args = ["validate", sb.host_file(ADDRESSES), "-o", "out.csv"]
+        done = asyncsdk(*args, "--poll-interval", interval, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "max_interval" not in done.stderr
+    assert "2 addresses validated -> out.csv" in done.stdout
