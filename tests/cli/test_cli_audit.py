@@ -13,7 +13,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_support import COMMAND, asyncsdk, environment
+from cli_support import (
+    CHECK,
+    COMMAND,
+    asyncsdk,
+    checked,
+    environment,
+    read_rows,
+    run,
+    start,
+    wait_until,
+)
 
 from asyncsdk.testing import Sandbox
 from asyncsdk.testing.plugin import threaded_sandbox
@@ -245,3 +255,30 @@ def test_a_poll_interval_past_the_longest_pause_is_taken_not_refused_once_paid(
     assert done.returncode == 0, done.stderr
     assert "max_interval" not in done.stderr
     assert "2 addresses validated -> out.csv" in done.stdout
+
+
+@pytest.mark.parametrize("second", ["link.csv", "sub/../out.csv", "{tmp}/out.csv"],
+                         ids=["symbolic-link", "dot-dot", "absolute"])
+def test_an_output_in_use_is_refused_however_the_second_run_names_it(
+    server: Sandbox, tmp_path: Path, second: str
+) -> None:
+    (tmp_path / "in.csv").write_text("email\n" + "\n".join(MANY[:8]) + "\n",
+                                     encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    output = tmp_path / "out.csv"
+    output.write_text("", encoding="utf-8")
+    (tmp_path / "link.csv").symlink_to(output)
+    server.faults.delay(CHECK, 0.0, times=4)
+    server.faults.delay(CHECK, 60.0, times=None)  # then every check is held
+    args = ("check-many", "in.csv", "--concurrency", "2")
+    with start(*args, "-o", "out.csv", env=environment(server), cwd=tmp_path) as first:
+        wait_until(lambda: output.exists() and len(read_rows(output)) == 4
+                   and len(checked(server)) == 6, "the first run's 4 rows, 2 checks held")
+        # (were it let through, its checks would be held too: a short --timeout ends it)
+        code, _, err = run("--timeout", "1", "--max-retries", "0", *args, "-o",
+                           second.format(tmp=tmp_path), "--resume")
+        assert code == 2, err
+        assert f"in use by another run (pid {first.pid}" in err
+        assert len(checked(server)) == 6  # the second run sent nothing
+        first.kill()  # its held checks would be waited for
+        first.communicate(timeout=60)
