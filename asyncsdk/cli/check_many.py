@@ -42,7 +42,15 @@ from .common import (
 from .dedupe import Dedupe, copy_of
 from .inputs import InputFile, InputProblem, InputRow
 from .lock import output_lock
-from .outputs import STDOUT, Answer, ResultWriter, check_output, output_columns
+from .outputs import (
+    STDOUT,
+    Answer,
+    ResultWriter,
+    check_output,
+    output_columns,
+    replaced_file,
+    temporary_beside,
+)
 from .previous import read_previous
 from .progress import Progress
 
@@ -76,18 +84,20 @@ async def check_file(client: Client, args: argparse.Namespace, env: Environment,
     inputs = await asyncio.to_thread(InputFile.open, source_path)
     columns = output_columns(inputs.extra_columns)
     done: dict[int, dict[str, str]] = {}
+    fresh: Replacement | None = None  # a new result file, in place at its first row
     if output is None:
         handle: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
         writer = ResultWriter(env.stdout, columns)
         writer.header()
     else:
-        handle, writer, done = await asyncio.to_thread(
+        handle, writer, done, fresh = await asyncio.to_thread(
             open_output, output, columns, inputs, resume=args.resume,
             overwrite=args.overwrite)
     progress = Progress(inputs.count, "addr", env.stderr)
     progress.advance(len(done))
     run = Run(writer, progress, args.max_consecutive_failures,
-              Dedupe(done.values()) if args.dedupe else None)
+              Dedupe(done.values()) if args.dedupe else None,
+              on_first_row=fresh.put_in_place if fresh is not None else None)
     source = (row for row in inputs.rows() if row.position not in done)
     try:
         with handle, handle_signals(signal_handler(run, env, args.timeout)):
@@ -95,11 +105,10 @@ async def check_file(client: Client, args: argparse.Namespace, env: Environment,
                                       left=inputs.count - len(done))
             if stopped is not None and run.interrupted is None:
                 run.give_up(source, stopped)
-    except ConfigurationError:
+    except ConfigurationError:  # before anything was sent: the old file (if any) stays
         progress.close()
-        if output is not None and not done and writer.tally.total == 0:
-            # nothing was sent: leave no file behind
-            await asyncio.to_thread(output.unlink, missing_ok=True)
+        if fresh is not None:
+            await asyncio.to_thread(fresh.discard)
         raise
     except InputProblem as exc:  # the input changed since it was checked
         progress.close()
@@ -107,11 +116,17 @@ async def check_file(client: Client, args: argparse.Namespace, env: Environment,
         env.say(f"{writer.tally.total} finished rows kept in {shown(args)}; a resume would "
                 f"stop at the same line: fix {args.file}, then {again(args, env)}")
         return EXIT_USAGE
+    except BrokenPipeError:  # `-o - | head`: the reader has what it wanted; quietly
+        progress.close()
+        raise
     except BaseException:  # a second Ctrl-C, a crash: the rows written so far are kept
         progress.close()
         env.say(f"stopped: {writer.tally.total} finished rows kept in {shown(args)}; to "
                 f"check only the rest, {again(args, env)}")
         raise
+    finally:  # however it ended, but for a configuration error: the new file in place
+        if fresh is not None:
+            fresh.put_in_place()
     progress.close()
     return report_end(run, stopped, args, env)
 
@@ -181,13 +196,39 @@ def again(args: argparse.Namespace, env: Environment) -> str:
     return f"run: {env.command(*resume_words(args))}"
 
 
+class Replacement:
+    """A new result file, written first under a temporary name that replaces ``path`` at
+    its first row (or as the run ends): a run that sends nothing (no URL, no username)
+    leaves an existing file, one that ``--overwrite`` would replace, as it was."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.temp = temporary_beside(path)
+        self.pending = True
+
+    def put_in_place(self) -> None:
+        """Replace ``path`` with the file written so far (its rows go on being appended
+        there); once."""
+        if self.pending:
+            self.pending = False
+            os.replace(self.temp, self.path)
+
+    def discard(self) -> None:
+        """Remove the file, not yet in place: ``path`` stays as it was."""
+        if self.pending:
+            self.pending = False
+            self.temp.unlink(missing_ok=True)
+
+
 def open_output(path: Path, columns: list[str], inputs: InputFile, *, resume: bool,
-                overwrite: bool) -> tuple[IO[str], ResultWriter, dict[int, dict[str, str]]]:
+                overwrite: bool) -> tuple[IO[str], ResultWriter, dict[int, dict[str, str]],
+                                          Replacement | None]:
     """Open the result file, and with ``resume`` keep the final rows of an earlier run
     (rewritten through a temporary file, so a crash now loses nothing).
 
     Returns:
-        The open file, its writer, and the final rows already there by input position.
+        The open file, its writer, the final rows already there by input position, and
+        for a new file its ``Replacement`` (None when the rows are appended to ``path``).
     Raises:
         UsageProblem: the file exists without ``--resume``/``--overwrite``, it was
             made from another input (a row whose address differs from the input's at
@@ -196,11 +237,18 @@ def open_output(path: Path, columns: list[str], inputs: InputFile, *, resume: bo
     """
     exists = check_output(path, overwrite=overwrite, resume=resume)
     try:
-        if not (exists and resume):
+        target = replaced_file(path)
+        if target is None:  # a device or a pipe (-o /dev/stdout): written in place
             handle = path.open("w", newline="", encoding="utf-8")
             writer = ResultWriter(handle, columns)
             writer.header()
-            return handle, writer, {}
+            return handle, writer, {}, None
+        if not (exists and resume):
+            fresh = Replacement(target)
+            handle = fresh.temp.open("w", newline="", encoding="utf-8")
+            writer = ResultWriter(handle, columns)
+            writer.header()
+            return handle, writer, {}, fresh
         previous = read_previous(path, columns)
         rows = previous.final + previous.retried
         beyond = [r for r in rows if int(r["row"]) > inputs.count]
@@ -218,19 +266,19 @@ def open_output(path: Path, columns: list[str], inputs: InputFile, *, resume: bo
                     f"{path} was made from another input: its row {row.position} is "
                     f"{record['email']!r}, the input's is {row.email!r}; pass another -o")
         by_position = {int(record["row"]): record for record in previous.final}
-        temp = path.with_name(f".{path.name}.{os.getpid()}.part")
+        temp = temporary_beside(target)
         with temp.open("w", newline="", encoding="utf-8") as rewrite:
             copier = ResultWriter(rewrite, columns)
             copier.header()
             for position in sorted(by_position):
                 copier.copy(by_position[position])
-        os.replace(temp, path)
-        handle = path.open("a", newline="", encoding="utf-8")
+        os.replace(temp, target)
+        handle = target.open("a", newline="", encoding="utf-8")
     except PermissionError as exc:
         raise UsageProblem(f"-o {path}: cannot write it: {exc.strerror}") from None
     writer = ResultWriter(handle, columns)
     writer.tally = copier.tally
-    return handle, writer, by_position
+    return handle, writer, by_position, None
 
 
 class Counted:
@@ -255,8 +303,10 @@ class Run:
     """One pass of ``check_many`` over the inputs, writing each outcome as it comes."""
 
     def __init__(self, writer: ResultWriter, progress: Progress, limit: int,
-                 dedupe: Dedupe | None = None) -> None:
+                 dedupe: Dedupe | None = None,
+                 on_first_row: Callable[[], None] | None = None) -> None:
         self.writer = writer
+        self.on_first_row = on_first_row  # a new result file goes in place then
         self.progress = progress
         self.limit = limit
         self.dedupe = dedupe  # --dedupe: each address sent once
@@ -332,6 +382,9 @@ class Run:
 
     def write(self, row: InputRow, answer: Answer) -> None:
         """Write one row and count it done."""
+        if self.on_first_row is not None:
+            self.on_first_row()
+            self.on_first_row = None
         self.writer.answer(row, answer)
         self.progress.advance()
 

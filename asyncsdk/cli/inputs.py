@@ -17,6 +17,7 @@ The first line that is neither blank nor a ``#`` comment decides what the file i
 * it holds an ``@`` and no delimiter: the file is a **plain list**, one address per
   line (blank lines and lines starting with ``#`` skipped).
 * it holds an ``@`` and a delimiter: columns without a header, refused (add one).
+  So is a row with a (non-empty) cell beyond the columns of a header that has several.
 
 Every problem is an ``InputProblem``: one line naming the file, the line and what is
 wrong (exit code 2). ``InputFile.open`` reads the whole file once, so that a bad line
@@ -175,6 +176,16 @@ class Layout:
         others = [i for i in range(len(cells)) if i not in (email, name)]
         return cls(email, name, others, len(cells), delimiter, cells)
 
+    def check_width(self, cells: list[str], lines: Lines, start: int, header: int) -> None:
+        """Refuse a record with a cell beyond the header's columns (a cell without a
+        column would be dropped; empty ones, a spreadsheet's trailing delimiters, are
+        fine). A header of one column shows no delimiter: its rows are not split."""
+        if self.width > 1 and any(cell.strip() for cell in cells[self.width:]):
+            raise lines.problem(
+                f"{len(cells)} cells where the header (line {header}) has {self.width}: "
+                f"{cells[self.width][:40]!r} has no column; add its name to the header "
+                "or quote a cell that holds the delimiter", start)
+
     def split(self, cells: list[str]) -> tuple[str, ...]:
         """``(name, *others)`` of one record (short records padded with empty cells)."""
         cells = cells + [""] * (self.width - len(cells))
@@ -255,6 +266,7 @@ class InputFile:
                     raise csv_problem(lines, exc, start) from None
                 if cells is None:
                     return
+                layout.check_width(cells, lines, start, self.header_line)
                 start = lines.number + 1
                 if len(cells) > layout.email and cells[layout.email].strip():
                     position += 1

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .. import Client, JobFailedError, JobNotFoundError, JobTimeoutError, ValidationJob
+from .. import _constants as C
 from .common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -22,7 +23,15 @@ from .common import (
 )
 from .inputs import InputRow
 from .join import InputJoin
-from .outputs import STDOUT, ResultWriter, Tally, check_output, output_columns
+from .outputs import (
+    STDOUT,
+    ResultWriter,
+    Tally,
+    check_output,
+    output_columns,
+    replaced_file,
+    temporary_beside,
+)
 from .progress import Progress
 
 #: What an unanswered job submission means, and how to find out before submitting again
@@ -92,6 +101,8 @@ async def finish_job(job: ValidationJob, args: argparse.Namespace, env: Environm
         return EXIT_FAILED
     except (JobFailedError, JobNotFoundError):
         raise  # nothing left to finish
+    except BrokenPipeError:
+        raise  # `| head`: the reader has what it wanted; the command ends quietly
     except BaseException:
         resume_hint(job, args, env, finished=finished)  # the job goes on at the service
         raise
@@ -139,7 +150,10 @@ async def wait_for(job: ValidationJob, args: argparse.Namespace, env: Environmen
         progress.status(f"job {job.job_id}: {plain(status)} after {elapsed:.1f}s")
 
     try:
+        # A first pause longer than the library's longest is the person's choice: the
+        # pauses then stay at it (never a refusal after the job was paid for).
         await job.wait(interval=args.poll_interval, deadline=args.deadline,
+                       max_interval=max(args.poll_interval, C.DEFAULT_MAX_POLL_INTERVAL),
                        on_status=on_status)
     finally:
         progress.close()
@@ -153,18 +167,22 @@ async def write_result(job: ValidationJob, output: str, env: Environment,
     if output == STDOUT:
         return await write_rows(job, env.stdout, env, join)
     path = Path(output)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.part")
+    target = await asyncio.to_thread(replaced_file, path)
+    # A file is written atomically; a device or a pipe (no target) as the rows come.
+    written = path if target is None else temporary_beside(target)
     try:
-        with temp.open("w", newline="", encoding="utf-8") as handle:
+        with written.open("w", newline="", encoding="utf-8") as handle:
             tally = await write_rows(job, handle, env, join)
-        os.replace(temp, path)
+        if target is not None:
+            os.replace(written, target)
     except OSError as exc:
         if exc.strerror:  # named by the file the person asked for, not the temporary one
             raise OSError(exc.errno, f"cannot write it: {exc.strerror}",
                           str(path)) from exc
         raise
     finally:
-        temp.unlink(missing_ok=True)
+        if target is not None:
+            written.unlink(missing_ok=True)
     return tally
 
 

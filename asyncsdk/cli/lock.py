@@ -2,11 +2,11 @@
 run's whole life, so that a second run on the same output (a ``--resume`` started while
 the first still runs) is refused instead of paying for the same addresses twice.
 
-The lock is ``.NAME.lock`` beside the output, held with ``flock``: the kernel lets it
-go when the process ends, however it ends (a crash, SIGKILL), so a lock file left by a
-dead run is stale and the next run simply takes it. A run that ends normally removes the
-file. The file holds the pid of the run that holds it, for the message. (Where there is
-no ``flock``, on Windows, no lock is taken.)
+The lock is ``.NAME.lock`` beside the output (the file a symbolic link leads to), held
+with ``flock``: the kernel lets it go when the process ends, however it ends (a crash,
+SIGKILL), so a lock file left by a dead run is stale and the next run simply takes it. A
+run that ends normally removes the file. The file holds the pid of the run that holds
+it, for the message. (Where there is no ``flock``, on Windows, no lock is taken.)
 """
 
 from __future__ import annotations
@@ -72,7 +72,8 @@ def output_lock(output: Path) -> Iterator[None]:
     if sys.platform == "win32":  # pragma: no cover - no flock there
         yield
         return
-    path = lock_path(output)
+    # The file itself, however -o names it (a symbolic link, another spelling): one lock
+    path = lock_path(Path(os.path.realpath(output)) if output.is_file() else output)
     fd = None
     while fd is None:
         fd = _take(path, output)

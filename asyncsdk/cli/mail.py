@@ -23,14 +23,34 @@ async def cmd_mail(client: Client, args: argparse.Namespace, env: Environment) -
     left: ``OutcomeUnknown`` (exit 3), saying that the mail may have been sent."""
     html = args.html
     if html is None:
-        path = Path(args.html_file)
-        if await asyncio.to_thread(path.is_dir):
-            raise UsageProblem(f"{args.html_file}: is a directory, not a file")
-        if not await asyncio.to_thread(path.is_file):
-            raise UsageProblem(f"{args.html_file}: no such file")
-        html = await asyncio.to_thread(path.read_text, "utf-8")
+        html = await asyncio.to_thread(read_html, args.html_file)
     with not_safe_to_repeat(env, MAY_HAVE_BEEN_SENT):
         sent = await client.mail.send(sender=args.sender, to=args.to, subject=args.subject,
                                       html=html)
     print_json(sent, env.stdout)
     return EXIT_OK
+
+
+def read_html(name: str) -> str:
+    """The text of ``--html-file NAME``, UTF-8 (a byte order mark is dropped).
+
+    Raises:
+        UsageProblem: it is missing, a directory, unreadable or not UTF-8 (one line
+            naming the flag, the file and, for bytes that are not UTF-8, the line).
+    """
+    where = f"--html-file {name}"
+    path = Path(name)
+    if path.is_dir():
+        raise UsageProblem(f"{where}: is a directory, not a file")
+    if not path.is_file():
+        raise UsageProblem(f"{where}: no such file")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageProblem(f"{where}: cannot read it: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise UsageProblem(f"{where}, line {line}: not UTF-8 text (byte 0x"
+                           f"{data[exc.start]:02x}); save the file as UTF-8") from None

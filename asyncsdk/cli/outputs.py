@@ -161,6 +161,22 @@ class Tally:
               " of all, whatever their verdict)", file=out)
 
 
+def replaced_file(path: Path) -> Path | None:
+    """The file that writing ``path`` atomically (a temporary file beside it, renamed
+    over it) replaces: ``path`` with its symbolic links followed, so that a link stays a
+    link to the new content; None when ``path`` is there but not a regular file (a device
+    such as ``/dev/null``, a pipe): renaming over it would replace it, so it is written
+    in place."""
+    if path.exists() and not path.is_file():
+        return None
+    return Path(os.path.realpath(path))
+
+
+def temporary_beside(path: Path) -> Path:
+    """A temporary file's name in ``path``'s folder, for this process."""
+    return path.with_name(f".{path.name}.{os.getpid()}.part")
+
+
 def check_output(path: Path, *, overwrite: bool, resume: bool | None = None,
                  source: Path | None = None) -> bool:
     """Check, before anything is sent (or paid for), that the result can be written to

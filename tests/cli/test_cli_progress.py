@@ -51,7 +51,7 @@ async def test_waiting_for_a_job_shows_no_rate_of_polls(monkeypatch: pytest.Monk
         job_id = 7
 
         async def wait(self, *, interval: float, deadline: float | None,
-                       on_status: object) -> None:
+                       max_interval: float, on_status: object) -> None:
             on_status("processing", 0.0)  # type: ignore[operator]
             on_status("success", 0.001)  # type: ignore[operator]
 
