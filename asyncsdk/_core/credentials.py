@@ -73,7 +73,6 @@ __all__ = [
     "SecretValue",
     "clear_frames",
     "is_library_class",
-    "may_hold",
     "may_name_a_credential",
     "query_without_credential_fields",
     "redact_url",
@@ -244,18 +243,6 @@ def _margin(secrets: tuple[str, ...]) -> int:
     return 20 * max((len(s) for s in secrets), default=0)
 
 
-def may_hold(text: str, secrets: Iterable[str]) -> bool:
-    """False when ``text`` surely holds none of ``secrets`` in any form ``scrub``
-    replaces; a quick test (C substring searches, no regular expression) for text that
-    is nearly never a credential's (an answer's headers). Sound because every form that
-    writes a letter or digit otherwise than as itself carries ``%``, ``\\`` or ``&``
-    (percent-, JSON-, Python-escaped, HTML references): without those, a form of a
-    secret shows its longest run of letters and digits as it is."""
-    if "%" in text or "\\" in text or "&" in text:
-        return True
-    return any(run in text for run in map(_longest_run, secrets))
-
-
 @functools.lru_cache(maxsize=32)
 def _longest_run(secret: str) -> str:
     """The longest run of letters and digits of ``secret`` ("" when it has none: then
@@ -264,8 +251,8 @@ def _longest_run(secret: str) -> str:
 
 
 class Echoes:
-    """The credentials one call's answers must not echo, wrapped, with ``may_hold``'s
-    quick test made once: a pattern of each secret's longest run (kept out of any repr),
+    """The credentials one call's answers must not echo, wrapped, with a quick test made
+    once (``may_be_in``): a pattern of each secret's longest run (kept out of any repr),
     so that an answer's headers are tested by C searches alone."""
 
     __slots__ = ("_anywhere", "_runs", "_secrets")
@@ -285,7 +272,11 @@ class Echoes:
         return REDACTED
 
     def may_be_in(self, text: str) -> bool:
-        """``may_hold(text, secrets)``, by the pattern made once."""
+        """False when ``text`` surely holds none of the secrets in any form ``scrub``
+        replaces. Sound because every form that writes a letter or digit otherwise than
+        as itself carries ``%``, ``\\`` or ``&`` (percent-, JSON-, Python-escaped, HTML
+        references): without those, a form of a secret shows its longest run of letters
+        and digits as it is."""
         if "%" in text or "\\" in text or "&" in text:
             return True
         runs = self._runs
