@@ -51,6 +51,7 @@ LAYERS: dict[str, float] = {
     "asyncsdk.models": 2.9,
     "asyncsdk._serde": 3,
     # the core, floor by floor
+    "asyncsdk._core.frames": 4,
     "asyncsdk._core.credentials": 4,
     "asyncsdk._core.log": 4,
     "asyncsdk._core.raw": 4,

@@ -26,11 +26,11 @@ Secrets stay out of sight in three ways:
   and the local variables of the library's own frames it passed through are cleared
   (the frames themselves stay, so the traceback still shows where it came from).
 
-Frames are cleared by the folder their code lives in (``clear_frames``): the library's
-own (``LIBRARY_FOLDER``) and, where the middleware added credentials, aiohttp's below
-it. A frame of anyone else (a caller's trace hook, connector or middleware), a
-traceback and a chain of exceptions are never cut or cleared: a guest leaves the
-caller's debugging material as it found it.
+Frames are cleared by ``frames.clear_frames``: the library's own and, where the
+middleware added credentials, aiohttp's below it, in the part of a traceback that is the
+library's call. A frame of anyone else (a caller's trace hook, connector or middleware,
+and what the caller's code called from there), a traceback and a chain of exceptions
+are never cut or cleared: a guest leaves the caller's debugging material as it found it.
 
 A redirect's target may echo the query it was sent (nginx's ``$request_uri``):
 ``without_credential_fields`` takes the credential fields out of such a URL, so that
@@ -40,12 +40,9 @@ nothing sees them and the middleware adds them back only to the call's own origi
 from __future__ import annotations
 
 import base64
-import contextlib
 import enum
 import functools
-import os
 import re
-import types
 import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
@@ -56,13 +53,13 @@ from yarl import URL
 
 from .. import _constants as C
 from .._errors import ConfigurationError
+from .frames import LIBRARY_FOLDER, clear_frames
 
 __all__ = [
     "CREDENTIAL_FIELDS",
     "KEY_AND_USER_IN_FORM",
     "KEY_AND_USER_IN_QUERY",
     "KEY_IN_QUERY",
-    "LIBRARY_FOLDER",
     "PLACEMENTS",
     "REDACTED",
     "Credentials",
@@ -71,7 +68,6 @@ __all__ = [
     "Placement",
     "Secret",
     "SecretValue",
-    "clear_frames",
     "is_library_class",
     "may_name_a_credential",
     "query_without_credential_fields",
@@ -532,11 +528,6 @@ def _redact_query(url: str) -> str:
     return f"{path}?{''.join(parts)}{hashmark}{fragment}"
 
 
-# --- frames ----------------------------------------------------------------------------
-#: The folder of the library's modules: the frames of its code are its own to clear.
-LIBRARY_FOLDER: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
 #: The library's top-level package (``asyncsdk``): its classes are its own to rewrite.
 _PACKAGE: Final = __name__.partition(".")[0]
 
@@ -547,26 +538,3 @@ def is_library_class(cls: type) -> bool:
     return cls.__module__.partition(".")[0] == _PACKAGE
 
 
-def clear_frames(exc: BaseException, folders: tuple[str, ...]) -> None:
-    """Clear the local variables of the finished frames whose code lives under one of
-    ``folders``, in ``exc``'s traceback and in those of the exceptions chained to it
-    (``__cause__``, ``__context__``). Nothing else is touched: every
-    other frame keeps its locals, and no traceback or chain is cut."""
-    seen: set[int] = set()
-    pending = [exc]
-    while pending:
-        current = pending.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        _clear_traceback(current.__traceback__, folders)
-        pending.extend(e for e in (current.__cause__, current.__context__) if e is not None)
-
-
-def _clear_traceback(tb: types.TracebackType | None, folders: tuple[str, ...]) -> None:
-    while tb is not None:
-        frame = tb.tb_frame
-        if frame.f_code.co_filename.startswith(folders):
-            with contextlib.suppress(RuntimeError):  # still running: not finished
-                frame.clear()
-        tb = tb.tb_next

@@ -13,7 +13,7 @@ from typing import Any
 import aiohttp
 import attrs
 
-from .credentials import LIBRARY_FOLDER, clear_frames
+from .frames import LIBRARY_FOLDER, clear_frames
 
 __all__ = [
     "ATTEMPT_TIMED_OUT",
@@ -167,5 +167,5 @@ def message_from_data(data: Any) -> str | None:
 def forget_own_frames(exc: BaseException) -> None:
     """Clear the locals of the library's own finished frames that ``exc`` (and the
     exceptions chained to it) passed through (they may hold a body or a URL); the frames
-    of others are left as they are (``credentials.clear_frames``)."""
+    of others are left as they are (``frames.clear_frames``)."""
     clear_frames(exc, (LIBRARY_FOLDER,))

@@ -50,9 +50,10 @@ is the last of the chain), and it is the boundary of the credentials:
   wrapped in a ``ClientConnectionError`` (a chunk-sent hook fails in aiohttp's body
   writer) leaves unwrapped, itself. Any other exception (aiohttp's, or one raised by
   the caller's trace hook or connector below this step) leaves as it is, its traceback
-  and chained exceptions kept: only the locals of aiohttp's and the library's frames in
-  them are cleared, where credentials were added (``credentials.clear_frames``); the
-  caller's own frames keep theirs.
+  and chained exceptions kept: only the locals of aiohttp's and the library's frames of
+  the library's call are cleared, where credentials were added (``frames.clear_frames``);
+  the caller's own frames keep theirs, and so do aiohttp's where the caller's code called
+  it (a request of their own that their hook made).
 """
 
 from __future__ import annotations
@@ -67,15 +68,14 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
 from .credentials import (
-    LIBRARY_FOLDER,
     Echoes,
     SecretValue,
-    clear_frames,
     may_name_a_credential,
     query_without_credential_fields,
     without_credential_fields,
 )
 from .failures import TRANSPORT_ERRORS, DroppedConnection
+from .frames import LIBRARY_FOLDER, clear_frames
 
 __all__ = ["OUTGOING", "BeforeCredentials", "Outgoing", "last_step"]
 

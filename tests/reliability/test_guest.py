@@ -283,6 +283,15 @@ def _frames(exc: BaseException) -> list[types.FrameType]:
     return found
 
 
+def _frames_of(exc: BaseException) -> list[types.FrameType]:
+    found = []
+    tb = exc.__traceback__
+    while tb is not None:
+        found.append(tb.tb_frame)
+        tb = tb.tb_next
+    return found
+
+
 def _shown(value: Any) -> str:
     text = repr(value)
     if isinstance(value, (str, URL)):
@@ -393,3 +402,68 @@ async def test_a_rendered_traceback_with_locals_holds_no_credential(place: str) 
         got, capture_locals=True).format())
     assert "Traceback" in rendered and "mine = " in rendered
     assert _leaks(rendered) == []
+
+
+class OwnRequest:
+    """The caller's hook makes a request of its own (to a refused port) that fails, and
+    either raises from it (``chained``) or lets it through (``through``). It notes the
+    locals of aiohttp's frames of that request as they were when it failed."""
+
+    def __init__(self, mode: str, refused: str) -> None:
+        self.mode, self.refused = mode, refused
+        self.failed: list[BaseException] = []
+        self.locals_then: dict[int, tuple[types.FrameType, list[str]]] = {}
+
+    async def hook(self, *_: Any) -> None:
+        if self.failed:
+            return
+        async with aiohttp.ClientSession() as own:
+            try:
+                await own.get(self.refused)
+            except aiohttp.ClientError as exc:
+                self.failed.append(exc)
+                self.locals_then = {id(f): (f, sorted(f.f_locals)) for f in _frames(exc)
+                                    if f.f_code.co_filename.startswith(str(AIOHTTP) + os.sep)}
+                if self.mode == "chained":
+                    raise CallersError("the caller's hook failed") from exc
+                raise
+
+
+@pytest.mark.parametrize("mode", ["chained", "through"])
+@pytest.mark.parametrize("place", ["on_request_start", "on_connection_create_start",
+                                   "on_request_headers_sent"])
+async def test_a_request_the_callers_hook_made_keeps_aiohttps_frames(
+        place: str, mode: str) -> None:
+    """The frames aiohttp ran for the caller's own request keep their locals, however the
+    failure reaches the caller; aiohttp's and the library's frames of the library's own
+    request still hold no credential."""
+    own = OwnRequest(mode, _refused_url())
+    tracer = aiohttp.TraceConfig()
+    getattr(tracer, place).append(own.hook)
+    async def answer(_: web.Request) -> web.Response:
+        return web.json_response(CHECK_OK)
+
+    async with serve(answer) as base, \
+            aiohttp.ClientSession(trace_configs=[tracer]) as session, \
+            asyncsdk.Client(KEY, USER, base_url=base, session=session, max_retries=0) as client:
+        with pytest.raises(Exception) as info:
+            await client.validation.check("a@b.com")
+    (failed,) = own.failed
+    # Chained: the caller's own exception, raised from it. Let through: aiohttp's error
+    # of a connection that failed in the call, which the library reads as its own.
+    if mode == "chained":
+        assert isinstance(info.value, CallersError) and info.value.__cause__ is failed
+    else:
+        assert isinstance(info.value, asyncsdk.APIConnectionError)
+    assert own.locals_then, "the caller's request ran no aiohttp frame"
+    changed = [f"{f.f_code.co_name}: {then} -> {sorted(f.f_locals)}"
+               for f, then in own.locals_then.values() if sorted(f.f_locals) != then]
+    assert changed == []
+    # The library's request: its frames and aiohttp's show no credential.
+    ours = [f for exc in (info.value, *_chain(failed)) for f in _frames_of(exc)
+            if f.f_code.co_filename.startswith((str(PACKAGE) + os.sep, str(AIOHTTP) + os.sep))
+            and id(f) not in own.locals_then]
+    assert any(str(PACKAGE) in f.f_code.co_filename for f in ours)
+    shown = "\n".join(f"{f.f_code.co_name}: {name}={_shown(value)}"
+                      for f in ours for name, value in f.f_locals.items())
+    assert _leaks(shown) == []
