@@ -181,13 +181,17 @@ class CsvRecordReader:
     ``csv.reader``. When that reader refuses it (the cut fell inside a quoted field, or
     the text is malformed), the records are read line by line to find the true end of
     the last complete record; the unfinished one waits, whole, for the next piece (at
-    most ``MAX_CSV_RECORD_CHARS``).
+    most ``MAX_CSV_RECORD_CHARS``). It ends inside a quoted field: until that field
+    closes or outgrows ``csv``'s field limit (``OpenField``) it is not read again, so a
+    field of many line ends arriving in small pieces costs one reading, not one per
+    piece (a megabyte record cost seconds).
     """
 
-    __slots__ = ("_buf",)
+    __slots__ = ("_buf", "_open")
 
     def __init__(self) -> None:
         self._buf = ""
+        self._open: OpenField | None = None  # the unfinished record's open quoted field
 
     def feed(self, text: str) -> list[list[str]]:
         """The records completed by ``text``."""
@@ -226,6 +230,11 @@ class CsvRecordReader:
         first half of a CRLF waits for the next piece), "" when there is none."""
         buf = self._buf + text if self._buf else text
         self._buf = buf
+        if self._open is not None:  # the unfinished record's quoted field: still open?
+            if self._open.still_open(buf):
+                self._check_size()
+                return ""
+            self._open = None
         cut = max(buf.rfind("\n"), buf.rfind("\r", 0, len(buf) - 1)) + 1
         if not cut:
             self._check_size()
@@ -249,6 +258,8 @@ class CsvRecordReader:
         """The complete records of ``head``, read line by line; the rest waits."""
         records, done = _complete_records(head)
         self._buf = self._buf[done:]
+        if done < len(head):  # text ending with a line end stops only inside quotes
+            self._open = OpenField(self._buf, len(head) - done)
         self._check_size()
         return records
 
@@ -258,8 +269,42 @@ class CsvRecordReader:
 
     def finish(self) -> list[list[str]]:
         """The last records (the text need not end with a line end)."""
-        rest, self._buf = self._buf, ""
+        rest, self._buf, self._open = self._buf, "", None
         return _parse(rest) if rest else []
+
+
+class OpenField:
+    """The quoted field an unfinished record ends in: where its text is known to be
+    inside it, and its length there (as ``csv`` counts it), so that the text can grow
+    without being read again until the field closes or passes the field limit."""
+
+    __slots__ = ("at", "length")
+
+    def __init__(self, text: str, at: int) -> None:
+        """``text[:at]``: a record's start, ending inside a quoted field."""
+        self.at = at
+        # Closed by one more quote, the record reads whole: its last field is this one.
+        self.length = len(_parse(text[:at] + '"')[-1][-1])
+
+    def still_open(self, text: str) -> bool:
+        """Advance over ``text`` (the same text, grown); False once the field may end
+        (a lone quote) or has passed ``csv``'s field limit: ``csv`` must read it."""
+        at, length = self.at, self.length
+        limit = csv.field_size_limit()
+        while length <= limit:
+            quote = text.find('"', at)
+            if quote < 0:
+                self.at, self.length = len(text), length + len(text) - at
+                return self.length <= limit
+            length += quote - at
+            if quote + 1 == len(text):  # the first half of a "" or the closing quote
+                self.at, self.length = quote, length
+                return length <= limit
+            if text[quote + 1] != '"':
+                return False
+            length += 1  # "" is one quote in the field
+            at = quote + 2
+        return False
 
 
 def _lengths(records: Iterator[list[str]]) -> Counter[int]:
