@@ -42,24 +42,34 @@ _T = TypeVar("_T")
 
 
 class Utf8Decoder:
-    """Bytes to text, incrementally; a UTF-8 BOM at the start is dropped."""
+    """Bytes to text, incrementally; a UTF-8 BOM at the start is dropped. A refusal
+    says at which byte of the whole input the bad sequence starts."""
 
-    __slots__ = ("_decoder",)
+    __slots__ = ("_decoder", "_fed")
 
     def __init__(self) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8-sig")("strict")
+        self._fed = 0  # bytes given to ``decode`` so far
 
     def decode(self, data: bytes, final: bool = False) -> str:
         """The text of ``data`` (a multi-byte character may wait for the next piece)."""
         try:
             text: str = self._decoder.decode(data, final)
         except UnicodeDecodeError as exc:
-            raise StreamDecodeError(f"the answer is not valid UTF-8 ({exc.reason})") from None
+            raise StreamDecodeError(f"the answer is not valid UTF-8 ({exc.reason} at "
+                                    f"byte {self._at(exc, data):,})") from None
+        self._fed += len(data)
         if final and self._decoder.getstate()[0]:
             # A body cut inside a BOM (b"\xef", b"\xef\xbb"): utf-8-sig keeps those bytes
             # waiting and, at the end, drops them without a word.
             raise StreamDecodeError("the answer is not valid UTF-8 (unexpected end of data)")
         return text
+
+    def _at(self, exc: UnicodeDecodeError, data: bytes) -> int:
+        """Where in the whole input the sequence ``exc`` refused starts: ``exc.object``
+        is what the decoder read this time, which ends where ``data`` ends (the bytes it
+        kept waiting, then ``data``; a BOM it dropped left out)."""
+        return self._fed + len(data) - len(exc.object) + exc.start
 
 
 # --- JSON: one string member streamed -------------------------------------------------

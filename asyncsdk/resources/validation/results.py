@@ -274,8 +274,9 @@ async def csv_text(engine: Engine, job_id: int,
     the library's is raised as an SDK error outside the ``except`` (it chains nothing).
     """
     failure: SDKError | None = None
+    read = Received()
     try:
-        async with aclosing(_answer_texts(engine, job_id, request_timeout)) as texts:
+        async with aclosing(_answer_texts(engine, job_id, request_timeout, read)) as texts:
             async for text in texts:
                 yield text
     except GeneratorExit:  # closed early by the consumer: nothing shown
@@ -284,20 +285,39 @@ async def csv_text(engine: Engine, job_id: int,
         text = ""  # a piece of the CSV (its header may echo a credential)
         if isinstance(exc, SDKError):
             engine.clean(exc)
+            read.tell(exc)
             raise
         forget_own_frames(exc)
         if not isinstance(exc, _FOREIGN):  # a cancellation, a bug: as it is
             raise
         failure = _sdk_error(exc)  # the stream's own failure (the client closed under it)
+        read.tell(failure)
     if failure is not None:
         raise failure
 
 
-async def _answer_texts(engine: Engine, job_id: int,
-                        request_timeout: float | None) -> AsyncGenerator[str, None]:
+class Received:
+    """How many bytes of a result's answers have arrived: said by the connection error
+    that ends the stream, so that a caller knows a cut from a refusal at the start."""
+
+    __slots__ = ("bytes",)
+
+    def __init__(self) -> None:
+        self.bytes = 0
+
+    def tell(self, exc: SDKError) -> None:
+        """Add to ``exc``'s message how much had arrived (a connection error only, once
+        something has: the other errors say where they are)."""
+        if self.bytes and isinstance(exc, APIConnectionError):
+            exc.message = f"{exc.message} (after {self.bytes:,} bytes of the result)"
+            exc.args = (exc.message,)
+
+
+async def _answer_texts(engine: Engine, job_id: int, request_timeout: float | None,
+                        read: Received) -> AsyncGenerator[str, None]:
     """The CSV text of the job's answer, then of the result file it points to, if any
-    (``ResultText.hosted_url``, fetched without credentials). Its locals may hold that
-    URL: run it only through ``csv_text``."""
+    (``ResultText.hosted_url``, fetched without credentials); ``read`` counts its bytes.
+    Its locals may hold that URL: run it only through ``csv_text``."""
     hosted: str | None = None
     while True:
         if hosted is None:
@@ -309,6 +329,7 @@ async def _answer_texts(engine: Engine, job_id: int,
             chunks = response.iter_chunks()
             try:
                 async for chunk in chunks:
+                    read.bytes += len(chunk)
                     text = result.feed(chunk)
                     if text:
                         yield text
