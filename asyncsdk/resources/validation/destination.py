@@ -12,6 +12,7 @@ where that is possible, written in place where a rename would destroy it.
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import stat
@@ -46,7 +47,14 @@ class Destination:
         return self.temp is not None
 
     def open(self) -> BinaryIO:
-        """The file to write the content to."""
+        """The file to write the content to; an ``OSError`` names ``target`` (not the
+        temporary file the caller never named)."""
+        try:
+            return self._open()
+        except OSError as exc:
+            raise _named(exc, self.target) from None
+
+    def _open(self) -> BinaryIO:
         if self.temp is None:
             # Without a reader a FIFO's open would block the loop: fail at once (ENXIO).
             fd = os.open(self.target, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -66,13 +74,22 @@ class Destination:
     def commit(self) -> None:
         """Put the written content in place (the temporary file renamed over the target)."""
         if self.temp is not None:
-            os.replace(self.temp, self.target)
+            try:
+                os.replace(self.temp, self.target)
+            except OSError as exc:
+                raise _named(exc, self.target) from None
 
     def discard(self) -> None:
         """Remove the temporary file, if any (after a failure)."""
         if self.temp is not None:
             with suppress(OSError):
                 os.unlink(self.temp)
+
+
+def _named(exc: OSError, target: str) -> OSError:
+    """``exc`` (same class and errno) naming the download's ``target``."""
+    why = "no process is reading the pipe" if exc.errno == errno.ENXIO else exc.strerror
+    return type(exc)(exc.errno, f"cannot write the download: {why}", target)
 
 
 def temporary_name(target: str) -> str:

@@ -90,8 +90,9 @@ async def test_a_pipe_without_a_reader_is_an_os_error_before_anything_is_sent(
     """Opening a FIFO for writing waits for a reader: the loop would hang in ``open``."""
     fifo = tmp_path / "out.fifo"
     os.mkfifo(fifo)
-    with pytest.raises(OSError):
+    with pytest.raises(OSError, match="no process is reading the pipe") as info:
         await job.download(fifo)
+    assert info.value.filename == os.path.realpath(fifo)
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
     assert local.count(DOWNLOAD_PATH) == 0
     assert os.listdir(tmp_path) == ["out.fifo"]
@@ -106,3 +107,15 @@ async def test_a_path_naming_a_directory_is_refused_before_anything_is_sent(
         await job.download(f"{tmp_path}{os.sep}{name}")
     assert local.count(DOWNLOAD_PATH) == 0
     assert os.listdir(tmp_path) == []
+
+
+async def test_a_folder_that_is_not_there_is_named_in_the_error(
+    local: LocalServer, job: asyncsdk.ValidationJob, tmp_path: Path
+) -> None:
+    """Before: the error named the hidden temporary file (``.o.csv.1a2b3c4d.part``)."""
+    target = tmp_path / "missing" / "o.csv"
+    with pytest.raises(FileNotFoundError, match="cannot write the download") as info:
+        await job.download(target)
+    assert info.value.filename == os.path.realpath(target)
+    assert ".part" not in str(info.value)
+    assert local.count(DOWNLOAD_PATH) == 0
