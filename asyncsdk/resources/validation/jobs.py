@@ -256,8 +256,13 @@ class ValidationJob:
         Raises:
             JobNotReadyError: the job is still processing; JobNotFoundError,
                 AuthenticationError, APIError: the service refused;
-            ResponseDecodeError: not UTF-8, malformed JSON or CSV, a missing column;
-            APIConnectionError: the connection failed or broke;
+            APIError (NotFoundError, RateLimitError, ServerError by status): the host
+                of a hosted result file refused it ("the result file hosted elsewhere
+                could not be fetched"; a 401/403 there is no AuthenticationError);
+            ResponseDecodeError: not UTF-8 (the byte's offset said), malformed JSON or
+                CSV, a missing column;
+            APIConnectionError: the connection failed or broke (the bytes that had
+                arrived said);
             UsageError: the client was closed meanwhile.
         """
         engine = self._bound(extra_headers, extra_query)

@@ -38,7 +38,16 @@ import aiohttp
 from ... import _constants as C
 from ..._checks import is_http_url
 from ..._core import Engine, Operation, forget_own_frames
-from ..._errors import APIConnectionError, ResponseDecodeError, SDKError, UsageError
+from ..._errors import (
+    APIConnectionError,
+    APIError,
+    NotFoundError,
+    RateLimitError,
+    ResponseDecodeError,
+    SDKError,
+    ServerError,
+    UsageError,
+)
 from .._areas import Area
 from .readers import JsonMemberReader, StreamDecodeError, Utf8Decoder
 
@@ -285,32 +294,61 @@ async def csv_text(engine: Engine, job_id: int,
         text = ""  # a piece of the CSV (its header may echo a credential)
         if isinstance(exc, SDKError):
             engine.clean(exc)
-            read.tell(exc)
-            raise
-        forget_own_frames(exc)
-        if not isinstance(exc, _FOREIGN):  # a cancellation, a bug: as it is
-            raise
-        failure = _sdk_error(exc)  # the stream's own failure (the client closed under it)
-        read.tell(failure)
+            failure = read.tell(exc)
+            if failure is None:
+                raise
+        else:
+            forget_own_frames(exc)
+            if not isinstance(exc, _FOREIGN):  # a cancellation, a bug: as it is
+                raise
+            failure = _sdk_error(exc)  # the stream's own failure (the client closed)
+            read.tell(failure)
     if failure is not None:
         raise failure
 
 
 class Received:
-    """How many bytes of a result's answers have arrived: said by the connection error
-    that ends the stream, so that a caller knows a cut from a refusal at the start."""
+    """How far a result's stream came, for the error that ends it: how many bytes of
+    its answers had arrived (a cut is not a refusal at the start), and whether the
+    result file hosted elsewhere was being fetched (its host's refusal is not the
+    service's)."""
 
-    __slots__ = ("bytes",)
+    __slots__ = ("bytes", "hosted")
 
     def __init__(self) -> None:
         self.bytes = 0
+        self.hosted = False  # the hosted result file is being fetched
 
-    def tell(self, exc: SDKError) -> None:
-        """Add to ``exc``'s message how much had arrived (a connection error only, once
-        something has: the other errors say where they are)."""
+    def tell(self, exc: SDKError) -> SDKError | None:
+        """Say in ``exc``'s message how far the stream came; the error to raise instead
+        of it, if any (``_hosted_refusal``)."""
         if self.bytes and isinstance(exc, APIConnectionError):
             exc.message = f"{exc.message} (after {self.bytes:,} bytes of the result)"
             exc.args = (exc.message,)
+        if self.hosted and isinstance(exc, APIError):
+            return _hosted_refusal(exc)
+        return None
+
+
+#: The errors that say only what the HTTP status says (of any host).
+_HTTP_ERRORS = (APIError, NotFoundError, RateLimitError, ServerError)
+
+
+def _hosted_refusal(exc: APIError) -> APIError | None:
+    """The error for the hosted result file's host refusing it: said to be that host's
+    answer, and a plain ``APIError`` where its class speaks of the service (no
+    credential went there: a 401/403 of an expired link is no ``AuthenticationError``);
+    a 404, a 429 and a 5xx keep theirs. None: ``exc``, its message changed, is raised
+    as it is."""
+    what = "the result file hosted elsewhere could not be fetched"
+    message = what if exc.message == f"HTTP {exc.status_code}" else f"{what}: {exc.message}"
+    if type(exc) in _HTTP_ERRORS:
+        exc.message = message
+        exc.args = (message,)
+        return None
+    return APIError(message, operation=exc.operation, status_code=exc.status_code,
+                    error_text=exc.error_text, url=exc.url, body=exc.body,
+                    request_id=exc.request_id, headers=exc.headers, response=exc.response)
 
 
 async def _answer_texts(engine: Engine, job_id: int, request_timeout: float | None,
@@ -323,6 +361,7 @@ async def _answer_texts(engine: Engine, job_id: int, request_timeout: float | No
         if hosted is None:
             stream = engine.stream(DOWNLOAD, query={"job_id": job_id}, timeout=request_timeout)
         else:
+            read.hosted = True
             stream = engine.stream(DOWNLOAD, absolute_url=hosted, timeout=request_timeout)
         async with stream as response:
             result = ResultText(response, hosted=hosted is not None)

@@ -114,3 +114,43 @@ async def test_a_byte_that_is_not_utf8_is_named_by_its_offset(
     with pytest.raises(asyncsdk.ResponseDecodeError, match=f"at byte {len(good):,}"):
         await job.download(tmp_path / "o.csv")
     assert os.listdir(tmp_path) == []
+
+
+def refusing(status: int, body: bytes = b"<Error>Request has expired</Error>") -> Handler:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        return web.Response(status=status, body=body, content_type="application/xml")
+    return handle
+
+
+@pytest.mark.parametrize(("status", "error"), [
+    (401, asyncsdk.APIError), (403, asyncsdk.APIError), (404, asyncsdk.NotFoundError),
+    (429, asyncsdk.RateLimitError), (503, asyncsdk.ServerError)])
+async def test_a_refusal_of_the_hosted_result_file_is_that_hosts(
+    local: LocalServer, local_client: asyncsdk.Client, tmp_path: Path, status: int,
+    error: type[asyncsdk.APIError],
+) -> None:
+    """The JSON answer points to a result file elsewhere, whose host refuses it (an
+    expired link: 403). Before: ``AuthenticationError`` "HTTP 403", as if the API key
+    were wrong, though no credential went there; every refusal read as the service's."""
+    local.routes[DOWNLOAD_PATH] = streaming(json.dumps(
+        {"status": "success", "result": f"{local.url}/files/emaillist.csv"}).encode(),
+        "application/json")
+    local.routes["/files/emaillist.csv"] = refusing(status)
+    job = local_client.validation.job(4)
+    for attempt in (lambda: job.rows().__anext__(), lambda: job.download(tmp_path / "o.csv")):
+        with pytest.raises(asyncsdk.APIError) as info:
+            await attempt()
+        assert type(info.value) is error
+        assert info.value.status_code == status
+        assert "result file hosted elsewhere could not be fetched" in str(info.value)
+        assert info.value.url is not None and "/files/emaillist.csv" in info.value.url
+    assert os.listdir(tmp_path) == []
+
+
+async def test_the_services_own_refusal_is_still_its_own(
+    local: LocalServer, local_client: asyncsdk.Client
+) -> None:
+    local.routes[DOWNLOAD_PATH] = refusing(403, b"")
+    with pytest.raises(asyncsdk.AuthenticationError) as info:
+        await local_client.validation.job(4).rows().__anext__()
+    assert "hosted" not in str(info.value)
