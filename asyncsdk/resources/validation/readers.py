@@ -191,10 +191,11 @@ class CsvRecordReader:
     ``csv.reader``. When that reader refuses it (the cut fell inside a quoted field, or
     the text is malformed), the records are read line by line to find the true end of
     the last complete record; the unfinished one waits, whole, for the next piece (at
-    most ``MAX_CSV_RECORD_CHARS``). It ends inside a quoted field: until that field
-    closes or outgrows ``csv``'s field limit (``OpenField``) it is not read again, so a
-    field of many line ends arriving in small pieces costs one reading, not one per
-    piece (a megabyte record cost seconds).
+    most ``MAX_CSV_RECORD_CHARS``). It ends inside a quoted field: it is not read again
+    until that field closes or outgrows ``csv``'s field limit (``OpenField``), and a line
+    end follows, so a field of many line ends (or a long line after it) arriving in
+    small pieces costs a reading or two, not one per piece (a megabyte record cost
+    seconds).
     """
 
     __slots__ = ("_buf", "_open")
@@ -240,12 +241,13 @@ class CsvRecordReader:
         first half of a CRLF waits for the next piece), "" when there is none."""
         buf = self._buf + text if self._buf else text
         self._buf = buf
-        if self._open is not None:  # the unfinished record's quoted field: still open?
-            if self._open.still_open(buf):
+        cut = max(buf.rfind("\n"), buf.rfind("\r", 0, len(buf) - 1)) + 1
+        waiting = self._open
+        if waiting is not None:  # an unfinished record: read again only if it may end
+            if cut <= waiting.read or waiting.still_open(buf):  # the same text, or no end
                 self._check_size()
                 return ""
             self._open = None
-        cut = max(buf.rfind("\n"), buf.rfind("\r", 0, len(buf) - 1)) + 1
         if not cut:
             self._check_size()
         return buf[:cut]
@@ -288,11 +290,12 @@ class OpenField:
     inside it, and its length there (as ``csv`` counts it), so that the text can grow
     without being read again until the field closes or passes the field limit."""
 
-    __slots__ = ("at", "length")
+    __slots__ = ("at", "length", "read")
 
     def __init__(self, text: str, at: int) -> None:
-        """``text[:at]``: a record's start, ending inside a quoted field."""
-        self.at = at
+        """``text[:at]``: a record's start, ending inside a quoted field (the text
+        ``csv`` read, up to a line end)."""
+        self.at = self.read = at
         # Closed by one more quote, the record reads whole: its last field is this one.
         self.length = len(_parse(text[:at] + '"')[-1][-1])
 

@@ -56,6 +56,22 @@ def test_a_long_quoted_field_is_not_read_again_for_every_piece(
     assert sum(parsed) <= 8 * len(text)
 
 
+@pytest.mark.parametrize("size", [100, 1000])
+def test_a_long_line_after_a_quoted_field_is_not_read_again_for_every_piece(
+    parsed: list[int], size: int
+) -> None:
+    """The field closed, no line end yet: the text ``csv`` would read (the record up to
+    the field's last line end) has not changed, and is not read again."""
+    field = ("an address line\n" * 5_000)[:-1]
+    record = f'a@b.c,"{field}",Valid,1,' + "n" * 100_000 + "\r\n"
+    text = HEADER + record + "d@e.f,N,Bounce,0,\r\n"
+    reader = CsvRecordReader()
+    records = [r for piece in pieces_of(text, size) for r in reader.feed(piece)]
+    records += reader.finish()
+    assert records == list(csv.reader(io.StringIO(text, newline=""), strict=True))
+    assert sum(parsed) <= 8 * len(text)
+
+
 def reference(fed: str) -> list[list[str]]:
     """The records complete in ``fed``: those of the longest run of its lines that
     ``csv`` reads whole, a last CR held back (it may be the first half of a CRLF)."""
