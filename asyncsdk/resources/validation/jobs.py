@@ -283,8 +283,9 @@ class ValidationJob:
         kept within the directory's file-name limit, so any valid ``path`` works. A
         symbolic link is written through (it stays a link to the new content); an
         existing file keeps its permission bits; an existing device or pipe
-        (``/dev/null``, a FIFO) is written in place, not replaced by a regular file (a
-        FIFO without a reader is an OSError at once). Blank
+        (``/dev/null``, a FIFO) is written in place, not replaced by a regular file: what
+        was written before a failure stays written, a write to a pipe waits for its
+        reader, and a FIFO without a reader is an OSError at once. Blank
         lines before the header of a body whose shape had to be sniffed (no telling
         media type) are not written. Writes are plain blocking writes of at most one
         chunk (64 KiB, into the OS page cache: microseconds); only the final ``fsync``
