@@ -27,6 +27,7 @@ Either way the CSV text is UTF-8 and drops one leading byte order mark.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import warnings
 from collections.abc import AsyncGenerator
@@ -139,7 +140,7 @@ class ResultText:
     """
 
     __slots__ = ("_answer", "_begun", "_decoder", "_held", "_json", "_pending", "_raw",
-                 "_raw_size", "_shape", "_url", "hosted_url")
+                 "_raw_cut", "_raw_size", "_shape", "_url", "hosted_url")
 
     def __init__(self, answer: Answer, *, hosted: bool = False) -> None:
         """``hosted``: the answer is a result file fetched from ``hosted_url`` (CSV)."""
@@ -159,6 +160,7 @@ class ResultText:
         self._pending = ""  # sniffing: white space after the last blank line so far
         self._raw: list[bytes] = []  # the JSON answer's bytes, for the interpreter
         self._raw_size = 0
+        self._raw_cut = False  # the answer was longer than kept
         self._held: list[str] | None = []  # a result's start, until it is not a URL
         self._url = _UrlSoFar()  # whether the held start may still be one
         self._begun = False
@@ -184,7 +186,7 @@ class ResultText:
         reader.finish()
         status = reader.fields.get("status")
         if not (isinstance(status, str) and status.strip().lower() == "success"):
-            self._answer.interpret(b"".join(self._raw))  # raises the service's error
+            self._answer.interpret(self._refusal(reader))  # raises the service's error
         if not reader.complete:
             raise StreamDecodeError("the JSON answer holds no result text")
         if self._held is not None:  # the whole result, held: a URL, or CSV text
@@ -200,13 +202,24 @@ class ResultText:
         """Keep the start of a JSON answer for the interpreter (white space before it
         dropped, so a long run of it cannot push the object out)."""
         room = C.MAX_RESULT_ERROR_BODY - self._raw_size
-        if room > 0:
-            if not self._raw_size:
-                chunk = chunk.lstrip(b" \t\r\n")
-            piece = chunk[:room]
-            if piece:
-                self._raw.append(piece)
-                self._raw_size += len(piece)
+        if room <= 0:
+            self._raw_cut = self._raw_cut or bool(chunk)
+            return
+        if not self._raw_size:
+            chunk = chunk.lstrip(b" \t\r\n")
+        piece = chunk[:room]
+        self._raw_cut = self._raw_cut or len(piece) < len(chunk)
+        if piece:
+            self._raw.append(piece)
+            self._raw_size += len(piece)
+
+    def _refusal(self, reader: JsonMemberReader) -> bytes:
+        """The answer that did not say success, for the interpreter: as it came, or,
+        when it was longer than kept (a long ``result`` before ``status``), its other
+        members (read whole, each small): the kept start alone is no JSON."""
+        if not self._raw_cut:
+            return b"".join(self._raw)
+        return json.dumps(reader.fields).encode()
 
     def _text(self, text: str) -> str:
         if self._shape == _SNIFF:

@@ -154,3 +154,29 @@ async def test_the_services_own_refusal_is_still_its_own(
     with pytest.raises(asyncsdk.AuthenticationError) as info:
         await local_client.validation.job(4).rows().__anext__()
     assert "hosted" not in str(info.value)
+
+
+PROCESSING = "List is currently Processing. Please wait some times."
+
+
+@pytest.mark.parametrize("rows", [0, 10, 5_000])  # 5,000 rows: past the 64 KiB kept
+@pytest.mark.parametrize("result_first", [True, False])
+@pytest.mark.parametrize("piece", [7, 1 << 16])
+async def test_a_json_refusal_is_the_mapped_error_whatever_the_result_before_it(
+    local: LocalServer, local_client: asyncsdk.Client, tmp_path: Path, rows: int,
+    result_first: bool, piece: int,
+) -> None:
+    """Before: a ``result`` longer than the start kept for the interpreter, ahead of
+    ``"status": "fail"``, made the refusal "answer is not JSON" (ResponseDecodeError)
+    instead of the service's error (here JobNotReadyError)."""
+    members = [("result", HEADER + ROW * rows), ("status", "fail"), ("error", PROCESSING)]
+    if not result_first:
+        members.reverse()
+    local.routes[DOWNLOAD_PATH] = streaming(json.dumps(dict(members)).encode(),
+                                            "application/json", piece)
+    job = local_client.validation.job(4)
+    with pytest.raises(asyncsdk.JobNotReadyError, match="currently Processing"):
+        await read_into([], job)
+    with pytest.raises(asyncsdk.JobNotReadyError):
+        await job.download(tmp_path / "o.csv")
+    assert os.listdir(tmp_path) == []
