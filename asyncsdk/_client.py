@@ -7,7 +7,7 @@ import warnings
 from collections.abc import Mapping
 from functools import cached_property
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import aiohttp
 
@@ -20,7 +20,7 @@ from ._core.policy import PaceTable
 from ._core.raw import WithRawResponse
 from ._core.session import SessionOwner
 from ._core.transport import make_transport
-from ._errors import ConfigurationError, InvalidInputError
+from ._errors import ConfigurationError, InvalidInputError, UsageError
 from .models._base import UNSET, UnsetType
 from .resources._areas import Area
 
@@ -107,6 +107,11 @@ def _check_credentials(key: object, user: object) -> None:
                                   or value != value.strip()):
             raise ConfigurationError(
                 f"{name}: expected printable text without surrounding spaces", field=name)
+
+
+_NOT_COPIED = ("an asyncsdk.Client cannot be copied with copy.copy or copy.deepcopy: use "
+               "client.with_options(...) for a copy sharing its connections, or make "
+               "another Client")
 
 
 class Client:
@@ -229,6 +234,8 @@ class Client:
         ``clock`` and ``paces`` (the bulk paces by key and area) are shared with the
         client's copies."""
         self._sessions = sessions
+        #: True once an ``async with`` entered this client (whose end closes it).
+        self._entered = False
         self._clock = clock
         self._paces = paces
         #: Each area's URL as configured and the base URL, if any: kept as secrets (a
@@ -458,6 +465,16 @@ class Client:
         await self._sessions.close()
 
     async def __aenter__(self) -> Client:
+        # Entered twice, the inner block's end would close the client under the outer
+        # one (a shared client under every later request): refused at the entry.
+        if self.closed:
+            raise UsageError("this Client is closed ('async with' closes it at its end); "
+                             "create a new one")
+        if self._entered:
+            raise UsageError(
+                "this Client is already entered by an 'async with', which closes it at its "
+                "end; use it as it is there, without entering it again")
+        self._entered = True
         return self
 
     async def __aexit__(
@@ -467,6 +484,19 @@ class Client:
         tb: TracebackType | None,
     ) -> None:
         await self.close()
+
+    # A plain or deep copy would share (or copy) the client's session owner: closing one
+    # would close the other's pool. Pickled, nothing of a pool or a loop could travel.
+    def __copy__(self) -> NoReturn:
+        raise TypeError(_NOT_COPIED)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> NoReturn:
+        raise TypeError(_NOT_COPIED)
+
+    def __reduce_ex__(self, protocol: Any) -> NoReturn:
+        raise TypeError(
+            "an asyncsdk.Client cannot be pickled: its connections belong to one process "
+            "and event loop; make a Client where it is used (each process, each loop)")
 
     def __repr__(self) -> str:
         urls = {a.argument: u for a, u in self._transport.urls.by_area.items() if u}

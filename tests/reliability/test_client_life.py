@@ -7,6 +7,9 @@ nothing of the caller's is closed or cancelled."""
 from __future__ import annotations
 
 import asyncio
+import copy
+import pickle
+import traceback
 from collections.abc import Iterator
 
 import aiohttp
@@ -53,3 +56,73 @@ def test_a_callers_session_of_another_event_loop_is_refused_before_anything_is_s
     finally:
         other.run_until_complete(session.close())
         other.close()
+
+
+# --- async with ---------------------------------------------------------------------------
+async def test_a_client_is_entered_once_and_never_after_its_close(sandbox: Sandbox) -> None:
+    """Entered again inside its block, the inner block's end closed the client under the
+    outer one (a shared client, under every later request); entered after its close, it
+    came back closed, to fail at the next call. Both are refused at the entry."""
+    client = sandbox.client()
+    async with client as entered:
+        assert entered is client
+        with pytest.raises(asyncsdk.UsageError, match="already entered"):
+            async with client:
+                pass  # pragma: no cover - not reached
+        result = await client.validation.check("ann@example.com")  # still open
+        assert result.result is asyncsdk.Verdict.VALID and not client.closed
+    assert client.closed
+    with pytest.raises(asyncsdk.UsageError, match="closed"):
+        async with client:
+            pass  # pragma: no cover - not reached
+    closed_first = sandbox.client()
+    await closed_first.close()
+    with pytest.raises(asyncsdk.UsageError, match="closed"):
+        async with closed_first:
+            pass  # pragma: no cover - not reached
+
+
+async def test_a_copy_is_entered_on_its_own_and_not_once_its_parent_closed(
+        sandbox: Sandbox) -> None:
+    async with sandbox.client() as client:
+        copy_of = client.with_options(timeout=30)
+        async with copy_of:  # the copy's own block: closes the copy only
+            await copy_of.validation.check("ann@example.com")
+        assert copy_of.closed and not client.closed
+        await client.validation.check("ann@example.com")
+        later = client.with_options(timeout=30)
+    with pytest.raises(asyncsdk.UsageError, match="closed"):
+        async with later:
+            pass  # pragma: no cover - not reached
+
+
+# --- copy, deepcopy, pickle ---------------------------------------------------------------
+SECRETS = ("life-key-123", "life-user-456", "life-pass-789")
+
+
+def _client_with_secrets() -> asyncsdk.Client:
+    return asyncsdk.Client(SECRETS[0], SECRETS[1],
+                           base_url=f"https://someone:{SECRETS[2]}@api.example.com")
+
+
+def _text_of(error: BaseException) -> str:
+    return "".join(traceback.format_exception(error)) + repr(error.args)
+
+
+@pytest.mark.parametrize("how", ["copy", "deepcopy", *(f"pickle-{p}" for p in range(6))])
+def test_a_client_is_not_copied_or_pickled_and_says_what_to_do(how: str) -> None:
+    """``copy.copy`` made a second client on the same session owner: closing it closed
+    the first one's pool (``deepcopy`` copied the owner, pool included); pickling failed
+    with "Can't pickle local object 'WeakSet...'". Each is now a ``TypeError`` that says
+    what to do, and shows no secret."""
+    client = _client_with_secrets()
+    actions = {"copy": lambda: copy.copy(client), "deepcopy": lambda: copy.deepcopy(client),
+               **{f"pickle-{p}": (lambda p=p: pickle.dumps(client, protocol=p))
+                  for p in range(6)}}
+    with pytest.raises(TypeError) as info:
+        actions[how]()
+    assert ("with_options" in str(info.value)) if "copy" in how else (
+        "make a Client" in str(info.value))
+    text = _text_of(info.value) + repr(client)
+    assert not [s for s in SECRETS if s in text]
+
