@@ -98,15 +98,20 @@ def _shown(url: SecretValue | None) -> str | None:
     return None if url is None else url.reveal()
 
 
-def _check_credentials(key: object, user: object) -> None:
+def _check_credentials(key: object, user: object, from_env: Mapping[str, str] | None = None,
+                       ) -> None:
+    """``from_env``: the variable each argument's value was read from, if it was (the
+    error names it: the caller's code passed nothing wrong)."""
     if not key:
         raise ConfigurationError(
             f"no API key: pass api_key= to Client or set {C.ENV_API_KEY}", field="api_key")
     for name, value in (("api_key", key), ("username", user)):
         if value is not None and (not isinstance(value, str) or not value.isprintable()
                                   or value != value.strip()):
+            variable = (from_env or {}).get(name)
+            source = name if variable is None else f"{name}, read from {variable}"
             raise ConfigurationError(
-                f"{name}: expected printable text without surrounding spaces", field=name)
+                f"{source}: expected printable text without surrounding spaces", field=name)
 
 
 _NOT_COPIED = ("an asyncsdk.Client cannot be copied with copy.copy or copy.deepcopy: use "
@@ -189,7 +194,10 @@ class Client:
         environ = os.environ
         key = api_key if api_key is not None else environ.get(C.ENV_API_KEY)
         user = username if username is not None else environ.get(C.ENV_USERNAME)
-        _check_credentials(key, user)
+        _check_credentials(key, user, {
+            name: variable for name, given, variable in (
+                ("api_key", api_key, C.ENV_API_KEY), ("username", username, C.ENV_USERNAME))
+            if given is None})
         urls = _resolve_urls(
             base_url,
             {

@@ -126,3 +126,23 @@ def test_a_client_is_not_copied_or_pickled_and_says_what_to_do(how: str) -> None
     text = _text_of(info.value) + repr(client)
     assert not [s for s in SECRETS if s in text]
 
+
+
+# --- construction -------------------------------------------------------------------------
+@pytest.mark.parametrize(("variable", "argument"), [("ASYNCSDK_API_KEY", "api_key"),
+                                                    ("ASYNCSDK_USERNAME", "username")])
+@pytest.mark.parametrize("bad", [" life-key-123 ", "life-key-123\n", "life\tkey-123"])
+def test_a_bad_credential_from_the_environment_names_its_variable(
+        monkeypatch: pytest.MonkeyPatch, variable: str, argument: str, bad: str) -> None:
+    """The error named the argument alone (``api_key: expected printable text``) for a
+    value the caller's code never passed: it now names the variable it came from, and
+    the value not at all. Given as an argument, the argument is named alone."""
+    monkeypatch.setenv("ASYNCSDK_API_KEY", "k")
+    monkeypatch.setenv(variable, bad)
+    with pytest.raises(asyncsdk.ConfigurationError) as info:
+        asyncsdk.Client(base_url="https://api.example.com")
+    assert str(info.value).startswith(f"{argument}, read from {variable}: ")
+    assert info.value.field == argument and "key-123" not in _text_of(info.value)
+    with pytest.raises(asyncsdk.ConfigurationError) as given:
+        asyncsdk.Client(**{"api_key": "k", argument: bad}, base_url="https://api.example.com")
+    assert str(given.value).startswith(f"{argument}: ")
