@@ -239,6 +239,7 @@ class SessionOwner:
         """Run an attempt on a caller's session in a task of the client's own, which
         ``close()`` cancels. ``orphan``: what to do with a result no one will take (the
         caller was cancelled as the attempt ended): release what it holds."""
+        cancellations = self.cancellations()
         own = asyncio.get_running_loop().create_task(attempt)
         self._attempts.add(own)
         try:
@@ -246,9 +247,20 @@ class SessionOwner:
         except asyncio.CancelledError:
             if own.done() and not own.cancelled() and own.exception() is None:
                 orphan(own.result())
+            self._refuse_a_cancellation_not_the_callers(cancellations)
             raise
         finally:
             self._attempts.discard(own)
+
+    def _refuse_a_cancellation_not_the_callers(self, cancellations: int) -> None:
+        """The caller's session closed by its owner cancels what waits on it (a pooled
+        connection): that cancellation is not the caller's task's, and must not end it
+        as if it were (a bare ``CancelledError``): ``UsageError`` instead."""
+        session = self.current
+        if (not self.closed and session is not None and session.closed
+                and self.cancellations() <= cancellations):
+            raise UsageError("the aiohttp session given to Client was closed while this "
+                             "call was in flight") from None
 
     async def pause(self, seconds: float, waiter: asyncio.Future[None] | None = None,
                     sleep: Callable[[float], Awaitable[None]] | None = None) -> None:

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 
 import aiohttp
 import pytest
+from aiohttp import web
+from auth_helpers import serve
 
 import asyncsdk
 from asyncsdk.testing import Sandbox
@@ -57,6 +59,56 @@ def test_a_callers_session_of_another_event_loop_is_refused_before_anything_is_s
         other.run_until_complete(session.close())
         other.close()
 
+
+
+async def test_calls_waiting_on_a_callers_session_it_closes_end_with_an_sdk_error() -> None:
+    """The caller closes the session they gave the client while calls wait for one of
+    its pooled connections: aiohttp cancels those waits, and that cancellation reached
+    the callers' tasks as a bare ``CancelledError`` (a web backend's request handler
+    ended as if cancelled). Each call now ends with ``UsageError``; no task is cancelled,
+    and each goes on."""
+    arrived, release = asyncio.Event(), asyncio.Event()
+    queued: list[object] = []
+    all_queued = asyncio.Event()
+
+    async def stalled(request: web.Request) -> web.Response:
+        arrived.set()
+        await release.wait()
+        return web.json_response({})
+
+    async def on_queued(*_: object) -> None:
+        queued.append(_)
+        if len(queued) == 2:
+            all_queued.set()
+
+    trace = aiohttp.TraceConfig()
+    trace.on_connection_queued_start.append(on_queued)
+    async with serve(stalled) as base:
+        session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1),
+                                        trace_configs=[trace])
+        client = asyncsdk.Client("k", "u", base_url=base, session=session)
+        went_on: list[str] = []
+
+        async def caller(name: str) -> BaseException | None:
+            try:
+                await client.validation.check(f"{name}@example.com")
+            except asyncsdk.SDKError as exc:
+                await asyncio.sleep(0)  # the task goes on: no cancellation pending
+                went_on.append(name)
+                return exc
+            return None  # pragma: no cover - the session was closed
+
+        tasks = [asyncio.create_task(caller(name)) for name in ("ann", "bob", "cat")]
+        await arrived.wait()
+        await all_queued.wait()
+        await session.close()
+        release.set()
+        outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+        await client.close()
+    assert not [t for t in tasks if t.cancelled()]
+    assert all(isinstance(o, asyncsdk.UsageError) and "session given to Client was closed"
+               in str(o) for o in outcomes), outcomes
+    assert sorted(went_on) == ["ann", "bob", "cat"]
 
 # --- async with ---------------------------------------------------------------------------
 async def test_a_client_is_entered_once_and_never_after_its_close(sandbox: Sandbox) -> None:
