@@ -306,6 +306,10 @@ class Client:
         credentials = self._transport.credentials
         key = credentials.api_key if api_key is UNSET else api_key
         user = credentials.username if username is UNSET else username
+        if not key:  # the copy reads no variable: "set ASYNCSDK_API_KEY" would mislead
+            raise ConfigurationError(
+                f"api_key: expected the key, got {key!r} (leave api_key out to keep this "
+                "client's)", field="api_key")
         _check_credentials(key, user)
         urls = _copied_urls({a: _shown(u) for a, u in self._urls.items()}, base_url, {
             Area.CONTACTS: contacts_url, Area.CRM: crm_url, Area.INVOICING: invoicing_url,

@@ -198,3 +198,16 @@ def test_a_bad_credential_from_the_environment_names_its_variable(
     with pytest.raises(asyncsdk.ConfigurationError) as given:
         asyncsdk.Client(**{"api_key": "k", argument: bad}, base_url="https://api.example.com")
     assert str(given.value).startswith(f"{argument}: ")
+
+
+@pytest.mark.parametrize("key", [None, ""])
+def test_a_copy_without_a_key_is_refused_without_pointing_to_the_environment(
+        monkeypatch: pytest.MonkeyPatch, key: str | None) -> None:
+    """``with_options(api_key=None)`` said "pass api_key= to Client or set
+    ASYNCSDK_API_KEY": a copy reads no variable (set, it changes nothing)."""
+    monkeypatch.setenv("ASYNCSDK_API_KEY", "from-the-environment")
+    client = asyncsdk.Client("k", "u", base_url="https://api.example.com")
+    with pytest.raises(asyncsdk.ConfigurationError) as info:
+        client.with_options(api_key=key)  # type: ignore[arg-type]
+    assert info.value.field == "api_key" and "ASYNCSDK_API_KEY" not in str(info.value)
+    assert "leave api_key out" in str(info.value)
