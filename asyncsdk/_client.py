@@ -137,7 +137,9 @@ class Client:
             are never abandoned early: they may have reached the service.
         max_retries: retries after the first attempt (see README, "Retries").
         max_connections: connections kept open at most (the connector's limit).
-        session: your own ``aiohttp.ClientSession``; the client never closes it, and
+        session: your own ``aiohttp.ClientSession``, made in the event loop that awaits
+            the client's calls (one of another loop: ``UsageError`` at the first call,
+            nothing sent); the client never closes it, and
             every call goes through it with all its settings (headers, auth, cookies,
             trace configs, middlewares). A ``User-Agent`` header of that session is
             kept; without one the library's is sent. Its ``raise_for_status`` and
@@ -157,7 +159,9 @@ class Client:
         ConfigurationError: no API key anywhere, or a URL that is not absolute http(s).
         InvalidInputError: a timeout or count out of range.
 
-    Use ``async with Client(...) as client:`` or ``await client.close()``. The client's own
+    Use ``async with Client(...) as client:`` (once: its end closes the client) or
+    ``await client.close()``. A client is not copied (``copy``, ``deepcopy``: see
+    ``with_options``) nor pickled (``TypeError``). The client's own
     session is created at first use, inside the running loop; a client is bound to that
     loop and refuses, with ``UsageError``, to be used from another. When that loop ends
     through ``asyncio.run`` (or another runner that finalises async generators), the
