@@ -136,7 +136,9 @@ class Client:
             ``timeout``). Unsafe operations (creates, ``mail.send``, ``create_job``)
             are never abandoned early: they may have reached the service.
         max_retries: retries after the first attempt (see README, "Retries").
-        max_connections: connections kept open at most (the connector's limit).
+        max_connections: connections kept open at most (the connector's limit). Creates,
+            ``mail.send`` and ``create_job`` each open a connection of their own, closed
+            after the answer, up to as many at once besides the pool (README).
         session: your own ``aiohttp.ClientSession``, made in the event loop that awaits
             the client's calls (one of another loop: ``UsageError`` at the first call,
             nothing sent); the client never closes it, and
