@@ -614,12 +614,18 @@ def _strict_hook(converter: cattrs.Converter, cls: type) -> Callable[[Any, Any],
     from cattrs.gen import make_dict_structure_fn, override
 
     fields = attrs.fields(cls)
+    hints = typing.get_type_hints(cls)
     overrides = {a.name: override(rename=wire_key(a)) for a in fields
                  if wire_key(a) != a.name}
+    if getattr(cls, "_date_format", None) == DATETIME_ISO:
+        # Its dates were written with their time: read back with it (the model's check
+        # makes a time of midnight its date again, as it made the date given).
+        overrides.update({a.name: override(rename=wire_key(a), struct_hook=_date_time_hook)
+                          for a in fields
+                          if split_optional(hints[a.name])[0] in (dt.date, dt.datetime)})
     generated: Callable[[Any, Any], Any] = make_dict_structure_fn(
         cls, converter, _cattrs_forbid_extra_keys=False, _cattrs_detailed_validation=False,
         **overrides)  # type: ignore[arg-type]
-    hints = typing.get_type_hints(cls)
     fields_read = [(wire_key(a), hook_of(converter, hints[a.name]), hints[a.name])
                    for a in fields]
     known = frozenset(key for key, _, _ in fields_read)
@@ -637,6 +643,10 @@ def _strict_hook(converter: cattrs.Converter, cls: type) -> Callable[[Any, Any],
             raise _failure_at(exc, fields_read, data) from None
 
     return read_strictly
+
+
+def _date_time_hook(value: Any, _: Any) -> dt.datetime | None:
+    return None if value is None else parse_datetime(value)
 
 
 def _none_hook(value: Any, _: Any) -> None:
