@@ -186,12 +186,12 @@ def _date_check(date_format: str) -> Check:
     none; where it has one (``DATETIME_ISO``), to the second and without a zone (the
     wall-clock time written), and a time of midnight as its date."""
     def as_sent(value: Any) -> dt.date:
-        value = date_value(value)
-        if not isinstance(value, dt.datetime):
-            return value
+        day = date_value(value)
+        if not isinstance(day, dt.datetime):
+            return day
         if date_format != DATETIME_ISO:
-            return value.date()
-        wall = value.replace(microsecond=0, tzinfo=None)
+            return day.date()
+        wall = day.replace(microsecond=0, tzinfo=None)
         return wall.date() if wall.time() == dt.time() else wall
 
     return as_sent
