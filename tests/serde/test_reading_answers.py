@@ -199,3 +199,21 @@ async def test_a_listing_with_a_bad_value_is_a_decode_error_naming_it(
         await client.contacts.list()
     assert "$[0].emaillist[0].data[13].mobile: expected an integer, got str" in str(
         info.value)
+
+
+@pytest.mark.parametrize("big", [False, True], ids=["on the loop", "off the loop"])
+@pytest.mark.parametrize("ending", ["", " \n", '{"contact": 1, "data": [', '{"data": [ ',
+                                    '{"data": [1, ', '{"da', "{"])
+async def test_a_listing_cut_short_is_a_decode_error(
+        client: asyncsdk.Client, mocked: aioresponses, monkeypatch: pytest.MonkeyPatch,
+        big: bool, ending: str) -> None:
+    """A body that ends inside the listing (the service cut it short) is no JSON: a
+    ``ResponseDecodeError``, never a shorter listing nor a bare error of the reader."""
+    if big:
+        monkeypatch.setattr(_constants, "OFFLOAD_DECODE_BYTES", 64)
+    body = '[{"id": 1, "name": "' + "n" * 100 + '", "emaillist": [' + ending
+    mocked.get(f"{BASE}/api/v1/contact/", body=body,
+               headers={"Content-Type": "application/json"})
+    with pytest.raises(asyncsdk.ResponseDecodeError) as info:
+        await client.contacts.list()
+    assert "answer is not JSON" in str(info.value)
