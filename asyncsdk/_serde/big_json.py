@@ -175,9 +175,11 @@ def _nothing() -> None:
 
 
 def _text_of(raw: bytes) -> Callable[[int], str | None]:
-    """The text of ``raw`` as UTF-8, ``amount`` bytes a call (None at the end)."""
+    """The text of ``raw`` as UTF-8, ``amount`` bytes a call (None at the end). A byte
+    order mark first is dropped, as ``json.loads`` of bytes drops it (else the body would
+    be parsed whole, in one call, by the caller)."""
     view = memoryview(raw)
-    decode = codecs.getincrementaldecoder("utf-8")().decode
+    decode = codecs.getincrementaldecoder("utf-8-sig")().decode
     taken = 0
 
     def refill(amount: int) -> str | None:
