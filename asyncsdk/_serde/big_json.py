@@ -166,8 +166,8 @@ def _read(reader: _Reader) -> Any:
             return NOT_READ
         value = reader.value("$", 0)
         return NOT_READ if reader.tokens.skip() else value
-    except (ValueError, RecursionError):
-        return NOT_READ
+    except (ValueError, RecursionError, IndexError):  # IndexError: a text cut short
+        return NOT_READ  # the caller reads it as ``json.loads`` does, which says why not
 
 
 def _nothing() -> None:
@@ -175,9 +175,11 @@ def _nothing() -> None:
 
 
 def _text_of(raw: bytes) -> Callable[[int], str | None]:
-    """The text of ``raw`` as UTF-8, ``amount`` bytes a call (None at the end)."""
+    """The text of ``raw`` as UTF-8, ``amount`` bytes a call (None at the end). A byte
+    order mark first is dropped, as ``json.loads`` of bytes drops it (else the body would
+    be parsed whole, in one call, by the caller)."""
     view = memoryview(raw)
-    decode = codecs.getincrementaldecoder("utf-8")().decode
+    decode = codecs.getincrementaldecoder("utf-8-sig")().decode
     taken = 0
 
     def refill(amount: int) -> str | None:
@@ -248,9 +250,12 @@ class _Reader:
         tokens = self.tokens
         tokens.pos += 1
         out: list[Any] = []
-        if tokens.skip() == "]":
+        first = tokens.skip()
+        if first == "]":
             tokens.pos += 1
             return out
+        if not first:  # the text ends after "[": no element to read
+            raise StreamDecodeError("the JSON text ended inside an array")
         share, build = self.share, self.build.get(place)
         while True:
             batch = None

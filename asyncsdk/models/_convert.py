@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import re
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -79,6 +80,7 @@ __all__ = [
     "parse_int_or_str",
     "parse_str",
     "read_back",
+    "unreadable",
     "wire_key",
 ]
 
@@ -120,6 +122,9 @@ def failing_index(read: Callable[[Any], Any], items: Any) -> str:
 # --- Leaf decode hooks: (value, type) -> value, or DecodeFailure --------------------------
 #: The largest integer every float below it holds exactly (2**53).
 _EXACT_FLOAT_INT = float(2**53)
+#: Integral text: one sign at most, ASCII digits (no "_" as ``int()`` takes), at most as
+#: many as ``int()`` reads from text.
+_INT_TEXT = re.compile(r"[+-]?[0-9]{1,4000}", re.ASCII)
 
 
 def parse_int(value: Any, _: Any = int) -> int:
@@ -128,8 +133,7 @@ def parse_int(value: Any, _: Any = int) -> int:
         return value
     if isinstance(value, str):
         text = value.strip()
-        digits = text.lstrip("+-")
-        if digits.isascii() and digits.isdigit() and len(digits) <= 4000:
+        if _INT_TEXT.fullmatch(text):
             return int(text)
     # An integral float only where floats hold every integer exactly: orjson reads an
     # integer beyond 64 bits as a float, which would give a rounded id, not an error.
@@ -184,40 +188,73 @@ def parse_bool(value: Any, _: Any = bool) -> bool:
     raise DecodeFailure(f"expected true/false, got {value!r:.40}")
 
 
+#: Decimal text as JSON writes numbers (and ``str()`` of a float): ASCII digits, one
+#: sign, a point, an exponent. ``Decimal()`` takes more ("1_000", other scripts' digits).
+_DECIMAL_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+
+
 def parse_decimal(value: Any, _: Any = Decimal) -> Decimal:
     """A finite Decimal from a number or numeric text (lenient in: any places)."""
     if isinstance(value, (str, int, float)) and not isinstance(value, bool):
         try:
-            number = Decimal(str(value))
-        except InvalidOperation:
-            pass
-        else:
-            if number.is_finite():
-                return number
+            text = value.strip() if isinstance(value, str) else str(value)
+            number = Decimal(text) if _DECIMAL_TEXT.fullmatch(text) else None
+        except (InvalidOperation, ValueError):  # an exponent beyond Decimal's, 10**5000
+            number = None
+        if number is not None and number.is_finite():
+            return number
     raise DecodeFailure(f"expected a decimal number, got {value!r:.40}")
 
 
+#: The wire formats, read by ``strptime`` where ``_ISO_DATE`` does not match them
+#: (``DD-MM-YYYY``, and digits not zero-padded: ``2020-1-2``).
 _DATE_FORMATS = (DATE_ISO, DATE_DMY, DATETIME_ISO)
+#: An ISO 8601 date, or date-time (fractions of a second, a zone), as the service sends
+#: them: the date, then the time's fields checked (not merely cut off) by ``_iso_date``.
+_ISO_DATE = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})"
+    r"(?:[T ]([0-9]{2})(?::([0-9]{2})(?::([0-9]{2})(?:[.,][0-9]+)?)?)?"
+    r"(?:Z|[+-]([0-9]{2})(?::?([0-9]{2}))?)?)?", re.ASCII)
 
 
 def parse_date(value: Any, _: Any = dt.date) -> dt.date | None:
-    """A date sent in any of the service's formats (time part dropped); '' is None."""
+    """A date sent in any of the service's formats (a time part checked, then dropped);
+    '' is None. Text that only begins like a date ("2020-01-02xyz", "2020-W01-1", a
+    25th hour) is refused, not cut to the date it begins with."""
     if not isinstance(value, str):
         raise DecodeFailure(f"expected a date, got {type(value).__name__}")
     text = value.strip()
     if not text:
         return None
-    if len(text) >= 10 and text[4] == "-":
-        try:  # ISO date or date-time, possibly with fractions or a zone
-            return dt.date.fromisoformat(text[:10])
-        except ValueError:
-            pass
+    iso = _ISO_DATE.fullmatch(text)
+    day = _iso_date(iso) if iso is not None else _other_date(text)
+    if day is None:
+        raise DecodeFailure(
+            f"expected a date (YYYY-MM-DD or DD-MM-YYYY), got {value!r:.40}")
+    return day
+
+
+def _iso_date(iso: re.Match[str]) -> dt.date | None:
+    """The date of a match of ``_ISO_DATE``; None where a field is out of range."""
+    year, month, day, hour, minute, second, zone_h, zone_m = (
+        int(part or 0) for part in iso.groups())
+    if hour > 23 or minute > 59 or second > 59 or zone_h > 23 or zone_m > 59:
+        return None
+    try:
+        return dt.date(year, month, day)
+    except ValueError:  # 2024-02-30
+        return None
+
+
+def _other_date(text: str) -> dt.date | None:
+    if not text.isascii():  # strptime's digits are any script's
+        return None
     for fmt in _DATE_FORMATS:
         try:
             return dt.datetime.strptime(text, fmt).date()
         except ValueError:
             continue
-    raise DecodeFailure(f"expected a date (YYYY-MM-DD or DD-MM-YYYY), got {value!r:.40}")
+    return None
 
 
 def parse_datetime(value: Any, _: Any = dt.datetime) -> dt.datetime | None:
@@ -291,9 +328,9 @@ def _list_hook(converter: cattrs.Converter, tp: Any) -> Callable[[Any, Any], Any
             raise DecodeFailure(f"expected a list, got {type(value).__name__}")
         try:
             return [read(item, item_type) for item in value]
-        except DecodeFailure as failure:
+        except READ_ERRORS as exc:
             where = failing_index(lambda item: read(item, item_type), value)
-            raise failure.within(where) from None
+            raise unreadable(exc).within(where) from None
 
     return read_list
 
@@ -376,7 +413,7 @@ def _model_reader(cls: type, generated: Callable[[Any, Any], Any],
             data = {**data, _EXTRA_KEY: {k: v for k, v in data.items() if k not in known}}
         try:
             return generated(data, cls)
-        except (KeyError, DecodeFailure) as exc:
+        except READ_ERRORS as exc:
             raise _failure_at(exc, fields, data) from None
 
     return read_model
@@ -388,16 +425,23 @@ def _failure_at(exc: Exception,
     """What a model's generated function raised, as a failure named by the key it
     happened at (``fields``: wire key, hook, type): a required key missing, a value
     refused by its hook, or (an input model) a field refused by the model's own check."""
-    if isinstance(exc, KeyError):
+    if isinstance(exc, KeyError) and exc.args and any(
+            key == exc.args[0] and key not in data for key, _, _ in fields):
         return DecodeFailure("missing (required)", f".{exc.args[0]}")
     if isinstance(exc, InvalidInputError):
         text, field = str(exc), exc.field
         if field and text.startswith(f"{field}: "):
             return DecodeFailure(text[len(field) + 2:], f".{field}")
         return DecodeFailure(text)
+    return unreadable(exc).within(_failing_key(fields, data))
+
+
+def unreadable(exc: Exception) -> DecodeFailure:
+    """``exc`` as a ``DecodeFailure``: itself, or what any other error of a hook says
+    (never a bare ``ValueError`` reaching the caller, and the place still named)."""
     if isinstance(exc, DecodeFailure):
-        return exc.within(_failing_key(fields, data))
-    return DecodeFailure(type(exc).__name__)
+        return exc
+    return DecodeFailure(f"could not be read ({type(exc).__name__}: {exc!s:.80})")
 
 
 def _failing_key(fields: list[tuple[str, Callable[[Any, Any], Any], Any]],
@@ -408,7 +452,7 @@ def _failing_key(fields: list[tuple[str, Callable[[Any, Any], Any], Any]],
         if key in data:
             try:
                 read(data[key], tp)
-            except DecodeFailure:
+            except READ_ERRORS:
                 return f".{key}"
     return ""
 
@@ -570,12 +614,18 @@ def _strict_hook(converter: cattrs.Converter, cls: type) -> Callable[[Any, Any],
     from cattrs.gen import make_dict_structure_fn, override
 
     fields = attrs.fields(cls)
+    hints = typing.get_type_hints(cls)
     overrides = {a.name: override(rename=wire_key(a)) for a in fields
                  if wire_key(a) != a.name}
+    if getattr(cls, "_date_format", None) == DATETIME_ISO:
+        # Its dates were written with their time: read back with it (the model's check
+        # makes a time of midnight its date again, as it made the date given).
+        overrides.update({a.name: override(rename=wire_key(a), struct_hook=_date_time_hook)
+                          for a in fields
+                          if split_optional(hints[a.name])[0] in (dt.date, dt.datetime)})
     generated: Callable[[Any, Any], Any] = make_dict_structure_fn(
         cls, converter, _cattrs_forbid_extra_keys=False, _cattrs_detailed_validation=False,
         **overrides)  # type: ignore[arg-type]
-    hints = typing.get_type_hints(cls)
     fields_read = [(wire_key(a), hook_of(converter, hints[a.name]), hints[a.name])
                    for a in fields]
     known = frozenset(key for key, _, _ in fields_read)
@@ -589,10 +639,14 @@ def _strict_hook(converter: cattrs.Converter, cls: type) -> Callable[[Any, Any],
             raise DecodeFailure(f"not a field of {name}", f".{unknown[0]}")
         try:
             return generated(data, cls)
-        except (KeyError, DecodeFailure, InvalidInputError) as exc:
+        except READ_ERRORS as exc:  # InvalidInputError is a ValueError
             raise _failure_at(exc, fields_read, data) from None
 
     return read_strictly
+
+
+def _date_time_hook(value: Any, _: Any) -> dt.datetime | None:
+    return None if value is None else parse_datetime(value)
 
 
 def _none_hook(value: Any, _: Any) -> None:

@@ -36,7 +36,7 @@ from .._checks import (
 )
 from .._errors import InvalidInputError
 from ._json_values import json_dict_value, json_value
-from ._vocabulary import UNSET, is_any, split_optional
+from ._vocabulary import DATE_ISO, DATETIME_ISO, UNSET, is_any, split_optional
 from .codes import OpenIntEnum, is_known
 
 __all__ = ["check_fields", "check_for", "field_checks"]
@@ -170,11 +170,31 @@ def field_checks(cls: type) -> list[FieldCheck]:
     if plan is None:
         hints = typing.get_type_hints(cls, include_extras=True)
         plan = []
+        date_check = _date_check(getattr(cls, "_date_format", DATE_ISO))
         for field in attrs.fields(cls):
             inner, nullable, unsettable = split_optional(hints[field.name])
-            plan.append((field.name, check_for(inner), nullable, unsettable))
+            check = date_check if inner in (dt.date, dt.datetime) else check_for(inner)
+            plan.append((field.name, check, nullable, unsettable))
         _PLANS[cls] = plan
     return plan
+
+
+def _date_check(date_format: str) -> Check:
+    """The check of a date field of a model whose dates go out in ``date_format``: a
+    ``datetime.date`` (a ``datetime`` is one too), kept as it is sent, so that the model
+    reads back equal from its ``to_dict()``: without the time where the format has
+    none; where it has one (``DATETIME_ISO``), to the second and without a zone (the
+    wall-clock time written), and a time of midnight as its date."""
+    def as_sent(value: Any) -> dt.date:
+        day = date_value(value)
+        if not isinstance(day, dt.datetime):
+            return day
+        if date_format != DATETIME_ISO:
+            return day.date()
+        wall = day.replace(microsecond=0, tzinfo=None)
+        return wall.date() if wall.time() == dt.time() else wall
+
+    return as_sent
 
 
 def check_fields(model: Any) -> None:

@@ -9,7 +9,9 @@ Gaps of the document, decided here:
   body key is ``customer_type`` (the parameter table's ``customertype`` is not used).
 * Dates go out as ``DD-MM-YYYY`` on create (``ContactInput``) and as
   ``YYYY-MM-DDTHH:MM:SS`` on update (``ContactUpdate``; a ``datetime.date`` is sent at
-  midnight, a ``datetime.datetime`` with its time).
+  midnight, a ``datetime.datetime`` with its time). A model keeps a date as it is sent
+  (a create's without its time; an update's to the second, its wall-clock time without
+  a zone, midnight as the date), so ``from_dict(to_dict())`` gives it back equal.
 * Every response field is optional (None when missing); unknown keys land in ``extra``.
 """
 

@@ -679,7 +679,8 @@ def test_read_json_gives_json_loads_or_not_read(items: list[Any], cut: int, junk
 
 @pytest.mark.parametrize("body", [b"", b"   ", b"[1", b"[1,]", b"[,1]", b"[1 2]", b"[1]]",
                                   b"{1}", b'{"a" 1}', b'{"a": 1,}', b"[NaN]", b"[Infinity]",
-                                  b"\xef\xbb\xbf[1]",
+                                  b"\xef\xbb\xbf\xef\xbb\xbf[1]",  # a second mark (the first is
+                                  # dropped as json.loads drops it: test_one_reading.py)
                                   # a trailing comma where a run of small elements was due
                                   # (found by the property test above)
                                   b'[{"": ["",]}, null]', b'[{"a": [1, 2,]}, 3]'])

@@ -117,3 +117,49 @@ def test_any_listing_read_with_builders_is_the_decoded_listing(
     got = read_json(body, window=window, slice_chars=slice_chars,
                     build=listing.builders(ContactList))
     assert got == decode_list(data, ContactList)
+
+
+# A small answer with what a slice's edge may cut: multi-byte UTF-8, escapes (a
+# surrogate pair, an escaped quote and backslash), white space, a byte order mark, a
+# big integer, unknown keys; and with a value no model takes.
+_ODD_RECORD = ('{"uuid": "\\ud83d\\ude00é\\"\\\\", "mobile": "12", "dob": '
+               '"2001-02-03T04:05:06.5+05:30", "id_x": 123456789012345678901234}')
+ODD_BODIES = [
+    f' \n[{{"id": 1, "name": "ü\\u00fc", "emaillist": [{{"contact": 1, "data": '
+    f'[{_ODD_RECORD}, {{"isemail": "true"}}]}}], "new": {{"a": [1]}}}}, {{"id": "2"}}]\r\n',
+    f'\ufeff[{{"id": 1, "emaillist": [{{"data": [{_ODD_RECORD}, {{"mobile": "--5"}}]}}]}}]',
+]
+
+
+@pytest.mark.parametrize("body", ODD_BODIES)
+def test_a_listing_reads_as_json_loads_wherever_the_text_is_cut(body: str) -> None:
+    """At every window size (so every byte of the body is once the edge), the listing
+    is what ``json.loads`` and the ordinary decoding make of it: the same models, or
+    the same failure."""
+    raw = body.encode()
+
+    def decoded(data: Any) -> Any:
+        try:
+            return decode_list(data, ContactList)
+        except DecodeFailure as failure:
+            return str(failure)
+
+    expected = decoded(json.loads(raw))
+    for window in range(1, len(raw) + 1):
+        got = read_json(raw, window=window, slice_chars=window % 17 + 1,
+                        build=listing.builders(ContactList))
+        if got is NOT_READ:  # the caller parses it with json.loads (a BOM)
+            got = json.loads(raw)
+        assert decoded(got) == expected, window
+
+
+def test_a_cut_listing_is_no_listing() -> None:
+    """A body that ends early (a connection cut, a cap) is never a shorter listing:
+    ``NOT_READ`` for every prefix, so the caller's ``json.loads`` says it is no JSON."""
+    raw = ODD_BODIES[0].encode()
+    end = len(raw.rstrip())
+    for cut in range(end):
+        for window in (1, 7, 64):
+            got = read_json(raw[:cut], window=window, slice_chars=5,
+                            build=listing.builders(ContactList))
+            assert got is NOT_READ, (cut, window)

@@ -185,3 +185,18 @@ def test_a_long_number_across_the_looks_megabyte_edge_is_seen(shift: int) -> Non
     assert big_json.fast_is_exact(body.replace(number.encode(), b"1" * 18))
     got = read_json(body, loads=like_orjson)
     assert same(got, json.loads(body))
+
+
+def test_a_big_answer_with_a_byte_order_mark_is_read_in_slices() -> None:
+    """A UTF-8 byte order mark first is dropped by the big-answer reader, as
+    ``json.loads`` of bytes drops it: the body is read in slices (not handed back as
+    ``NOT_READ``, which the caller would parse whole, holding the loop), wherever the
+    window cuts the mark."""
+    body = b"\xef\xbb\xbf" + json.dumps([{"id": i, "name": "\u00e9"} for i in range(30)],
+                                        ensure_ascii=False).encode()
+    for window in range(1, 12):
+        got = read_json(body, window=window, slice_chars=40)
+        assert got is not big_json.NOT_READ and same(got, json.loads(body)), window
+    # Only first: anywhere else it is a character, no JSON outside a string.
+    assert read_json(b"[1, \xef\xbb\xbf2]") is big_json.NOT_READ
+    assert read_json(b"\xef\xbb\xbf\xef\xbb\xbf[1]") is big_json.NOT_READ
