@@ -180,7 +180,7 @@ class Interpreter:
             _capture(self.credentials, call, status, headers, attempts, elapsed)
         data = self.interpret(call, status, headers, raw)
         if model is None or many:
-            return data if model is None else self.decode_many(call.op, data, model)
+            return data if model is None else self.decode_many(call, status, data, model)
         try:  # ``decode`` inline: a frame less per call on the hot path
             return decode(data, model)
         except DecodeFailure as exc:
@@ -213,28 +213,29 @@ class Interpreter:
             if model is None:
                 return [data]
             if many:
-                return [self.decode_many(call.op, data, model, share)]
-            return [self.decode(call.op, data, model)]
+                return [self.decode_many(call, status, data, model, share)]
+            return [self.decode(call, status, data, model)]
         finally:  # not one long free (``parsed`` is the caller's data without model)
             while model is not None and parsed.__class__ is list and parsed:
                 parsed.pop()
                 share()
 
-    def decode(self, op: Operation, data: Any, model: type[M]) -> M:
-        """``data`` read as ``model``; ``ResponseDecodeError`` (with the body) if it can't."""
+    def decode(self, call: Call, status: int, data: Any, model: type[M]) -> M:
+        """``data``, the answer (``status``) to ``call``, read as ``model``;
+        ``ResponseDecodeError`` (with the body, the status and the URL) if it can't."""
         try:
             return decode(data, model)
         except DecodeFailure as exc:
-            raise self.decode_error(op, data, str(exc)) from None
+            raise self.decode_error(call.op, data, str(exc), call, status) from None
 
-    def decode_many(self, op: Operation, data: Any, model: type[M],
+    def decode_many(self, call: Call, status: int, data: Any, model: type[M],
                     share: Callable[[], None] | None = None) -> list[M]:
-        """``data`` read as a list of ``model``; ``ResponseDecodeError`` if it can't
-        (``share``: called between elements, see ``decode_list``)."""
+        """``decode`` for a list of ``model`` (``share``: called between elements, see
+        ``decode_list``)."""
         try:
             return decode_list(data, model, share)
         except DecodeFailure as exc:
-            raise self.decode_error(op, data, str(exc)) from None
+            raise self.decode_error(call.op, data, str(exc), call, status) from None
 
     def decode_error(self, op: Operation, data: Any, why: str, call: Call | None = None,
                      status: int | None = None) -> ResponseDecodeError:

@@ -199,6 +199,24 @@ async def test_a_listing_with_a_bad_value_is_a_decode_error_naming_it(
         await client.contacts.list()
     assert "$[0].emaillist[0].data[13].mobile: expected an integer, got str" in str(
         info.value)
+    # What answered, as for a single object's (before: None and None for a listing).
+    assert info.value.status_code == 200
+    assert info.value.url is not None and "/api/v1/contact/" in info.value.url
+
+
+@pytest.mark.parametrize("big", [False, True], ids=["on the loop", "off the loop"])
+async def test_a_big_object_of_the_wrong_shape_says_what_answered(
+        client: asyncsdk.Client, mocked: aioresponses, monkeypatch: pytest.MonkeyPatch,
+        big: bool) -> None:
+    if big:
+        monkeypatch.setattr(_constants, "OFFLOAD_DECODE_BYTES", 64)
+    body = json.dumps({"id": "not a number", "name": "n" * 100})
+    mocked.get(f"{BASE}/api/v1/contact/5/", body=body,
+               headers={"Content-Type": "application/json"})
+    with pytest.raises(asyncsdk.ResponseDecodeError) as info:
+        await client.contacts.get(5)
+    assert info.value.status_code == 200
+    assert info.value.url is not None and "/api/v1/contact/5/" in info.value.url
 
 
 @pytest.mark.parametrize("big", [False, True], ids=["on the loop", "off the loop"])
