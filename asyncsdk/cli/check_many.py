@@ -23,10 +23,13 @@ from typing import IO
 
 from .. import (
     APIConnectionError,
+    APITimeoutError,
     CheckOutcome,
     Client,
     ConfigurationError,
     InvalidInputError,
+    RateLimitError,
+    SDKError,
     ServerError,
 )
 from .common import (
@@ -407,10 +410,21 @@ class Run:
 
 def answer_of(outcome: CheckOutcome) -> Answer:
     """The cells of an outcome's row. ``attempted`` is True only for a check that was
-    sent: an input refused before sending (not an address) was not."""
+    sent: an input refused before sending (not an address) was not, nor one its pace
+    held back until its budget ran out (``never_left``)."""
     result, error = outcome.result, outcome.error
     if result is not None:
         return Answer(verdict=plain(result.result), role=plain(result.role))
     assert error is not None
     return Answer(error_type=type(error).__name__, error=str(error),
-                  attempted=outcome.attempted and not isinstance(error, InvalidInputError))
+                  attempted=outcome.attempted and not isinstance(error, InvalidInputError)
+                  and not never_left(error))
+
+
+def never_left(error: SDKError) -> bool:
+    """Whether a check's failure says that no attempt of it reached the service: a
+    ``RateLimitError`` with no answer of its own (the pace held it: "not sent"), or a
+    timeout before anything may have been sent (its pace's moment came too late)."""
+    if isinstance(error, RateLimitError):
+        return error.status_code is None
+    return isinstance(error, APITimeoutError) and not error.may_have_been_sent
