@@ -41,6 +41,21 @@ async def test_web_backend_shares_one_client() -> None:
         assert client.closed  # closed with the app
 
 
+
+async def test_web_backend_answers_a_502_for_an_unreadable_answer() -> None:
+    """Its docstring: the service refusing 502, no answer 504. Before, an answer the
+    library could not read (``ResponseDecodeError``) escaped the handler: a bare 500."""
+    backend = load("web_backend")
+    async with Sandbox() as sandbox:
+        app = backend.make_app(sandbox.client())
+        async with TestClient(TestServer(app)) as http:
+            sandbox.faults.invalid_json("/api/v1/single/check")
+            unreadable = await http.get("/check", params={"email": "ann@example.com"})
+            sandbox.faults.reset("/api/v1/single/check", times=None)
+            unanswered = await http.get("/check", params={"email": "ann@example.com"})
+            assert unreadable.status == 502 and unanswered.status == 504
+            assert "unreadable" in (await unreadable.json())["error"]
+
 async def test_bulk_worker_resumes_a_saved_job(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
