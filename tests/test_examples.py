@@ -100,3 +100,23 @@ async def test_bulk_worker_forgets_a_saved_job_the_service_does_not_know(
         creates = sum("jobs/create" in r.path for r in sandbox.requests)
     assert rows == 1 and creates == 1
     assert not worker.STATE.exists()
+
+
+async def test_bulk_worker_does_not_resume_the_job_of_another_list(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: a state file left by a run on list A made a run on list B resume A's job
+    and write A's result as B's, without a word."""
+    worker = load("bulk_worker")
+    monkeypatch.setattr(worker, "STATE", tmp_path / "state.json")
+    output = tmp_path / "out.csv"
+    async with Sandbox(job_polls=0) as sandbox, sandbox.client() as client:
+        first = sandbox.host_file("email\nann@example.com\n")
+        other = sandbox.host_file("email\nbob@example.com\n")
+        job = await client.validation.create_job(first)
+        worker.save_state(job.to_dict())
+        with pytest.raises(SystemExit, match="another list"):
+            await worker.run(client, other, output)
+        creates = sum("jobs/create" in r.path for r in sandbox.requests)
+    assert creates == 1 and not output.exists()
+    assert worker.STATE.exists()  # kept: job A is still to be finished
