@@ -23,13 +23,10 @@ from typing import IO
 
 from .. import (
     APIConnectionError,
-    APITimeoutError,
     CheckOutcome,
     Client,
     ConfigurationError,
     InvalidInputError,
-    RateLimitError,
-    SDKError,
     ServerError,
 )
 from .common import (
@@ -50,6 +47,7 @@ from .outputs import (
     Answer,
     ResultWriter,
     check_output,
+    never_left,
     output_columns,
     replaced_file,
     temporary_beside,
@@ -420,11 +418,3 @@ def answer_of(outcome: CheckOutcome) -> Answer:
                   attempted=outcome.attempted and not isinstance(error, InvalidInputError)
                   and not never_left(error))
 
-
-def never_left(error: SDKError) -> bool:
-    """Whether a check's failure says that no attempt of it reached the service: a
-    ``RateLimitError`` with no answer of its own (the pace held it: "not sent"), or a
-    timeout before anything may have been sent (its pace's moment came too late)."""
-    if isinstance(error, RateLimitError):
-        return error.status_code is None
-    return isinstance(error, APITimeoutError) and not error.may_have_been_sent
