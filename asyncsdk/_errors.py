@@ -18,7 +18,7 @@ Every exception the library raises on purpose derives from ``SDKError``::
     │   ├── UnverifiedSenderError              mail sender domain not verified
     │   ├── NotFoundError                      HTTP 404
     │   ├── RateLimitError                     HTTP 429 (``retry_after``)
-    │   └── ServerError                        HTTP 5xx
+    │   └── ServerError                        HTTP 5xx (``retry_after``)
     ├── APIConnectionError                     no usable answer (``may_have_been_sent``)
     │   └── APITimeoutError                    ...because time ran out
     ├── ResponseDecodeError                    an answer of a shape we cannot read
@@ -222,9 +222,14 @@ class RateLimitError(APIError):
 class ServerError(APIError):
     """HTTP 5xx after the retries were spent (or at once, for an operation that is not
     safe to repeat). ``may_have_been_sent`` is True: the service may have acted on the
-    request before it failed."""
+    request before it failed. ``retry_after``: as for ``RateLimitError``, from the
+    answer's ``Retry-After`` (a 503 in maintenance says when to come back), or None."""
 
     may_have_been_sent = True
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.retry_after = retry_after
 
 
 class APIConnectionError(SDKError):

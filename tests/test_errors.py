@@ -87,11 +87,14 @@ def test_api_error_repr_shows_message_status_and_request_id_only() -> None:
     assert str(err) == "leads.get: Not found. (HTTP 404)"
 
 
-def test_errors_survive_pickling() -> None:
-    err = asyncsdk.RateLimitError("slow down", operation="x", status_code=429, retry_after=2.0)
+@pytest.mark.parametrize(("cls", "status"), [(asyncsdk.RateLimitError, 429),
+                                             (asyncsdk.ServerError, 503)])
+def test_errors_survive_pickling(
+        cls: type[asyncsdk.RateLimitError] | type[asyncsdk.ServerError], status: int) -> None:
+    err = cls("slow down", operation="x", status_code=status, retry_after=2.0)
     back = pickle.loads(pickle.dumps(err))
-    assert type(back) is asyncsdk.RateLimitError
-    assert (back.retry_after, back.status_code, str(back)) == (2.0, 429, str(err))
+    assert type(back) is cls
+    assert (back.retry_after, back.status_code, str(back)) == (2.0, status, str(err))
     conn = pickle.loads(pickle.dumps(asyncsdk.APITimeoutError("t", may_have_been_sent=False)))
     assert conn.may_have_been_sent is False
 

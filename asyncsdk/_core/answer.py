@@ -28,6 +28,7 @@ from .._errors import (
     RateLimitError,
     ResponseDecodeError,
     SDKError,
+    ServerError,
     error_class_for_status,
     error_class_for_text,
 )
@@ -156,9 +157,9 @@ class Interpreter:
                                     request_id=shown.get("X-Request-Id"), elapsed=0.0,
                                     url=url, attempts=1),
         }
-        if cls is RateLimitError:
-            return RateLimitError(
-                message, retry_after=parse_retry_after(headers.get("Retry-After")), **kwargs)
+        if cls is RateLimitError or cls is ServerError:  # the two that say when to return
+            return cls(message, retry_after=parse_retry_after(headers.get("Retry-After")),
+                       **kwargs)
         return cls(message, **kwargs)
 
     def connection_error(self, call: Call, failure: Failure) -> APIConnectionError:

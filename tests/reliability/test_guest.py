@@ -262,34 +262,24 @@ class Failing:
                                      connector=aiohttp.TCPConnector(limit=1))
 
 
-def _chain(exc: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    pending = [exc]
-    while pending:
-        current = pending.pop()
-        if id(current) not in seen:
-            seen.add(id(current))
-            yield current
-            pending.extend(e for e in (current.__cause__, current.__context__) if e)
-
-
-def _frames(exc: BaseException) -> list[types.FrameType]:
-    found = []
-    for current in _chain(exc):
-        tb = current.__traceback__
-        while tb is not None:
-            found.append(tb.tb_frame)
-            tb = tb.tb_next
-    return found
+def _chain(exc: BaseException, seen: set[int] | None = None) -> Iterator[BaseException]:
+    """``exc`` and every exception chained to it, each once."""
+    seen = set() if seen is None else seen
+    if id(exc) in seen:
+        return
+    seen.add(id(exc))
+    yield exc
+    for linked in (exc.__cause__, exc.__context__):
+        if linked is not None:
+            yield from _chain(linked, seen)
 
 
 def _frames_of(exc: BaseException) -> list[types.FrameType]:
-    found = []
-    tb = exc.__traceback__
-    while tb is not None:
-        found.append(tb.tb_frame)
-        tb = tb.tb_next
-    return found
+    return [frame for frame, _ in traceback.walk_tb(exc.__traceback__)]
+
+
+def _frames(exc: BaseException) -> list[types.FrameType]:
+    return [frame for current in _chain(exc) for frame in _frames_of(current)]
 
 
 def _shown(value: Any) -> str:

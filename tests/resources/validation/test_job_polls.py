@@ -1,5 +1,6 @@
-"""``ValidationJob.wait``: the wait a 429 answer to a poll asks for (``Retry-After``) is
-kept by the next poll, with and without a deadline, whatever the client's retries."""
+"""``ValidationJob.wait``: the wait a 429 or 503 answer to a poll asks for
+(``Retry-After``) is kept by the next poll, with and without a deadline, whatever the
+client's retries."""
 
 from __future__ import annotations
 
@@ -18,16 +19,20 @@ from asyncsdk.testing import VirtualClock
 STATUS = url_of("/api/v1/jobs/status")
 
 
+#: The answers that say when to come back: rate limited, and a service in maintenance.
+BUSY = [429, 503]
+
+
 def busy_then_done(mocked: aioresponses, clock: VirtualClock, retry_after: float,
-                   busy: int) -> list[tuple[float, int]]:
-    """The status endpoint: ``busy`` answers 429 asking for ``retry_after`` seconds,
-    then ``success``. Returns (time, status) of every request as it comes."""
+                   busy: int, status: int = 429) -> list[tuple[float, int]]:
+    """The status endpoint: ``busy`` answers ``status`` asking for ``retry_after``
+    seconds, then ``success``. Returns (time, status) of every request as it comes."""
     seen: list[tuple[float, int]] = []
 
     def answer(url: Any, **kwargs: Any) -> CallbackResult:
         if len(seen) < busy:
-            seen.append((clock.now(), 429))
-            return CallbackResult(status=429, body="slow down",
+            seen.append((clock.now(), status))
+            return CallbackResult(status=status, body="slow down",
                                   headers={"Retry-After": f"{retry_after:g}"})
         seen.append((clock.now(), 200))
         return CallbackResult(payload={"status": "success"})
@@ -37,61 +42,67 @@ def busy_then_done(mocked: aioresponses, clock: VirtualClock, retry_after: float
 
 
 def assert_each_wait_kept(seen: list[tuple[float, int]], retry_after: float) -> None:
-    """No request came sooner after a 429 than the wait that 429 asked for."""
+    """No request came sooner after a busy answer than the wait it asked for."""
     for (at, status), (then, _) in pairwise(seen):
-        if status == 429:
+        if status in BUSY:
             assert then - at >= retry_after, seen
 
 
+@pytest.mark.parametrize("status", BUSY)
 @pytest.mark.parametrize("max_retries", [0, 2])
 @pytest.mark.parametrize("retry_after", [0.5, 7.0, 40.0])
 @pytest.mark.parametrize("busy", [1, 3, 4])
 async def test_wait_keeps_the_retry_after_of_a_poll_without_a_deadline(
-    mocked: aioresponses, max_retries: int, retry_after: float, busy: int
+    mocked: aioresponses, max_retries: int, retry_after: float, busy: int, status: int
 ) -> None:
-    """Regression: once the client's retries were spent, the 429's ``Retry-After`` was
+    """Regression: once the client's retries were spent, a 429's ``Retry-After`` was
     dropped and the next poll came after the poll interval (0.75 s here): a service
-    asking for 40 s was polled again at once."""
+    asking for 40 s was polled again at once. A 503's was dropped too: a
+    ``ServerError`` carried no ``retry_after``."""
     clock = VirtualClock(random=1.0)
-    seen = busy_then_done(mocked, clock, retry_after, busy)
+    seen = busy_then_done(mocked, clock, retry_after, busy, status)
     async with asyncsdk.Client(API_KEY, USERNAME, base_url=BASE, clock=clock,
                                max_retries=max_retries) as client:
         assert await client.validation.job(3).wait() is JobStatus.SUCCESS
-    assert [s for _, s in seen] == [429] * busy + [200]
+    assert [s for _, s in seen] == [status] * busy + [200]
     assert_each_wait_kept(seen, retry_after)
 
 
+@pytest.mark.parametrize("status", BUSY)
 @pytest.mark.parametrize("max_retries", [0, 2])
 @pytest.mark.parametrize(("retry_after", "deadline"), [
     (40.0, 10.0), (10.0, 10.0), (60.0, 59.0), (3.0, 2.0)])
 async def test_a_retry_after_past_the_deadline_ends_the_wait_without_another_poll(
-    mocked: aioresponses, max_retries: int, retry_after: float, deadline: float
+    mocked: aioresponses, max_retries: int, retry_after: float, deadline: float, status: int
 ) -> None:
     """Regression: with ``deadline=10`` a poll answered 429 ``Retry-After: 40`` was
     followed by five more polls within the 10 s (each at the poll interval)."""
     clock = VirtualClock(random=1.0)
-    seen = busy_then_done(mocked, clock, retry_after, busy=100)
+    seen = busy_then_done(mocked, clock, retry_after, busy=100, status=status)
     async with asyncsdk.Client(API_KEY, USERNAME, base_url=BASE, clock=clock,
                                max_retries=max_retries) as client:
         with pytest.raises(asyncsdk.JobTimeoutError) as info:
             await client.validation.job(3).wait(deadline=deadline)
     assert len(seen) == 1  # the service said: not before the deadline
-    assert isinstance(info.value.__cause__, asyncsdk.RateLimitError)
+    cause = info.value.__cause__
+    assert isinstance(cause, asyncsdk.RateLimitError if status == 429 else asyncsdk.ServerError)
+    assert cause.retry_after == retry_after
     assert clock.now() <= deadline
 
 
+@pytest.mark.parametrize("status", BUSY)
 @pytest.mark.parametrize("max_retries", [0, 2])
 @pytest.mark.parametrize(("retry_after", "deadline"), [
     (4.0, 10.0), (8.9, 10.0), (9.5, 10.0), (1.0, 3.0), (30.0, 100.0)])
 async def test_a_retry_after_within_the_deadline_is_kept_and_the_poll_made(
-    mocked: aioresponses, max_retries: int, retry_after: float, deadline: float
+    mocked: aioresponses, max_retries: int, retry_after: float, deadline: float, status: int
 ) -> None:
     clock = VirtualClock(random=1.0)
-    seen = busy_then_done(mocked, clock, retry_after, busy=1)
+    seen = busy_then_done(mocked, clock, retry_after, busy=1, status=status)
     async with asyncsdk.Client(API_KEY, USERNAME, base_url=BASE, clock=clock,
                                max_retries=max_retries) as client:
         assert await client.validation.job(3).wait(deadline=deadline) is JobStatus.SUCCESS
-    assert [s for _, s in seen] == [429, 200]
+    assert [s for _, s in seen] == [status, 200]
     assert_each_wait_kept(seen, retry_after)
     assert seen[-1][0] < deadline
 
