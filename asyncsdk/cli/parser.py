@@ -155,7 +155,8 @@ def add_check_many_flags(many: argparse.ArgumentParser) -> None:
                       help="the result CSV, written row by row as checks end; - for "
                            "standard output (then no --resume)")
     many.add_argument("--concurrency", type=count(1), default=C.DEFAULT_CHECK_CONCURRENCY,
-                      help="checks in flight at a time (default %(default)s)")
+                      help="checks in flight at most (default %(default)s); the pace "
+                           "sends fewer where the service takes fewer")
     again = many.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true",
                        help="keep the finished rows of the output file and check only the "
