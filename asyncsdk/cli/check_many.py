@@ -52,6 +52,7 @@ from .outputs import (
     replaced_file,
     temporary_beside,
 )
+from .parser import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from .previous import read_previous
 from .progress import Progress
 
@@ -184,9 +185,12 @@ def shown(args: argparse.Namespace) -> str:
 
 
 def resume_words(args: argparse.Namespace) -> list[str]:
-    """The arguments of this command with ``--resume``: what finishes the job."""
+    """The arguments of this command with ``--resume``: what finishes the job, as this
+    run would have (its ``--max-consecutive-failures`` too, where not the default)."""
     words = ["check-many", args.file, "-o", args.output, "--concurrency",
              str(args.concurrency)]
+    if args.max_consecutive_failures != DEFAULT_MAX_CONSECUTIVE_FAILURES:
+        words += ["--max-consecutive-failures", str(args.max_consecutive_failures)]
     return [*words, *(["--dedupe"] if args.dedupe else []), "--resume"]
 
 

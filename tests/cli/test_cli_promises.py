@@ -217,6 +217,22 @@ def test_a_check_its_pace_held_back_past_its_budget_is_not_marked_attempted(
     assert (f"200 addresses -> out.csv: {len(sent)} checked, {200 - len(sent)} not "
             "attempted, 0 refused before sending") in out
 
+
+def test_the_command_that_finishes_the_job_keeps_this_runs_settings(
+    server: Sandbox, tmp_path: Path,
+) -> None:
+    """README: it "prints the command that finishes the job". Before, that command
+    dropped ``--timeout``, ``--max-retries`` and ``--max-consecutive-failures``: the
+    resume ran with the defaults (here: stopping after 20 failures, retrying each)."""
+    (tmp_path / "in.txt").write_text("ann@example.com\nbob@example.com\n")
+    server.faults.status(CHECK, 503, times=None)
+    code, _, err = run("--timeout", "2.5", "--max-retries", "0", "check-many", "in.txt",
+                       "-o", "out.csv", "--max-consecutive-failures", "0")
+    assert code == 1, err
+    assert ("run: asyncsdk --timeout 2.5 --max-retries 0 "
+            "check-many in.txt -o out.csv --concurrency 64 --max-consecutive-failures 0 "
+            "--resume") in err, err
+
 # --dedupe --------------------------------------------------------------------------------
 
 
