@@ -440,8 +440,9 @@ def check_tls(value: Any, field: str = "ssl") -> Any:
 
 def check_file_path(value: Any, field: str = "path") -> str:
     """``value`` (a ``str`` or ``os.PathLike`` of one) as an absolute path a file can be
-    written to: no NUL, encodable as a file name, not an existing directory, and a last
-    component within the directory's file-name limit (``NAME_MAX``)."""
+    written to: no NUL, encodable as a file name, not an existing directory nor a name
+    of one (ending with a separator, ``.`` or ``..``), and a last component within the
+    directory's file-name limit (``NAME_MAX``)."""
     import os
 
     allowed = "a file path (str or os.PathLike)"
@@ -453,12 +454,14 @@ def check_file_path(value: Any, field: str = "path") -> str:
         raise refuse(field, allowed, value)
     if "\x00" in text:
         raise refuse(field, "a file path without NUL characters", value)
+    base = os.path.basename(text)
     try:
-        name = os.fsencode(os.path.basename(text))
+        name = os.fsencode(base)
     except UnicodeEncodeError:
         raise refuse(field, "a file path the file system can encode", value) from None
     target = os.path.abspath(text)
-    if os.path.isdir(target):
+    # "out/" or "out/." names a directory: abspath would drop that and write "out".
+    if base in ("", ".", "..") or os.path.isdir(target):
         raise refuse(field, "a file path, not a directory", value)
     folder = os.path.dirname(target)
     try:

@@ -7,7 +7,7 @@ import warnings
 from collections.abc import Mapping
 from functools import cached_property
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import aiohttp
 
@@ -20,7 +20,7 @@ from ._core.policy import PaceTable
 from ._core.raw import WithRawResponse
 from ._core.session import SessionOwner
 from ._core.transport import make_transport
-from ._errors import ConfigurationError, InvalidInputError
+from ._errors import ConfigurationError, InvalidInputError, UsageError
 from .models._base import UNSET, UnsetType
 from .resources._areas import Area
 
@@ -98,15 +98,25 @@ def _shown(url: SecretValue | None) -> str | None:
     return None if url is None else url.reveal()
 
 
-def _check_credentials(key: object, user: object) -> None:
+def _check_credentials(key: object, user: object, from_env: Mapping[str, str] | None = None,
+                       ) -> None:
+    """``from_env``: the variable each argument's value was read from, if it was (the
+    error names it: the caller's code passed nothing wrong)."""
     if not key:
         raise ConfigurationError(
             f"no API key: pass api_key= to Client or set {C.ENV_API_KEY}", field="api_key")
     for name, value in (("api_key", key), ("username", user)):
         if value is not None and (not isinstance(value, str) or not value.isprintable()
                                   or value != value.strip()):
+            variable = (from_env or {}).get(name)
+            source = name if variable is None else f"{name}, read from {variable}"
             raise ConfigurationError(
-                f"{name}: expected printable text without surrounding spaces", field=name)
+                f"{source}: expected printable text without surrounding spaces", field=name)
+
+
+_NOT_COPIED = ("an asyncsdk.Client cannot be copied with copy.copy or copy.deepcopy: use "
+               "client.with_options(...) for a copy sharing its connections, or make "
+               "another Client")
 
 
 class Client:
@@ -126,8 +136,12 @@ class Client:
             ``timeout``). Unsafe operations (creates, ``mail.send``, ``create_job``)
             are never abandoned early: they may have reached the service.
         max_retries: retries after the first attempt (see README, "Retries").
-        max_connections: connections kept open at most (the connector's limit).
-        session: your own ``aiohttp.ClientSession``; the client never closes it, and
+        max_connections: connections kept open at most (the connector's limit). Creates,
+            ``mail.send`` and ``create_job`` each open a connection of their own, closed
+            after the answer, up to as many at once besides the pool (README).
+        session: your own ``aiohttp.ClientSession``, made in the event loop that awaits
+            the client's calls (one of another loop: ``UsageError`` at the first call,
+            nothing sent); the client never closes it, and
             every call goes through it with all its settings (headers, auth, cookies,
             trace configs, middlewares). A ``User-Agent`` header of that session is
             kept; without one the library's is sent. Its ``raise_for_status`` and
@@ -147,7 +161,9 @@ class Client:
         ConfigurationError: no API key anywhere, or a URL that is not absolute http(s).
         InvalidInputError: a timeout or count out of range.
 
-    Use ``async with Client(...) as client:`` or ``await client.close()``. The client's own
+    Use ``async with Client(...) as client:`` (once: its end closes the client) or
+    ``await client.close()``. A client is not copied (``copy``, ``deepcopy``: see
+    ``with_options``) nor pickled (``TypeError``). The client's own
     session is created at first use, inside the running loop; a client is bound to that
     loop and refuses, with ``UsageError``, to be used from another. When that loop ends
     through ``asyncio.run`` (or another runner that finalises async generators), the
@@ -184,7 +200,10 @@ class Client:
         environ = os.environ
         key = api_key if api_key is not None else environ.get(C.ENV_API_KEY)
         user = username if username is not None else environ.get(C.ENV_USERNAME)
-        _check_credentials(key, user)
+        _check_credentials(key, user, {
+            name: variable for name, given, variable in (
+                ("api_key", api_key, C.ENV_API_KEY), ("username", username, C.ENV_USERNAME))
+            if given is None})
         urls = _resolve_urls(
             base_url,
             {
@@ -229,6 +248,8 @@ class Client:
         ``clock`` and ``paces`` (the bulk paces by key and area) are shared with the
         client's copies."""
         self._sessions = sessions
+        #: True once an ``async with`` entered this client (whose end closes it).
+        self._entered = False
         self._clock = clock
         self._paces = paces
         #: Each area's URL as configured and the base URL, if any: kept as secrets (a
@@ -291,6 +312,10 @@ class Client:
         credentials = self._transport.credentials
         key = credentials.api_key if api_key is UNSET else api_key
         user = credentials.username if username is UNSET else username
+        if not key:  # the copy reads no variable: "set ASYNCSDK_API_KEY" would mislead
+            raise ConfigurationError(
+                f"api_key: expected the key, got {key!r} (leave api_key out to keep this "
+                "client's)", field="api_key")
         _check_credentials(key, user)
         urls = _copied_urls({a: _shown(u) for a, u in self._urls.items()}, base_url, {
             Area.CONTACTS: contacts_url, Area.CRM: crm_url, Area.INVOICING: invoicing_url,
@@ -458,6 +483,16 @@ class Client:
         await self._sessions.close()
 
     async def __aenter__(self) -> Client:
+        # Entered twice, the inner block's end would close the client under the outer
+        # one (a shared client under every later request): refused at the entry.
+        if self.closed:
+            raise UsageError("this Client is closed ('async with' closes it at its end); "
+                             "create a new one")
+        if self._entered:
+            raise UsageError(
+                "this Client is already entered by an 'async with', which closes it at its "
+                "end; use it as it is there, without entering it again")
+        self._entered = True
         return self
 
     async def __aexit__(
@@ -467,6 +502,19 @@ class Client:
         tb: TracebackType | None,
     ) -> None:
         await self.close()
+
+    # A plain or deep copy would share (or copy) the client's session owner: closing one
+    # would close the other's pool. Pickled, nothing of a pool or a loop could travel.
+    def __copy__(self) -> NoReturn:
+        raise TypeError(_NOT_COPIED)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> NoReturn:
+        raise TypeError(_NOT_COPIED)
+
+    def __reduce_ex__(self, protocol: Any) -> NoReturn:
+        raise TypeError(
+            "an asyncsdk.Client cannot be pickled: its connections belong to one process "
+            "and event loop; make a Client where it is used (each process, each loop)")
 
     def __repr__(self) -> str:
         urls = {a.argument: u for a, u in self._transport.urls.by_area.items() if u}

@@ -15,7 +15,8 @@ ends what is in flight. Nothing here knows about areas or operations.
   request's middlewares, after the session's own (``aiohttp_compat``).
 * **Loop binding**: a client belongs to the loop of its first call; using it from
   another loop raises ``UsageError``, and so does closing it from another loop while its
-  own still runs (its connections can only be released there).
+  own still runs (its connections can only be released there), or a first call on a
+  caller's session made in another loop than the call's.
 * **The end of the loop**: the own session is released when its loop is shut down by
   ``asyncio.run`` (or any runner that finalises async generators: ``asyncio.Runner``,
   pytest-asyncio), through an async generator of the owner's that the loop closes at its
@@ -51,7 +52,7 @@ import aiohttp
 
 from .. import _constants as C
 from .._errors import UsageError
-from .aiohttp_compat import session_middlewares
+from .aiohttp_compat import session_loop, session_middlewares
 from .middleware import last_step
 
 __all__ = ["Abortable", "ClosedInFlight", "SessionOwner", "SharedSession", "user_agent"]
@@ -205,6 +206,14 @@ class SessionOwner:
 
     def _bind(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._loop is None:
+            # A caller's session of another loop would fail deep inside aiohttp, with an
+            # error that names neither the client nor the session: refuse it here.
+            theirs = None if self.owns_session or self._session is None else session_loop(
+                self._session)
+            if theirs is not None and theirs is not loop:
+                raise UsageError(
+                    "the aiohttp session given to Client belongs to another event loop; "
+                    "create the session inside the event loop that awaits the client's calls")
             self._loop = loop
         elif self._loop is not loop:
             raise UsageError(
@@ -230,6 +239,7 @@ class SessionOwner:
         """Run an attempt on a caller's session in a task of the client's own, which
         ``close()`` cancels. ``orphan``: what to do with a result no one will take (the
         caller was cancelled as the attempt ended): release what it holds."""
+        cancellations = self.cancellations()
         own = asyncio.get_running_loop().create_task(attempt)
         self._attempts.add(own)
         try:
@@ -237,9 +247,20 @@ class SessionOwner:
         except asyncio.CancelledError:
             if own.done() and not own.cancelled() and own.exception() is None:
                 orphan(own.result())
+            self._refuse_a_cancellation_not_the_callers(cancellations)
             raise
         finally:
             self._attempts.discard(own)
+
+    def _refuse_a_cancellation_not_the_callers(self, cancellations: int) -> None:
+        """The caller's session closed by its owner cancels what waits on it (a pooled
+        connection): that cancellation is not the caller's task's, and must not end it
+        as if it were (a bare ``CancelledError``): ``UsageError`` instead."""
+        session = self.current
+        if (not self.closed and session is not None and session.closed
+                and self.cancellations() <= cancellations):
+            raise UsageError("the aiohttp session given to Client was closed while this "
+                             "call was in flight") from None
 
     async def pause(self, seconds: float, waiter: asyncio.Future[None] | None = None,
                     sleep: Callable[[float], Awaitable[None]] | None = None) -> None:

@@ -39,8 +39,8 @@ async def start_dropping_server() -> tuple[asyncio.AbstractServer, list[bytes], 
 async def test_aiohttp_still_resends_by_itself_and_keeps_its_middlewares_here() -> None:
     """The version guard: the hazard exists in the installed aiohttp (a plain session
     sends a dropped GET twice), the installed aiohttp is one the compat module was
-    checked with, and the one private attribute it reads is still there (the list it
-    reads to keep a caller's middlewares in front of its own)."""
+    checked with, and the private attributes it reads are still there (the list it
+    reads to keep a caller's middlewares in front of its own, and the session's loop)."""
 
     async def mine(request: aiohttp.ClientRequest,
                    handler: aiohttp.ClientHandlerType) -> aiohttp.ClientResponse:
@@ -53,6 +53,7 @@ async def test_aiohttp_still_resends_by_itself_and_keeps_its_middlewares_here() 
     try:
         async with aiohttp.ClientSession(middlewares=(mine,)) as session:
             assert aiohttp_compat.session_middlewares(session) == (mine,)
+            assert aiohttp_compat.session_loop(session) is asyncio.get_running_loop()
             with pytest.raises(aiohttp.ClientError):
                 await session.get(f"http://127.0.0.1:{port}/x")
     finally:

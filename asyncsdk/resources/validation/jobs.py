@@ -11,9 +11,8 @@ import asyncio
 import datetime as dt
 import inspect
 import os
-import secrets
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
-from contextlib import aclosing, suppress
+from contextlib import aclosing
 from functools import partial
 from typing import Any, BinaryIO
 
@@ -33,6 +32,7 @@ from ...models.codes import JobStatus
 from ...models.validation import EmailRow
 from .._areas import Area
 from .._base import ExtraHeaders, ExtraQuery, extras_of
+from .destination import Destination
 from .readers import CsvRecordReader, StreamDecodeError
 from .results import csv_text, decode_error
 from .rows import EmailRows, email_rows
@@ -256,8 +256,13 @@ class ValidationJob:
         Raises:
             JobNotReadyError: the job is still processing; JobNotFoundError,
                 AuthenticationError, APIError: the service refused;
-            ResponseDecodeError: not UTF-8, malformed JSON or CSV, a missing column;
-            APIConnectionError: the connection failed or broke;
+            APIError (NotFoundError, RateLimitError, ServerError by status): the host
+                of a hosted result file refused it ("the result file hosted elsewhere
+                could not be fetched"; a 401/403 there is no AuthenticationError);
+            ResponseDecodeError: not UTF-8 (the byte's offset said), malformed JSON or
+                CSV, a missing column;
+            APIConnectionError: the connection failed or broke (the bytes that had
+                arrived said);
             UsageError: the client was closed meanwhile.
         """
         engine = self._bound(extra_headers, extra_query)
@@ -275,7 +280,12 @@ class ValidationJob:
         checked as it goes (as ``rows()`` reads it), and renamed over ``path`` only when
         complete and flushed to disk; on any failure, cancellation or ``client.close()``
         the temporary file is removed and ``path`` is untouched. The temporary name is
-        kept within the directory's file-name limit, so any valid ``path`` works. Blank
+        kept within the directory's file-name limit, so any valid ``path`` works. A
+        symbolic link is written through (it stays a link to the new content); an
+        existing file keeps its permission bits; an existing device or pipe
+        (``/dev/null``, a FIFO) is written in place, not replaced by a regular file: what
+        was written before a failure stays written, a write to a pipe waits for its
+        reader, and a FIFO without a reader is an OSError at once. Blank
         lines before the header of a body whose shape had to be sniffed (no telling
         media type) are not written. Writes are plain blocking writes of at most one
         chunk (64 KiB, into the OS page cache: microseconds); only the final ``fsync``
@@ -290,19 +300,19 @@ class ValidationJob:
             The number of data rows (header and blank lines not counted).
 
         Raises:
-            InvalidInputError: ``path`` is not a file path (a directory, a NUL, a name
-                over the file-name limit...), before anything is sent.
+            InvalidInputError: ``path`` is not a file path (a directory, one ending with a
+                separator, a NUL, a name over the file-name limit...), before anything
+                is sent.
             The errors of ``rows()``, and OSError when the file cannot be written.
         """
-        target = check_file_path(path)  # before anything is sent
+        destination = Destination(check_file_path(path))  # before anything is sent
         engine = self._bound(extra_headers, extra_query)
-        temp = temporary_name(target)
         reader = CsvRecordReader()
         builder = EmailRows()
         count = 0
         failure: ResponseDecodeError | None = None
         try:
-            with open(temp, "xb") as handle:  # noqa: ASYNC230 - see the docstring
+            with destination.open() as handle:
                 pieces_of = csv_text(engine, self.job_id, request_timeout)
                 async with aclosing(pieces_of) as pieces:
                     async for text in pieces:
@@ -310,11 +320,11 @@ class ValidationJob:
                         count += builder.count(reader.feed_counted(text, builder.need))
                 count += builder.count(reader.finish())
                 builder.finish()
-                await _to_disk(handle)
-            os.replace(temp, target)
+                if destination.atomic:  # a device or a pipe takes no fsync
+                    await _to_disk(handle)
+            destination.commit()
         except BaseException as exc:
-            with suppress(OSError):
-                os.unlink(temp)
+            destination.discard()
             text = ""  # a piece of the CSV (its header may echo a credential)
             if not isinstance(exc, StreamDecodeError):
                 raise
@@ -508,20 +518,3 @@ def _timed_out(job: ValidationJob, deadline: float | None,
     return JobTimeoutError(
         f"validation job {job.job_id} not finished after {deadline:g} s "
         f"(last status: {last})", job_id=job.job_id, last_status=last)
-
-
-def temporary_name(target: str) -> str:
-    """A fresh temporary file name beside ``target`` (``.name.XXXXXXXX.part``), the name
-    shortened to stay within the directory's file-name limit (``NAME_MAX``)."""
-    folder, name = os.path.split(target)
-    try:
-        limit = os.pathconf(folder or ".", "PC_NAME_MAX")
-    except (OSError, ValueError):
-        limit = 255
-    suffix = f".{secrets.token_hex(4)}.part"
-    room = limit - len(os.fsencode(suffix)) - 1
-    while len(os.fsencode(name)) > room:
-        name = name[:-1]
-    return os.path.join(folder, f".{name}{suffix}")
-
-

@@ -42,24 +42,34 @@ _T = TypeVar("_T")
 
 
 class Utf8Decoder:
-    """Bytes to text, incrementally; a UTF-8 BOM at the start is dropped."""
+    """Bytes to text, incrementally; a UTF-8 BOM at the start is dropped. A refusal
+    says at which byte of the whole input the bad sequence starts."""
 
-    __slots__ = ("_decoder",)
+    __slots__ = ("_decoder", "_fed")
 
     def __init__(self) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8-sig")("strict")
+        self._fed = 0  # bytes given to ``decode`` so far
 
     def decode(self, data: bytes, final: bool = False) -> str:
         """The text of ``data`` (a multi-byte character may wait for the next piece)."""
         try:
             text: str = self._decoder.decode(data, final)
         except UnicodeDecodeError as exc:
-            raise StreamDecodeError(f"the answer is not valid UTF-8 ({exc.reason})") from None
+            raise StreamDecodeError(f"the answer is not valid UTF-8 ({exc.reason} at "
+                                    f"byte {self._at(exc, data):,})") from None
+        self._fed += len(data)
         if final and self._decoder.getstate()[0]:
             # A body cut inside a BOM (b"\xef", b"\xef\xbb"): utf-8-sig keeps those bytes
             # waiting and, at the end, drops them without a word.
             raise StreamDecodeError("the answer is not valid UTF-8 (unexpected end of data)")
         return text
+
+    def _at(self, exc: UnicodeDecodeError, data: bytes) -> int:
+        """Where in the whole input the sequence ``exc`` refused starts: ``exc.object``
+        is what the decoder read this time, which ends where ``data`` ends (the bytes it
+        kept waiting, then ``data``; a BOM it dropped left out)."""
+        return self._fed + len(data) - len(exc.object) + exc.start
 
 
 # --- JSON: one string member streamed -------------------------------------------------
@@ -181,13 +191,18 @@ class CsvRecordReader:
     ``csv.reader``. When that reader refuses it (the cut fell inside a quoted field, or
     the text is malformed), the records are read line by line to find the true end of
     the last complete record; the unfinished one waits, whole, for the next piece (at
-    most ``MAX_CSV_RECORD_CHARS``).
+    most ``MAX_CSV_RECORD_CHARS``). It ends inside a quoted field: it is not read again
+    until that field closes or outgrows ``csv``'s field limit (``OpenField``), and a line
+    end follows, so a field of many line ends (or a long line after it) arriving in
+    small pieces costs a reading or two, not one per piece (a megabyte record cost
+    seconds).
     """
 
-    __slots__ = ("_buf",)
+    __slots__ = ("_buf", "_open")
 
     def __init__(self) -> None:
         self._buf = ""
+        self._open: OpenField | None = None  # the unfinished record's open quoted field
 
     def feed(self, text: str) -> list[list[str]]:
         """The records completed by ``text``."""
@@ -227,6 +242,12 @@ class CsvRecordReader:
         buf = self._buf + text if self._buf else text
         self._buf = buf
         cut = max(buf.rfind("\n"), buf.rfind("\r", 0, len(buf) - 1)) + 1
+        waiting = self._open
+        if waiting is not None:  # an unfinished record: read again only if it may end
+            if cut <= waiting.read or waiting.still_open(buf):  # the same text, or no end
+                self._check_size()
+                return ""
+            self._open = None
         if not cut:
             self._check_size()
         return buf[:cut]
@@ -249,6 +270,8 @@ class CsvRecordReader:
         """The complete records of ``head``, read line by line; the rest waits."""
         records, done = _complete_records(head)
         self._buf = self._buf[done:]
+        if done < len(head):  # text ending with a line end stops only inside quotes
+            self._open = OpenField(self._buf, len(head) - done)
         self._check_size()
         return records
 
@@ -258,8 +281,43 @@ class CsvRecordReader:
 
     def finish(self) -> list[list[str]]:
         """The last records (the text need not end with a line end)."""
-        rest, self._buf = self._buf, ""
+        rest, self._buf, self._open = self._buf, "", None
         return _parse(rest) if rest else []
+
+
+class OpenField:
+    """The quoted field an unfinished record ends in: where its text is known to be
+    inside it, and its length there (as ``csv`` counts it), so that the text can grow
+    without being read again until the field closes or passes the field limit."""
+
+    __slots__ = ("at", "length", "read")
+
+    def __init__(self, text: str, at: int) -> None:
+        """``text[:at]``: a record's start, ending inside a quoted field (the text
+        ``csv`` read, up to a line end)."""
+        self.at = self.read = at
+        # Closed by one more quote, the record reads whole: its last field is this one.
+        self.length = len(_parse(text[:at] + '"')[-1][-1])
+
+    def still_open(self, text: str) -> bool:
+        """Advance over ``text`` (the same text, grown); False once the field may end
+        (a lone quote) or has passed ``csv``'s field limit: ``csv`` must read it."""
+        at, length = self.at, self.length
+        limit = csv.field_size_limit()
+        while length <= limit:
+            quote = text.find('"', at)
+            if quote < 0:
+                self.at, self.length = len(text), length + len(text) - at
+                return self.length <= limit
+            length += quote - at
+            if quote + 1 == len(text):  # the first half of a "" or the closing quote
+                self.at, self.length = quote, length
+                return length <= limit
+            if text[quote + 1] != '"':
+                return False
+            length += 1  # "" is one quote in the field
+            at = quote + 2
+        return False
 
 
 def _lengths(records: Iterator[list[str]]) -> Counter[int]:

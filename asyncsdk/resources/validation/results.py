@@ -27,6 +27,7 @@ Either way the CSV text is UTF-8 and drops one leading byte order mark.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import warnings
 from collections.abc import AsyncGenerator
@@ -38,7 +39,16 @@ import aiohttp
 from ... import _constants as C
 from ..._checks import is_http_url
 from ..._core import Engine, Operation, forget_own_frames
-from ..._errors import APIConnectionError, ResponseDecodeError, SDKError, UsageError
+from ..._errors import (
+    APIConnectionError,
+    APIError,
+    NotFoundError,
+    RateLimitError,
+    ResponseDecodeError,
+    SDKError,
+    ServerError,
+    UsageError,
+)
 from .._areas import Area
 from .readers import JsonMemberReader, StreamDecodeError, Utf8Decoder
 
@@ -130,7 +140,7 @@ class ResultText:
     """
 
     __slots__ = ("_answer", "_begun", "_decoder", "_held", "_json", "_pending", "_raw",
-                 "_raw_size", "_shape", "_url", "hosted_url")
+                 "_raw_cut", "_raw_size", "_shape", "_url", "hosted_url")
 
     def __init__(self, answer: Answer, *, hosted: bool = False) -> None:
         """``hosted``: the answer is a result file fetched from ``hosted_url`` (CSV)."""
@@ -150,6 +160,7 @@ class ResultText:
         self._pending = ""  # sniffing: white space after the last blank line so far
         self._raw: list[bytes] = []  # the JSON answer's bytes, for the interpreter
         self._raw_size = 0
+        self._raw_cut = False  # the answer was longer than kept
         self._held: list[str] | None = []  # a result's start, until it is not a URL
         self._url = _UrlSoFar()  # whether the held start may still be one
         self._begun = False
@@ -175,7 +186,7 @@ class ResultText:
         reader.finish()
         status = reader.fields.get("status")
         if not (isinstance(status, str) and status.strip().lower() == "success"):
-            self._answer.interpret(b"".join(self._raw))  # raises the service's error
+            self._answer.interpret(self._refusal(reader))  # raises the service's error
         if not reader.complete:
             raise StreamDecodeError("the JSON answer holds no result text")
         if self._held is not None:  # the whole result, held: a URL, or CSV text
@@ -191,13 +202,24 @@ class ResultText:
         """Keep the start of a JSON answer for the interpreter (white space before it
         dropped, so a long run of it cannot push the object out)."""
         room = C.MAX_RESULT_ERROR_BODY - self._raw_size
-        if room > 0:
-            if not self._raw_size:
-                chunk = chunk.lstrip(b" \t\r\n")
-            piece = chunk[:room]
-            if piece:
-                self._raw.append(piece)
-                self._raw_size += len(piece)
+        if room <= 0:
+            self._raw_cut = self._raw_cut or bool(chunk)
+            return
+        if not self._raw_size:
+            chunk = chunk.lstrip(b" \t\r\n")
+        piece = chunk[:room]
+        self._raw_cut = self._raw_cut or len(piece) < len(chunk)
+        if piece:
+            self._raw.append(piece)
+            self._raw_size += len(piece)
+
+    def _refusal(self, reader: JsonMemberReader) -> bytes:
+        """The answer that did not say success, for the interpreter: as it came, or,
+        when it was longer than kept (a long ``result`` before ``status``), its other
+        members (read whole, each small): the kept start alone is no JSON."""
+        if not self._raw_cut:
+            return b"".join(self._raw)
+        return json.dumps(reader.fields).encode()
 
     def _text(self, text: str) -> str:
         if self._shape == _SNIFF:
@@ -274,8 +296,9 @@ async def csv_text(engine: Engine, job_id: int,
     the library's is raised as an SDK error outside the ``except`` (it chains nothing).
     """
     failure: SDKError | None = None
+    read = Received()
     try:
-        async with aclosing(_answer_texts(engine, job_id, request_timeout)) as texts:
+        async with aclosing(_answer_texts(engine, job_id, request_timeout, read)) as texts:
             async for text in texts:
                 yield text
     except GeneratorExit:  # closed early by the consumer: nothing shown
@@ -284,31 +307,81 @@ async def csv_text(engine: Engine, job_id: int,
         text = ""  # a piece of the CSV (its header may echo a credential)
         if isinstance(exc, SDKError):
             engine.clean(exc)
-            raise
-        forget_own_frames(exc)
-        if not isinstance(exc, _FOREIGN):  # a cancellation, a bug: as it is
-            raise
-        failure = _sdk_error(exc)  # the stream's own failure (the client closed under it)
+            failure = read.tell(exc)
+            if failure is None:
+                raise
+        else:
+            forget_own_frames(exc)
+            if not isinstance(exc, _FOREIGN):  # a cancellation, a bug: as it is
+                raise
+            failure = _sdk_error(exc)  # the stream's own failure (the client closed)
+            read.tell(failure)
     if failure is not None:
         raise failure
 
 
-async def _answer_texts(engine: Engine, job_id: int,
-                        request_timeout: float | None) -> AsyncGenerator[str, None]:
+class Received:
+    """How far a result's stream came, for the error that ends it: how many bytes of
+    its answers had arrived (a cut is not a refusal at the start), and whether the
+    result file hosted elsewhere was being fetched (its host's refusal is not the
+    service's)."""
+
+    __slots__ = ("bytes", "hosted")
+
+    def __init__(self) -> None:
+        self.bytes = 0
+        self.hosted = False  # the hosted result file is being fetched
+
+    def tell(self, exc: SDKError) -> SDKError | None:
+        """Say in ``exc``'s message how far the stream came; the error to raise instead
+        of it, if any (``_hosted_refusal``)."""
+        if self.bytes and isinstance(exc, APIConnectionError):
+            exc.message = f"{exc.message} (after {self.bytes:,} bytes of the result)"
+            exc.args = (exc.message,)
+        if self.hosted and isinstance(exc, APIError):
+            return _hosted_refusal(exc)
+        return None
+
+
+#: The errors that say only what the HTTP status says (of any host).
+_HTTP_ERRORS = (APIError, NotFoundError, RateLimitError, ServerError)
+
+
+def _hosted_refusal(exc: APIError) -> APIError | None:
+    """The error for the hosted result file's host refusing it: said to be that host's
+    answer, and a plain ``APIError`` where its class speaks of the service (no
+    credential went there: a 401/403 of an expired link is no ``AuthenticationError``);
+    a 404, a 429 and a 5xx keep theirs. None: ``exc``, its message changed, is raised
+    as it is."""
+    what = "the result file hosted elsewhere could not be fetched"
+    message = what if exc.message == f"HTTP {exc.status_code}" else f"{what}: {exc.message}"
+    if type(exc) in _HTTP_ERRORS:
+        exc.message = message
+        exc.args = (message,)
+        return None
+    return APIError(message, operation=exc.operation, status_code=exc.status_code,
+                    error_text=exc.error_text, url=exc.url, body=exc.body,
+                    request_id=exc.request_id, headers=exc.headers, response=exc.response)
+
+
+async def _answer_texts(engine: Engine, job_id: int, request_timeout: float | None,
+                        read: Received) -> AsyncGenerator[str, None]:
     """The CSV text of the job's answer, then of the result file it points to, if any
-    (``ResultText.hosted_url``, fetched without credentials). Its locals may hold that
-    URL: run it only through ``csv_text``."""
+    (``ResultText.hosted_url``, fetched without credentials); ``read`` counts its bytes.
+    Its locals may hold that URL: run it only through ``csv_text``."""
     hosted: str | None = None
     while True:
         if hosted is None:
             stream = engine.stream(DOWNLOAD, query={"job_id": job_id}, timeout=request_timeout)
         else:
+            read.hosted = True
             stream = engine.stream(DOWNLOAD, absolute_url=hosted, timeout=request_timeout)
         async with stream as response:
             result = ResultText(response, hosted=hosted is not None)
             chunks = response.iter_chunks()
             try:
                 async for chunk in chunks:
+                    read.bytes += len(chunk)
                     text = result.feed(chunk)
                     if text:
                         yield text

@@ -13,7 +13,7 @@ from helpers import API_KEY, USERNAME
 from validation_tools import LocalServer, stalling, streaming
 
 import asyncsdk
-from asyncsdk.resources.validation.jobs import temporary_name
+from asyncsdk.resources.validation.destination import temporary_name
 
 DOWNLOAD_PATH = "/api/v1/jobs/download"
 CSV_TEXT = "Email,Name,Status,Role Based Emails\r\na@b.com,A,Valid,True\r\n"
