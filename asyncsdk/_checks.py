@@ -30,6 +30,7 @@ Decisions:
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -275,7 +276,9 @@ class Marker:
 
 class OneOf(Marker):
     """The value (checked against the base type first) must be one of ``values``, e.g.
-    ``Annotated[int, OneOf(0, 1)]``."""
+    ``Annotated[int, OneOf(0, 1)]``: the field's own codes, so a member of a code list
+    is refused even where its number is one of them (a contact's ``customer_type`` is
+    not a ``CustomerType``: ``CustomerType.BUSINESS`` would go out as 1, another code)."""
 
     __slots__ = ("values",)
 
@@ -284,7 +287,7 @@ class OneOf(Marker):
         self.values = values
 
     def _one_of(self, value: Any) -> Any:
-        if value not in self.values:
+        if isinstance(value, enum.Enum) or value not in self.values:
             raise Refused(self.name, value)
         return value
 

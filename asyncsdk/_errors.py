@@ -95,7 +95,8 @@ class InvalidInputError(SDKError, ValueError):
 
 class ConfigurationError(InvalidInputError):
     """A credential or area URL needed by the call is set neither as argument nor in the
-    environment. The message names both the argument and the variable."""
+    environment (the message names both the argument and the variable), or a URL given
+    is not an absolute http(s) one (the message names the argument or variable)."""
 
 
 class UsageError(SDKError, RuntimeError):
@@ -208,8 +209,10 @@ class NotFoundError(APIError):
 
 
 class RateLimitError(APIError):
-    """HTTP 429 after the retries were spent. ``retry_after`` is the server's wish in
-    seconds (capped), or None."""
+    """HTTP 429 after the retries (or, in bulk, the call's budget) were spent.
+    ``retry_after`` is the server's wish in seconds (capped at 60), or None. A bulk check
+    that its pace held back until its budget ended is one too, never sent: its message
+    says "not sent" and its ``status_code`` is None."""
 
     def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
         super().__init__(message, **kwargs)

@@ -4,10 +4,11 @@
     python examples/bulk_worker.py https://host/list.csv results.csv   # the real service
 
 It submits the list as a job, writes ``job.to_dict()`` to a state file BEFORE waiting,
-and on start resumes any job found there instead of submitting (and paying for) the
-list again. Kill it while it waits and run it again: it picks the same job up. (With
-``--sandbox`` the service lives in this process and its jobs die with it: a saved job
-the service no longer knows is forgotten, with a message, and the list submitted anew.)
+and on start resumes the job found there instead of submitting (and paying for) the
+list again (a job of another list is not resumed: its result is not this list's). Kill
+it while it waits and run it again: it picks the same job up. (With ``--sandbox`` the
+service lives in this process and its jobs die with it: a saved job the service no
+longer knows is forgotten, with a message, and the list submitted anew.)
 """
 
 from __future__ import annotations
@@ -44,11 +45,16 @@ async def run(client: asyncsdk.Client, file_url: str, output: Path) -> int:
         job = client.validation.job_from_dict(saved)
         try:
             await job.status()
-            print(f"resuming job {job.job_id}")
         except asyncsdk.JobNotFoundError:  # not this account's, or gone: start again
             print(f"job {job.job_id} is unknown to the service: submitting the list again")
             await asyncio.to_thread(clear_state)
             saved = None
+        else:
+            if job.file_url not in (None, file_url):  # its result is another list's
+                raise SystemExit(f"{STATE} holds job {job.job_id} of another list "
+                                 f"({job.file_url}): run this worker on that list to "
+                                 f"finish it, or delete {STATE} to submit this one")
+            print(f"resuming job {job.job_id}")
     if saved is None:
         job = await client.validation.create_job(file_url)
         await asyncio.to_thread(save_state, job.to_dict())  # before any waiting

@@ -5,7 +5,7 @@
 
 The client is created when the app starts and closed when it stops (``cleanup_ctx``),
 so every request reuses the same connection pool. Errors become HTTP answers: bad input
-400, the service refusing 502, no answer 504.
+400, the service refusing (or answering what cannot be read) 502, no answer 504.
 """
 
 from __future__ import annotations
@@ -49,6 +49,8 @@ async def check(request: web.Request) -> web.Response:
         return web.json_response({"error": "validation service unreachable"}, status=504)
     except asyncsdk.APIError as exc:
         return web.json_response({"error": exc.message}, status=502)
+    except asyncsdk.ResponseDecodeError:  # answered, but not as the interface says
+        return web.json_response({"error": "unreadable answer from the service"}, status=502)
     return web.json_response({
         "email": result.email,
         "valid": result.result == asyncsdk.Verdict.VALID,

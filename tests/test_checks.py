@@ -106,6 +106,22 @@ def test_another_lists_member_or_an_unknown_code_is_refused(field: str, value: A
     assert info.value.field == field and "code" in str(info.value)
 
 
+
+@pytest.mark.parametrize("value", [asyncsdk.CustomerType.BUSINESS, asyncsdk.Currency.AUD])
+def test_a_code_lists_member_is_refused_in_a_field_of_codes_of_its_own(value: Any) -> None:
+    """A contact's ``customer_type`` is 0 or 1, its own codes, "not ``CustomerType``"
+    (README): before, ``CustomerType.BUSINESS`` (1) and ``Currency.AUD`` (0) were taken
+    and sent as those numbers, under the contact's meaning of them."""
+    for build in (lambda: asyncsdk.ContactInput(email="a@example.com", mobile=1,
+                                                customer_type=value),
+                  lambda: asyncsdk.ContactUpdate(uuid="u", email="a@example.com", mobile=1,
+                                                 customer_type=value)):
+        with pytest.raises(asyncsdk.InvalidInputError) as info:
+            build()
+        assert info.value.field == "customer_type" and "one of 0, 1" in str(info.value)
+    assert asyncsdk.ContactInput(email="a@example.com", mobile=1,
+                                 customer_type=int(value)).customer_type == int(value)
+
 def test_a_plain_int_of_a_code_becomes_its_member() -> None:
     lead = _lead(industry=6)
     assert lead.industry is asyncsdk.Industry.BANKS

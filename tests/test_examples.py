@@ -41,6 +41,21 @@ async def test_web_backend_shares_one_client() -> None:
         assert client.closed  # closed with the app
 
 
+
+async def test_web_backend_answers_a_502_for_an_unreadable_answer() -> None:
+    """Its docstring: the service refusing 502, no answer 504. Before, an answer the
+    library could not read (``ResponseDecodeError``) escaped the handler: a bare 500."""
+    backend = load("web_backend")
+    async with Sandbox() as sandbox:
+        app = backend.make_app(sandbox.client())
+        async with TestClient(TestServer(app)) as http:
+            sandbox.faults.invalid_json("/api/v1/single/check")
+            unreadable = await http.get("/check", params={"email": "ann@example.com"})
+            sandbox.faults.reset("/api/v1/single/check", times=None)
+            unanswered = await http.get("/check", params={"email": "ann@example.com"})
+            assert unreadable.status == 502 and unanswered.status == 504
+            assert "unreadable" in (await unreadable.json())["error"]
+
 async def test_bulk_worker_resumes_a_saved_job(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -85,3 +100,23 @@ async def test_bulk_worker_forgets_a_saved_job_the_service_does_not_know(
         creates = sum("jobs/create" in r.path for r in sandbox.requests)
     assert rows == 1 and creates == 1
     assert not worker.STATE.exists()
+
+
+async def test_bulk_worker_does_not_resume_the_job_of_another_list(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: a state file left by a run on list A made a run on list B resume A's job
+    and write A's result as B's, without a word."""
+    worker = load("bulk_worker")
+    monkeypatch.setattr(worker, "STATE", tmp_path / "state.json")
+    output = tmp_path / "out.csv"
+    async with Sandbox(job_polls=0) as sandbox, sandbox.client() as client:
+        first = sandbox.host_file("email\nann@example.com\n")
+        other = sandbox.host_file("email\nbob@example.com\n")
+        job = await client.validation.create_job(first)
+        worker.save_state(job.to_dict())
+        with pytest.raises(SystemExit, match="another list"):
+            await worker.run(client, other, output)
+        creates = sum("jobs/create" in r.path for r in sandbox.requests)
+    assert creates == 1 and not output.exists()
+    assert worker.STATE.exists()  # kept: job A is still to be finished

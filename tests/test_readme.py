@@ -241,3 +241,105 @@ def test_the_supported_line_states_what_ci_proves() -> None:
     proved = set(re.findall(r"for version in ([\d. ]+); do", ci)[0].split())
     assert {f"3.{m}" for m in range(oldest, newest + 1)} <= proved
     assert "apt-get" not in ci and "readme_way python3 .venv" in ci
+
+
+# --- what the page says of the public names and the errors ------------------------------
+REFERENCE = (ROOT / "docs" / "reference.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("module", ["asyncsdk", "asyncsdk.testing", "asyncsdk.pacing"])
+def test_every_public_name_is_in_the_reference(module: str) -> None:
+    exported = __import__(module, fromlist=["__all__"]).__all__
+    missing = [name for name in exported
+               if not re.search(rf"`{re.escape(name)}[`(]", REFERENCE)]
+    assert missing == [], f"docs/reference.md does not list {module}'s {missing}"
+    assert "docs/reference.md" in section("Reference")
+
+
+def error_table() -> list[tuple[str, str, str | None]]:
+    """(class, its row's text, the class it is shown under: None for a top row) for
+    every class the Errors table names."""
+    rows = [line.split("|")[1:3] for line in section("Errors").splitlines()
+            if line.startswith("| ") and "`" in line.split("|")[1]]
+    named: list[tuple[str, str, str | None]] = []
+    parent: str | None = None
+    for first, when in rows:
+        row_under = first.strip().startswith("↳")  # the whole row is under the last top
+        for part in first.split(", "):
+            name = re.match(r"\s*(↳ )?`(\w+)`", part)
+            if name is None:
+                continue
+            under = row_under or name.group(1) is not None
+            named.append((name.group(2), first + "|" + when, parent if under else None))
+            if not under:
+                parent = name.group(2)
+    return named
+
+
+def test_the_error_table_names_every_public_exception_under_its_base() -> None:
+    table = error_table()
+    exceptions = {name for name in asyncsdk.__all__
+                  if isinstance(getattr(asyncsdk, name), type)
+                  and issubclass(getattr(asyncsdk, name), BaseException)}
+    assert {name for name, _, _ in table} | {"SDKError"} == exceptions
+    for name, _, parent in table:
+        cls = getattr(asyncsdk, name)
+        base = getattr(asyncsdk, parent) if parent else asyncsdk.SDKError
+        assert cls.__mro__[1] is base, f"{name} is shown under {parent or 'SDKError'}"
+
+
+#: What the Errors table quotes that is no attribute of its classes.
+NOT_ATTRIBUTES = {"fail", "close", "wait", "deadline"}
+
+
+def test_the_error_table_names_attributes_its_classes_have() -> None:
+    """Each `attribute` a row quotes is there on an instance of each class it names
+    (``field``, ``retry_after``, ``may_have_been_sent``, ``job_id``, ...), and each
+    class it says a ``may_have_been_sent`` of has that value."""
+    made: dict[str, BaseException] = {
+        "JobFailedError": asyncsdk.JobFailedError("x", job_id=1),
+        "JobTimeoutError": asyncsdk.JobTimeoutError("x", job_id=1),
+    }
+    for name, row, _ in error_table():
+        cls = getattr(asyncsdk, name)
+        exc = made.get(name) or cls("x")
+        quoted = set(re.findall(r"`([a-z_]+)`", row)) - NOT_ATTRIBUTES
+        for attribute in quoted - {n.lower() for n in asyncsdk.__all__}:
+            if attribute == "retry_after" and name == "NotFoundError":
+                continue  # quoted beside RateLimitError and ServerError, in their row
+            assert hasattr(exc, attribute), f"{name} has no {attribute!r} ({row})"
+    assert asyncsdk.APIError("x").may_have_been_sent is False
+    assert asyncsdk.ServerError("x").may_have_been_sent is True
+    assert asyncsdk.ResponseDecodeError("x").may_have_been_sent is True
+    assert issubclass(asyncsdk.InvalidInputError, ValueError)
+    assert issubclass(asyncsdk.UsageError, RuntimeError)
+
+
+def help_of(*words: str) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        build_parser().parse_args([*words, "--help"])
+    return out.getvalue()
+
+
+def commands_in_help(*words: str) -> set[str]:
+    """The subcommands ``asyncsdk WORDS --help`` lists (none: a command of its own)."""
+    listed = re.search(r"^  (COMMAND|ACTION)\n(.*?)(?:\n\n|\Z)", help_of(*words), re.S | re.M)
+    if listed is None:
+        return set()
+    return set(re.findall(r"^    (\S+)", listed.group(2), re.M))
+
+
+def test_the_command_overview_lists_every_command_and_only_those() -> None:
+    overview = [line for line in blocks("", section("Command line"))[0].splitlines()
+                if re.match(r"  [a-z]", line)]  # a command's line, not the global flags
+    shown: set[tuple[str, str]] = set()
+    for line in overview:
+        words = line.split()
+        actions = words[1].split("|") if len(words) > 1 and re.fullmatch(
+            r"[a-z]+(\|[a-z]+)*", words[1]) and words[0] != "check-many" else [""]
+        for command in words[0].split("|"):
+            shown.update((command, action) for action in actions)
+    real = {(command, action) for command in commands_in_help()
+            for action in (commands_in_help(command) or {""})}
+    assert shown == real

@@ -200,8 +200,20 @@ def make_environment(args: argparse.Namespace, out: TextIO, err: TextIO) -> Envi
             flags = ["--base-url", args.base_url]
     if getattr(args, "sandbox", False):  # a command to run next runs against one too
         flags = ["--sandbox", *limit_flags(args), *flags]
+    flags += call_flags(args)
     return Environment(stdout=out, stderr=err, follow_up_flags=flags,
                        credentials_on_command_line=hidden)
+
+
+def call_flags(args: argparse.Namespace) -> list[str]:
+    """``--timeout`` and ``--max-retries`` where this run was given other values than
+    the defaults: the command it prints runs its calls as this one did."""
+    flags: list[str] = []
+    if args.timeout != C.DEFAULT_TIMEOUT:
+        flags += ["--timeout", repr(args.timeout)]
+    if args.max_retries != C.DEFAULT_MAX_RETRIES:
+        flags += ["--max-retries", str(args.max_retries)]
+    return flags
 
 
 def stopped_by_signal(env: Environment, err: TextIO) -> int:

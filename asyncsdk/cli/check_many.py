@@ -47,10 +47,12 @@ from .outputs import (
     Answer,
     ResultWriter,
     check_output,
+    never_left,
     output_columns,
     replaced_file,
     temporary_beside,
 )
+from .parser import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from .previous import read_previous
 from .progress import Progress
 
@@ -183,9 +185,12 @@ def shown(args: argparse.Namespace) -> str:
 
 
 def resume_words(args: argparse.Namespace) -> list[str]:
-    """The arguments of this command with ``--resume``: what finishes the job."""
+    """The arguments of this command with ``--resume``: what finishes the job, as this
+    run would have (its ``--max-consecutive-failures`` too, where not the default)."""
     words = ["check-many", args.file, "-o", args.output, "--concurrency",
              str(args.concurrency)]
+    if args.max_consecutive_failures != DEFAULT_MAX_CONSECUTIVE_FAILURES:
+        words += ["--max-consecutive-failures", str(args.max_consecutive_failures)]
     return [*words, *(["--dedupe"] if args.dedupe else []), "--resume"]
 
 
@@ -407,10 +412,13 @@ class Run:
 
 def answer_of(outcome: CheckOutcome) -> Answer:
     """The cells of an outcome's row. ``attempted`` is True only for a check that was
-    sent: an input refused before sending (not an address) was not."""
+    sent: an input refused before sending (not an address) was not, nor one its pace
+    held back until its budget ran out (``never_left``)."""
     result, error = outcome.result, outcome.error
     if result is not None:
         return Answer(verdict=plain(result.result), role=plain(result.role))
     assert error is not None
     return Answer(error_type=type(error).__name__, error=str(error),
-                  attempted=outcome.attempted and not isinstance(error, InvalidInputError))
+                  attempted=outcome.attempted and not isinstance(error, InvalidInputError)
+                  and not never_left(error))
+

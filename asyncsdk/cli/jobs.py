@@ -38,7 +38,7 @@ from .progress import Progress
 #: (the service finds a job only by the id that never came back).
 MAY_HAVE_STARTED = (
     "a validation job may have been started, and charged: the request may have reached "
-    "the service, but the answer with the job's id never came. The service has no way to "
+    "the service, but no answer with the job's id came back. The service has no way to "
     "find a job without its id: check the account's credit (or ask the service) before "
     "submitting again, as running this command again may pay twice")
 

@@ -12,10 +12,10 @@ from .common import EXIT_OK, Environment, UsageProblem, not_safe_to_repeat, prin
 #: What an unanswered send means, and how to find out before sending again (the service
 #: has no call that looks a sent mail up).
 MAY_HAVE_BEEN_SENT = (
-    "the mail may have been sent: the request may have reached the service, but its "
-    "answer never came. The service has no way to look a sent mail up: check with the "
-    "recipient (or their inbox) before sending again, as running this command again may "
-    "send it twice")
+    "the mail may have been sent: the request may have reached the service, but no "
+    "answer saying what it did came back. The service has no way to look a sent mail "
+    "up: check with the recipient (or their inbox) before sending again, as running this "
+    "command again may send it twice")
 
 
 async def cmd_mail(client: Client, args: argparse.Namespace, env: Environment) -> int:

@@ -28,6 +28,7 @@ from typing import IO, TextIO
 
 import attrs
 
+from .. import APITimeoutError, RateLimitError, SDKError
 from .common import UsageProblem
 from .inputs import InputRow
 
@@ -40,6 +41,16 @@ STDOUT = "-"
 FINAL_ERRORS = frozenset({"InvalidInputError", "InvalidEmailError"})
 #: The error of an input refused before sending (not an address): never sent.
 REFUSED = "InvalidInputError"
+
+
+def never_left(error: SDKError) -> bool:
+    """Whether a check's failure says that no attempt of it reached the service (its
+    row is not ``attempted``): a ``RateLimitError`` with no answer of its own (the pace
+    held it: "not sent"), or a timeout before anything may have been sent (its pace's
+    moment came too late)."""
+    if isinstance(error, RateLimitError):
+        return error.status_code is None
+    return isinstance(error, APITimeoutError) and not error.may_have_been_sent
 
 
 @attrs.frozen

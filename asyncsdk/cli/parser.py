@@ -110,8 +110,8 @@ def add_validate_flags(validate: argparse.ArgumentParser) -> None:
     """``validate SOURCE -o FILE``."""
     validate.epilog = (
         "Exit status 3: the submission got no answer (a timeout, a broken connection, a "
-        "5xx): a job may have been started and charged. The service cannot find a job "
-        "without its id: check before submitting again.")
+        "5xx, an answer it cannot read): a job may have been started and charged. The "
+        "service cannot find a job without its id: check before submitting again.")
     validate.add_argument("source", help="a file URL (or, with --sandbox, a local file)")
     validate.add_argument("-o", "--output", required=True,
                           help="where to write the result CSV (- for standard output)")
@@ -155,7 +155,8 @@ def add_check_many_flags(many: argparse.ArgumentParser) -> None:
                       help="the result CSV, written row by row as checks end; - for "
                            "standard output (then no --resume)")
     many.add_argument("--concurrency", type=count(1), default=C.DEFAULT_CHECK_CONCURRENCY,
-                      help="checks in flight at a time (default %(default)s)")
+                      help="checks in flight at most (default %(default)s); the pace "
+                           "sends fewer where the service takes fewer")
     again = many.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true",
                        help="keep the finished rows of the output file and check only the "
@@ -179,8 +180,8 @@ def add_mail_actions(mail: argparse.ArgumentParser) -> None:
     send = mail_commands.add_parser(
         "send", help="send one HTML mail",
         epilog="Exit status 3: the send got no answer (a timeout, a broken connection, a "
-               "5xx): the mail may have been sent. The service cannot look a mail up: "
-               "check with the recipient before sending again.")
+               "5xx, an answer it cannot read): the mail may have been sent. The service "
+               "cannot look a mail up: check with the recipient before sending again.")
     send.add_argument("--from", dest="sender", required=True,
                       help="the sender's address (its domain must be verified)")
     send.add_argument("--to", required=True, help="the recipient's address")

@@ -44,6 +44,7 @@ from typing import Any, TypeVar, cast
 from redis.asyncio import Redis
 
 import asyncsdk
+from asyncsdk.cli.outputs import never_left
 
 _T = TypeVar("_T")
 
@@ -181,7 +182,7 @@ def encode_outcome(index: int, outcome: asyncsdk.CheckOutcome, by: int) -> str:
         "verdict": None if result is None else str(result.result),
         "role": None if result is None else result.role,
         "error": None if error is None else f"{type(error).__name__}: {error}",
-        "attempted": outcome.attempted,
+        "attempted": outcome.attempted and (error is None or not never_left(error)),
         "by": by,
     })
 

@@ -27,7 +27,7 @@ from asyncsdk.cli.inputs import InputFile, InputRow
 from asyncsdk.cli.join import InputJoin
 from asyncsdk.cli.lock import lock_path
 from asyncsdk.models.validation import CheckOutcome
-from asyncsdk.testing import Sandbox
+from asyncsdk.testing import RateLimit, Sandbox
 
 CHECK = "/api/v1/single/check"
 COLUMNS = ["row", "email", "verdict", "role", "error_type", "error", "attempted", "name"]
@@ -196,6 +196,42 @@ def test_the_summary_tells_checked_not_attempted_and_refused_apart(
     assert rows["not-an-address"]["attempted"] == "False"  # refused: never sent
     assert rows["not-an-address"]["error_type"] == "InvalidInputError"
 
+
+
+def test_a_check_its_pace_held_back_past_its_budget_is_not_marked_attempted(
+    server: Sandbox, tmp_path: Path,
+) -> None:
+    """A service that takes nothing more (its bucket spent, 429 + Retry-After): the
+    checks the pace held until their budget ran out never left, and their own error says
+    "not sent" (or that time ran out first). Before, each was written ``attempted`` True
+    and counted as checked, as if the service had seen (and charged) it."""
+    server.limits.set(RateLimit(rate=0, burst=3, retry_after=1.0))
+    emails = [f"u{i}@example.com" for i in range(200)]
+    (tmp_path / "in.txt").write_text("\n".join(emails) + "\n")
+    code, out, err = run("--timeout", "1", "check-many", "in.txt", "-o", "out.csv")
+    assert code == 1, err
+    rows = read_rows(tmp_path / "out.csv")
+    sent = set(checked(server))
+    assert len(sent) < len(emails)  # some never left: the case at hand
+    assert {r["email"] for r in rows if r["attempted"] == "True"} == sent
+    assert (f"200 addresses -> out.csv: {len(sent)} checked, {200 - len(sent)} not "
+            "attempted, 0 refused before sending") in out
+
+
+def test_the_command_that_finishes_the_job_keeps_this_runs_settings(
+    server: Sandbox, tmp_path: Path,
+) -> None:
+    """README: it "prints the command that finishes the job". Before, that command
+    dropped ``--timeout``, ``--max-retries`` and ``--max-consecutive-failures``: the
+    resume ran with the defaults (here: stopping after 20 failures, retrying each)."""
+    (tmp_path / "in.txt").write_text("ann@example.com\nbob@example.com\n")
+    server.faults.status(CHECK, 503, times=None)
+    code, _, err = run("--timeout", "2.5", "--max-retries", "0", "check-many", "in.txt",
+                       "-o", "out.csv", "--max-consecutive-failures", "0")
+    assert code == 1, err
+    assert ("run: asyncsdk --timeout 2.5 --max-retries 0 "
+            "check-many in.txt -o out.csv --concurrency 64 --max-consecutive-failures 0 "
+            "--resume") in err, err
 
 # --dedupe --------------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import os
 import signal
 import subprocess
@@ -30,6 +31,7 @@ from asyncsdk.cli import main as cli_main
 from asyncsdk.fleet import config as fleet_config
 from asyncsdk.fleet.commands import explain
 from asyncsdk.fleet.config import FleetConfig
+from asyncsdk.fleet.export import cells_of
 from asyncsdk.fleet.harness import stop
 from asyncsdk.fleet.store import (
     MIN_REDIS_VERSION,
@@ -41,6 +43,7 @@ from asyncsdk.fleet.store import (
     RedisVersionError,
     RunStalled,
     check_redis_version,
+    encode_outcome,
     idle_key,
     job_key,
     lease_key,
@@ -48,7 +51,7 @@ from asyncsdk.fleet.store import (
 )
 from asyncsdk.fleet.submit import abandoned, enqueue_batches, read_addresses, wait_for_run
 from asyncsdk.fleet.worker import check_batch, resume_job, submit_job
-from asyncsdk.testing import Sandbox
+from asyncsdk.testing import Sandbox, VirtualClock
 
 EMAILS = [f"user{i}@example.com" for i in range(30)]
 
@@ -579,3 +582,37 @@ async def test_the_producers_wait_prints_clean_lines_where_stderr_is_no_terminal
     monkeypatch.setattr(OutcomeStore, "count", count)
     assert await wait_for_run(pool, "r", poll=0) == 2
     assert capsys.readouterr().err == "2/2 checked\n"  # was "\r0/2 checked\r1/2 ..."
+
+
+class _Refusing:
+    """A pace that lets nothing out, holding for a minute of the client's clock: every
+    check is never sent."""
+
+    def __init__(self, clock: VirtualClock) -> None:
+        self.held_until = clock.now() + 60.0
+
+    async def admit(self, deadline: float) -> object | None:
+        return None
+
+    def report(self, admission: object, status: int | None,
+               retry_after: float | None) -> None:
+        raise AssertionError("nothing was sent, so nothing is reported")
+
+    def resends_free(self, status: int) -> bool:
+        return True
+
+
+async def test_a_check_its_pace_never_let_out_is_stored_and_exported_as_not_attempted(
+) -> None:
+    """As ``check-many`` writes it (README: ``attempted`` True exactly for the addresses
+    sent): before, a check the pace held until its budget ended was stored attempted."""
+    clock = VirtualClock()
+    async with Sandbox() as sb, sb.client(clock=clock) as client:
+        outcomes = [o async for o in client.validation.check_many(
+            ["ann@example.com"], pace=_Refusing(clock))]
+    assert sb.requests == []
+    (outcome,) = outcomes
+    assert isinstance(outcome.error, asyncsdk.RateLimitError)
+    record = json.loads(encode_outcome(0, outcome, by=1))
+    assert record["attempted"] is False
+    assert cells_of(record)["attempted"] is False
