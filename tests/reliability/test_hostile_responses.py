@@ -108,6 +108,9 @@ INTERPRETER = interpreter()
 RESOURCE_OP = Operation("hostile.get", "GET", Area.CRM, "/mysite/api/v1/lead/1/", True)
 VALIDATION_OP = Operation("hostile.check", "GET", Area.VALIDATION, "/api/v1/single/check",
                           True)
+#: A call of ``RESOURCE_OP`` (what the interpreter's decoding names in its errors).
+RESOURCE_CALL = Request(RESOURCE_OP, "http://127.0.0.1:9/mysite/api/v1/lead/1/",
+                        {"api": API_KEY, "username": USERNAME})
 
 
 # --- the converter, directly ----------------------------------------------------------
@@ -136,7 +139,7 @@ def test_transport_decode_gives_model_or_response_decode_error(data: st.DataObje
     tried("transport.decode")
     for decoder in (INTERPRETER.decode, INTERPRETER.decode_many):
         try:
-            out = decoder(RESOURCE_OP, body, model)
+            out = decoder(RESOURCE_CALL, 200, body, model)
         except asyncsdk.ResponseDecodeError as exc:
             assert_no_secrets(exception_text(exc))
             continue
@@ -153,8 +156,8 @@ def test_deep_nesting_is_a_decode_error_or_kept(model: type[Any], kind: str) -> 
                               "name": nested, "attributes": nested}):
             tried("deep")
             try:
-                one = transport.decode(RESOURCE_OP, body, model)
-                many = transport.decode_many(RESOURCE_OP, [body], model)
+                one = transport.decode(RESOURCE_CALL, 200, body, model)
+                many = transport.decode_many(RESOURCE_CALL, 200, [body], model)
             except asyncsdk.ResponseDecodeError:
                 continue
             assert isinstance(one, model)  # kept: a real model, not something half-built
@@ -168,7 +171,7 @@ def test_huge_numbers_are_read_or_refused() -> None:
                            (Invoice, "customer"), (Contact, "mobile")):
             tried("huge")
             with suppress(asyncsdk.ResponseDecodeError):
-                transport.decode(RESOURCE_OP, {key: number}, model)
+                transport.decode(RESOURCE_CALL, 200, {key: number}, model)
 
 
 # --- the answer parser, directly ------------------------------------------------------
