@@ -265,8 +265,9 @@ class _Run:
                 self.waiter = None
             # Every worker has ended: the source ended or failed, or the run stopped, and
             # every check sent has been yielded.
-            if self.stopped is not None:
-                async with aclosing(self._not_attempted(self.stopped)) as rest:
+            cause = self.stopped if self.stopped is not None else self._failed_run()
+            if cause is not None:
+                async with aclosing(self._not_attempted(cause)) as rest:
                     async for outcome in rest:
                         yield outcome
             if self.failure is not None:
@@ -285,6 +286,16 @@ class _Run:
             self.lock = asyncio.Lock()
         else:
             self.source = iter(emails)
+
+    def _failed_run(self) -> SDKError | None:
+        """What the inputs taken but kept from being sent are told when the source (or a
+        check) failed: none taken, None."""
+        if not self.leftover or self.failure is None:
+            return None
+        cause = SDKError(f"{type(self.failure).__name__} was raised (by its input or a "
+                         "check); nothing more was sent")
+        cause.__cause__ = self.failure
+        return cause
 
     async def _not_attempted(self, stopped: SDKError) -> AsyncGenerator[CheckOutcome, None]:
         """The outcomes of the inputs that ``stopped`` kept from being sent: those taken
@@ -333,9 +344,17 @@ class _Run:
         self.window.close()  # every parked worker ends
 
     def _fail(self, exc: BaseException) -> None:
+        """The run fails with ``exc`` (the source's error, or a check's unexpected one):
+        no input is taken, and no check still waiting for its moment of the pace is sent
+        (it gets a not-attempted outcome): those already sent finish."""
         if self.failure is None:
             self.failure = exc
+        self._stop_sending()
         self._end_reading()
+
+    def _stop_sending(self) -> None:
+        if self.gate is not None:
+            self.gate.stopped = True
 
     def _source_ended(self, exc: Exception) -> None:
         """Reading the source raised ``exc``: its end, or its own error (raised by the
@@ -452,8 +471,7 @@ class _Run:
         self._deliver(_failed(_shown(value), exc))
         if isinstance(exc, _STOPPING) and self.stopped is None:
             self.stopped = exc
-            if self.gate is not None:
-                self.gate.stopped = True
+            self._stop_sending()
             self._end_reading()
 
 
