@@ -166,13 +166,26 @@ class _StopGate:
     (``stopped``: an authentication or credit failure) no check that waits for it
     leaves (DESIGN §2: the run stops sending; those waiting for a moment of the pace
     when it stopped were sent all the same, up to ``concurrency`` of them). A moment the
-    pace gives then is handed back unused, as an attempt without an answer."""
+    pace gives then is handed back unused, as an attempt without an answer; a wait for
+    one in progress then is cut short (``stop``), so a run stopped while the service
+    takes nothing does not wait for its budget to end."""
 
-    __slots__ = ("_policy", "stopped")
+    __slots__ = ("_cut", "_policy", "_waiting", "stopped")
 
     def __init__(self, policy: SendPolicy) -> None:
         self._policy = policy
         self.stopped = False
+        self._waiting: set[asyncio.Task[Any]] = set()  # in ``admit``, waiting for a moment
+        self._cut: set[asyncio.Task[Any]] = set()  # cancelled by ``stop``, not yet out
+
+    def stop(self, ours: list[asyncio.Task[None]]) -> None:
+        """No check leaves any more; the waits of the run's own tasks (``ours``: never
+        another's) for a moment of the pace end now."""
+        self.stopped = True
+        for task in self._waiting:
+            if task in ours and task not in self._cut:
+                self._cut.add(task)
+                task.cancel()
 
     @property
     def held_until(self) -> float:
@@ -181,7 +194,20 @@ class _StopGate:
     async def admit(self, deadline: float) -> Admission | None:
         if self.stopped:
             raise _NotSent
-        admission = await self._policy.admit(deadline)
+        task = asyncio.current_task()
+        if task is None:  # pragma: no cover - admit always runs in a task
+            return await self._policy.admit(deadline)
+        self._waiting.add(task)
+        try:
+            admission = await self._policy.admit(deadline)
+        except asyncio.CancelledError:
+            if task in self._cut:  # ``stop``'s cancellation: not sent, unless another came
+                self._cut.discard(task)
+                if _only_cancellation(task):
+                    raise _NotSent from None
+            raise
+        finally:
+            self._waiting.discard(task)
         if admission is not None and self.stopped:
             self._policy.report(admission, None, None)  # not sent: nothing came back
             raise _NotSent
@@ -193,6 +219,14 @@ class _StopGate:
 
     def resends_free(self, status: int) -> bool:
         return self._policy.resends_free(status)
+
+
+def _only_cancellation(task: asyncio.Task[Any]) -> bool:
+    """Withdraw the one cancellation of ``task`` that its run asked for; False: another
+    was asked for too (it stands). Python 3.10 does not count them: then True (the
+    worker ends at once all the same: the run has stopped, no input is taken)."""
+    uncancel = getattr(task, "uncancel", None)  # Python 3.11+
+    return uncancel is None or uncancel() == 0
 
 
 def _shown(value: object) -> str:
@@ -354,7 +388,7 @@ class _Run:
 
     def _stop_sending(self) -> None:
         if self.gate is not None:
-            self.gate.stopped = True
+            self.gate.stop(self.tasks)
 
     def _source_ended(self, exc: Exception) -> None:
         """Reading the source raised ``exc``: its end, or its own error (raised by the

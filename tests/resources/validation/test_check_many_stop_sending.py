@@ -57,12 +57,15 @@ class HoldingPace:
         return status == 429
 
 
-def answering(local: LocalServer) -> list[str]:
+def answering(local: LocalServer, hold: asyncio.Event | None = None) -> list[str]:
+    """The server: answers each check (once ``hold`` is set); the addresses seen."""
     seen: list[str] = []
 
     async def handle(request: web.Request) -> web.Response:
         email = request.query["email"]
         seen.append(email)
+        if hold is not None:
+            await hold.wait()
         return web.json_response({"email": email, "status": "success",
                                   "result": "Valid", "role": False})
 
@@ -70,24 +73,35 @@ def answering(local: LocalServer) -> list[str]:
     return seen
 
 
+@pytest.mark.parametrize("released", [True, False])
 @pytest.mark.parametrize("kind", ["sync", "async"])
 @pytest.mark.parametrize(("inputs", "open_slots"), [(6, 2), (6, 0), (12, 5), (3, 1)])
 async def test_a_source_error_stops_the_checks_waiting_for_the_pace(
         local: LocalServer, local_client: asyncsdk.Client, kind: str, inputs: int,
-        open_slots: int) -> None:
-    seen = answering(local)
+        open_slots: int, released: bool) -> None:
+    """``released``: the pace lets the held checks go as the source raises (old code
+    sent them); else it never does (a service that takes nothing: old code waited for
+    it, here past ``BOUND``, instead of ending the wait). The checks sent are on the
+    wire when the source raises (the server answers them after): they finish."""
+    on_the_wire = asyncio.Event()
+    seen = answering(local, on_the_wire)
     pace = HoldingPace(open_slots)
     emails = [f"u{i}@example.com" for i in range(inputs)]
 
+    def release() -> None:
+        on_the_wire.set()
+        if released:
+            pace.release.set()  # the held checks may go now: only a stopped run keeps them
+
     def broken_sync() -> Iterator[str]:
         yield from emails
-        pace.release.set()  # the held checks may go now: only a stopped run keeps them
+        release()
         raise SourceBroke("the source broke")
 
     async def broken_async() -> AsyncIterator[str]:
         for email in emails:
             yield email
-        pace.release.set()
+        release()
         raise SourceBroke("the source broke")
 
     received: list[asyncsdk.CheckOutcome] = []
@@ -113,9 +127,11 @@ async def test_a_source_error_stops_the_checks_waiting_for_the_pace(
                           SourceBroke) for o in held)
     # The answered ones come first: the held ones are accounted for after them.
     assert [o.ok for o in received] == [True] * len(sent) + [False] * len(held)
-    # A moment the pace gave after the stop is handed back unused (no answer).
+    # A moment the pace gave after the stop is handed back unused (no answer); a wait
+    # cut short took none.
     assert pace.reported.count(200) == len(sent)
     assert pace.reported.count(None) == pace.given - len(sent)
+    assert len(pace.reported) == pace.given
 
 
 async def test_a_source_that_ends_still_sends_the_checks_waiting_for_the_pace(
@@ -139,3 +155,59 @@ async def test_a_source_that_ends_still_sends_the_checks_waiting_for_the_pace(
     await asyncio.wait_for(consume(), BOUND)
     assert sorted(seen) == sorted(emails)
     assert all(o.ok for o in received) and len(received) == 4
+
+
+async def test_a_refused_key_ends_the_waits_for_a_pace_that_lets_nothing_out(
+        local: LocalServer, local_client: asyncsdk.Client) -> None:
+    """The first check is refused (a wrong key); the others wait for a pace that lets
+    nothing more out (a service that takes nothing): they end at once, not attempted,
+    instead of waiting for their budget (old code: past ``BOUND``)."""
+    seen: list[str] = []
+
+    async def handle(request: web.Request) -> web.Response:
+        seen.append(request.query["email"])
+        return web.json_response({"status": "fail", "error": "User authentication "
+                                  "failed. Wrong API Key or username."})
+
+    local.routes[CHECK_PATH] = handle
+    emails = [f"u{i}@example.com" for i in range(5)]
+    received: list[asyncsdk.CheckOutcome] = []
+
+    async def consume() -> None:
+        async for outcome in local_client.validation.check_many(
+                emails, concurrency=3, pace=HoldingPace(1)):
+            received.append(outcome)
+
+    await asyncio.wait_for(consume(), BOUND)
+    assert seen == emails[:1]
+    assert sorted(o.email for o in received) == sorted(emails)
+    assert all(isinstance(o.error, asyncsdk.AuthenticationError) for o in received)
+    assert [o.attempted for o in received] == [True] + [False] * 4
+
+
+async def test_a_consumer_cancelled_as_the_run_stops_is_still_cancelled(
+        local: LocalServer, local_client: asyncsdk.Client) -> None:
+    """The run stops (its source raises) and the consumer is cancelled in the same
+    turn: ending the workers' waits takes nothing of the consumer's cancellation, and
+    no task is left behind."""
+    answering(local)
+    pace = HoldingPace(0)
+    started = asyncio.Event()
+
+    def broken() -> Iterator[str]:
+        yield "a@example.com"
+        yield "b@example.com"
+        started.set()
+        raise SourceBroke("late")
+
+    async def consume() -> None:
+        async for _ in local_client.validation.check_many(broken(), concurrency=3,
+                                                          pace=pace):
+            pass
+
+    task = asyncio.create_task(consume())
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, BOUND)
+    assert task.cancelled()
