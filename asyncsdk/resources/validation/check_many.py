@@ -163,7 +163,8 @@ class _NotSent(Exception):
 
 class _StopGate:
     """A run's send policy: ``policy``'s, except that once the run has stopped
-    (``stopped``: an authentication or credit failure) no check that waits for it
+    (``stopped``: an authentication or credit failure, or the run's failure: its
+    source's error, the caller's way to stop early) no check that waits for it
     leaves (DESIGN §2: the run stops sending; those waiting for a moment of the pace
     when it stopped were sent all the same, up to ``concurrency`` of them). A moment the
     pace gives then is handed back unused, as an attempt without an answer; a wait for
