@@ -304,6 +304,13 @@ class Counted:
         return self._count
 
 
+class Interrupted(Exception):
+    """The input's end on a first Ctrl-C or SIGTERM, raised by ``Run.feed``: an error
+    of its source makes ``check_many`` send nothing more, not even the checks waiting
+    for their moment of the pace (a plain end would send them, and pay for them); those
+    on the wire finish and are written."""
+
+
 class Run:
     """One pass of ``check_many`` over the inputs, writing each outcome as it comes."""
 
@@ -322,9 +329,10 @@ class Run:
 
     def feed(self, source: Iterator[InputRow]) -> Iterator[str]:
         """The addresses of ``source``, remembering each row until its outcome comes;
-        ends early once ``stopping`` or ``interrupted`` is set (``check_many`` reads an
-        input only when a worker is free, so the checks in flight then finish). With
-        ``--dedupe``, a repeat of an address is not sent: it takes that one's outcome."""
+        ends early once ``stopping`` is set, raises ``Interrupted`` once ``interrupted``
+        is (``check_many`` reads an input only when a worker is free, so the checks in
+        flight then finish). With ``--dedupe``, a repeat of an address is not sent: it
+        takes that one's outcome."""
         if self.interrupted is not None:
             return
         for row in source:
@@ -332,7 +340,9 @@ class Run:
                 continue
             self.sent.setdefault(row.email, deque()).append(row)
             yield row.email
-            if self.stopping or self.interrupted is not None:
+            if self.interrupted is not None:
+                raise Interrupted
+            if self.stopping:
                 return
 
     def repeated(self, row: InputRow) -> bool:
@@ -363,14 +373,19 @@ class Run:
         outcomes = client.validation.check_many(
             emails if left is None else Counted(emails, left), concurrency=concurrency)
         async with contextlib.aclosing(outcomes):
-            async for outcome in outcomes:
-                if isinstance(outcome.error, ConfigurationError):
-                    raise outcome.error  # before anything was sent: exit 2
-                self.record(outcome)
-                streak = streak + 1 if isinstance(outcome.error, DOWN) else 0
-                if self.limit and streak >= self.limit and stopped is None:
-                    stopped = outcome.error
-                    self.stopping = True
+            try:
+                async for outcome in outcomes:
+                    if isinstance(outcome.error, ConfigurationError):
+                        raise outcome.error  # before anything was sent: exit 2
+                    if self.interrupted is not None and not outcome.attempted:
+                        continue  # kept from being sent by the interruption: no row
+                    self.record(outcome)
+                    streak = streak + 1 if isinstance(outcome.error, DOWN) else 0
+                    if self.limit and streak >= self.limit and stopped is None:
+                        stopped = outcome.error
+                        self.stopping = True
+            except Interrupted:
+                pass  # every check sent has its row; the resume sends the rest
         return stopped
 
     def record(self, outcome: CheckOutcome) -> None:

@@ -49,7 +49,7 @@ OWN_PRIVATE = {
 OWN_CANCELS = {
     "_core/session.py": 2,  # its own pause timer, its own attempt tasks on a caller's session
     "_core/pace.py": 1,  # its own sleep task of a long paced wait the rate's speed-up ended
-    "resources/validation/check_many.py": 1,  # its own worker tasks
+    "resources/validation/check_many.py": 2,  # its own worker tasks (a stop ends their waits)
     "fleet/shared_pace.py": 1,  # its own reserving and telling tasks (aclose)
 }
 

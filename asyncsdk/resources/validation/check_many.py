@@ -163,16 +163,30 @@ class _NotSent(Exception):
 
 class _StopGate:
     """A run's send policy: ``policy``'s, except that once the run has stopped
-    (``stopped``: an authentication or credit failure) no check that waits for it
+    (``stopped``: an authentication or credit failure, or the run's failure: its
+    source's error, the caller's way to stop early) no check that waits for it
     leaves (DESIGN §2: the run stops sending; those waiting for a moment of the pace
     when it stopped were sent all the same, up to ``concurrency`` of them). A moment the
-    pace gives then is handed back unused, as an attempt without an answer."""
+    pace gives then is handed back unused, as an attempt without an answer; a wait for
+    one in progress then is cut short (``stop``), so a run stopped while the service
+    takes nothing does not wait for its budget to end."""
 
-    __slots__ = ("_policy", "stopped")
+    __slots__ = ("_cut", "_policy", "_waiting", "stopped")
 
     def __init__(self, policy: SendPolicy) -> None:
         self._policy = policy
         self.stopped = False
+        self._waiting: set[asyncio.Task[Any]] = set()  # in ``admit``, waiting for a moment
+        self._cut: set[asyncio.Task[Any]] = set()  # cancelled by ``stop``, not yet out
+
+    def stop(self, ours: list[asyncio.Task[None]]) -> None:
+        """No check leaves any more; the waits of the run's own tasks (``ours``: never
+        another's) for a moment of the pace end now."""
+        self.stopped = True
+        for task in self._waiting:
+            if task in ours and task not in self._cut:
+                self._cut.add(task)
+                task.cancel()
 
     @property
     def held_until(self) -> float:
@@ -181,7 +195,20 @@ class _StopGate:
     async def admit(self, deadline: float) -> Admission | None:
         if self.stopped:
             raise _NotSent
-        admission = await self._policy.admit(deadline)
+        task = asyncio.current_task()
+        if task is None:  # pragma: no cover - admit always runs in a task
+            return await self._policy.admit(deadline)
+        self._waiting.add(task)
+        try:
+            admission = await self._policy.admit(deadline)
+        except asyncio.CancelledError:
+            if task in self._cut:  # ``stop``'s cancellation: not sent, unless another came
+                self._cut.discard(task)
+                if _only_cancellation(task):
+                    raise _NotSent from None
+            raise
+        finally:
+            self._waiting.discard(task)
         if admission is not None and self.stopped:
             self._policy.report(admission, None, None)  # not sent: nothing came back
             raise _NotSent
@@ -193,6 +220,14 @@ class _StopGate:
 
     def resends_free(self, status: int) -> bool:
         return self._policy.resends_free(status)
+
+
+def _only_cancellation(task: asyncio.Task[Any]) -> bool:
+    """Withdraw the one cancellation of ``task`` that its run asked for; False: another
+    was asked for too (it stands). Python 3.10 does not count them: then True (the
+    worker ends at once all the same: the run has stopped, no input is taken)."""
+    uncancel = getattr(task, "uncancel", None)  # Python 3.11+
+    return uncancel is None or uncancel() == 0
 
 
 def _shown(value: object) -> str:
@@ -265,8 +300,9 @@ class _Run:
                 self.waiter = None
             # Every worker has ended: the source ended or failed, or the run stopped, and
             # every check sent has been yielded.
-            if self.stopped is not None:
-                async with aclosing(self._not_attempted(self.stopped)) as rest:
+            cause = self.stopped if self.stopped is not None else self._failed_run()
+            if cause is not None:
+                async with aclosing(self._not_attempted(cause)) as rest:
                     async for outcome in rest:
                         yield outcome
             if self.failure is not None:
@@ -285,6 +321,16 @@ class _Run:
             self.lock = asyncio.Lock()
         else:
             self.source = iter(emails)
+
+    def _failed_run(self) -> SDKError | None:
+        """What the inputs taken but kept from being sent are told when the source (or a
+        check) failed: none taken, None."""
+        if not self.leftover or self.failure is None:
+            return None
+        cause = SDKError(f"{type(self.failure).__name__} was raised (by its input or a "
+                         "check); nothing more was sent")
+        cause.__cause__ = self.failure
+        return cause
 
     async def _not_attempted(self, stopped: SDKError) -> AsyncGenerator[CheckOutcome, None]:
         """The outcomes of the inputs that ``stopped`` kept from being sent: those taken
@@ -333,9 +379,17 @@ class _Run:
         self.window.close()  # every parked worker ends
 
     def _fail(self, exc: BaseException) -> None:
+        """The run fails with ``exc`` (the source's error, or a check's unexpected one):
+        no input is taken, and no check still waiting for its moment of the pace is sent
+        (it gets a not-attempted outcome): those already sent finish."""
         if self.failure is None:
             self.failure = exc
+        self._stop_sending()
         self._end_reading()
+
+    def _stop_sending(self) -> None:
+        if self.gate is not None:
+            self.gate.stop(self.tasks)
 
     def _source_ended(self, exc: Exception) -> None:
         """Reading the source raised ``exc``: its end, or its own error (raised by the
@@ -452,8 +506,7 @@ class _Run:
         self._deliver(_failed(_shown(value), exc))
         if isinstance(exc, _STOPPING) and self.stopped is None:
             self.stopped = exc
-            if self.gate is not None:
-                self.gate.stopped = True
+            self._stop_sending()
             self._end_reading()
 
 

@@ -150,8 +150,10 @@ class Validation(Resource):
 
         An exception from the source ends the iteration after every input already sent
         has yielded its outcome: nothing is sent after it, the checks in flight finish,
-        their outcomes are yielded, then the source's exception is raised. (An
-        unexpected, non-SDK exception from a check is treated the same way.)
+        their outcomes are yielded, then those of the inputs read but still waiting for
+        their moment of the pace (not sent: ``attempted=False``, an ``SDKError`` saying
+        so), then the source's exception is raised. (An unexpected, non-SDK exception
+        from a check is treated the same way.) A stop ends a wait for the pace at once.
 
         Leaving the ``async for`` early and closing the generator (``aclose()``, or
         ``contextlib.aclosing``), or cancelling the consumer, cancels the checks in

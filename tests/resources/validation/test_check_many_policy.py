@@ -197,5 +197,7 @@ async def test_checks_waiting_for_their_moment_are_not_sent_once_the_run_stops(
     assert all(isinstance(o.error, asyncsdk.InsufficientCreditError) for o in outcomes)
     assert [o.attempted for o in outcomes].count(True) == 1
     assert all("not attempted" in str(o.error) for o in outcomes if not o.attempted)
-    assert policy.given == len(policy.reported) == 6
-    assert policy.reported[1:] == [None] * 5
+    # A moment given after the stop is handed back (an attempt without an answer); a
+    # wait still going on then is cut short (no moment taken).
+    assert policy.given == len(policy.reported)
+    assert policy.reported[1:] == [None] * (policy.given - 1)
