@@ -142,7 +142,8 @@ def signal_handler(run: Run, env: Environment, timeout: float) -> Callable[[int]
 
     def on_signal(signum: int) -> None:
         if run.interrupted is None:
-            run.interrupted = env.signal = signum
+            run.interrupt(signum)
+            env.signal = signum
             run.progress.close()
             env.say(f"stopping: waiting for the checks in flight to end (at most "
                     f"{timeout:g}s); {signal_name(signum)} again stops at once, "
@@ -304,13 +305,6 @@ class Counted:
         return self._count
 
 
-class Interrupted(Exception):
-    """The input's end on a first Ctrl-C or SIGTERM, raised by ``Run.feed``: an error
-    of its source makes ``check_many`` send nothing more, not even the checks waiting
-    for their moment of the pace (a plain end would send them, and pay for them); those
-    on the wire finish and are written."""
-
-
 class Run:
     """One pass of ``check_many`` over the inputs, writing each outcome as it comes."""
 
@@ -325,25 +319,30 @@ class Run:
         self.sent: dict[str, deque[InputRow]] = {}  # handed to check_many, no outcome yet
         self.given_up = 0
         self.stopping = False  # set on a run of failures: feed() hands out no more input
+        #: Set on a first Ctrl-C or SIGTERM (``interrupt``): ``check_many``'s ``stop``,
+        #: which sends nothing more, not even the checks waiting for their moment of the
+        #: pace (an end of the input would send them, and pay for them); those on the
+        #: wire finish and are written.
+        self.halt = asyncio.Event()
         self.interrupted: int | None = None  # the signal that asked to stop: the same
 
     def feed(self, source: Iterator[InputRow]) -> Iterator[str]:
         """The addresses of ``source``, remembering each row until its outcome comes;
-        ends early once ``stopping`` is set, raises ``Interrupted`` once ``interrupted``
-        is (``check_many`` reads an input only when a worker is free, so the checks in
-        flight then finish). With ``--dedupe``, a repeat of an address is not sent: it
-        takes that one's outcome."""
-        if self.interrupted is not None:
-            return
+        ends early once ``stopping`` is set (``check_many`` reads an input only when a
+        worker is free, so the checks in flight then finish). With ``--dedupe``, a repeat
+        of an address is not sent: it takes that one's outcome."""
         for row in source:
             if self.repeated(row):
                 continue
             self.sent.setdefault(row.email, deque()).append(row)
             yield row.email
-            if self.interrupted is not None:
-                raise Interrupted
             if self.stopping:
                 return
+
+    def interrupt(self, signum: int) -> None:
+        """A first Ctrl-C or SIGTERM: nothing more is sent (``halt``)."""
+        self.interrupted = signum
+        self.halt.set()
 
     def repeated(self, row: InputRow) -> bool:
         """True when ``row`` repeats an address (``--dedupe``): written now with its
@@ -361,31 +360,29 @@ class Run:
         ``left``: the rows of ``source`` (told to ``check_many``, whose pace then makes
         no probe in the run's last second whose 429 would wait past its end).
 
-        A run of failures, or a first Ctrl-C/SIGTERM (``interrupted``), ends the
-        *input* rather than closing ``check_many``: the checks already sent then finish
-        and their outcomes are written, so nothing that may have been paid for is lost
-        or recorded as not attempted. Only a cancellation (a second signal) closes it
-        (``aclosing``), which cancels the checks in flight.
+        A run of failures ends the *input*, and a first Ctrl-C/SIGTERM sets
+        ``check_many``'s ``stop`` (``halt``), rather than closing ``check_many``: the
+        checks already sent then finish and their outcomes are written, so nothing that
+        may have been paid for is lost or recorded as not attempted. Only a cancellation
+        (a second signal) closes it (``aclosing``), which cancels the checks in flight.
         """
         streak = 0
         stopped: Exception | None = None
         emails = self.feed(source)
         outcomes = client.validation.check_many(
-            emails if left is None else Counted(emails, left), concurrency=concurrency)
+            emails if left is None else Counted(emails, left), concurrency=concurrency,
+            stop=self.halt)
         async with contextlib.aclosing(outcomes):
-            try:
-                async for outcome in outcomes:
-                    if isinstance(outcome.error, ConfigurationError):
-                        raise outcome.error  # before anything was sent: exit 2
-                    if self.interrupted is not None and not outcome.attempted:
-                        continue  # kept from being sent by the interruption: no row
-                    self.record(outcome)
-                    streak = streak + 1 if isinstance(outcome.error, DOWN) else 0
-                    if self.limit and streak >= self.limit and stopped is None:
-                        stopped = outcome.error
-                        self.stopping = True
-            except Interrupted:
-                pass  # every check sent has its row; the resume sends the rest
+            async for outcome in outcomes:
+                if isinstance(outcome.error, ConfigurationError):
+                    raise outcome.error  # before anything was sent: exit 2
+                if self.interrupted is not None and not outcome.attempted:
+                    continue  # kept from being sent by the interruption: no row
+                self.record(outcome)
+                streak = streak + 1 if isinstance(outcome.error, DOWN) else 0
+                if self.limit and streak >= self.limit and stopped is None:
+                    stopped = outcome.error
+                    self.stopping = True
         return stopped
 
     def record(self, outcome: CheckOutcome) -> None:

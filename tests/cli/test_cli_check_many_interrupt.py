@@ -73,3 +73,40 @@ def test_a_first_signal_sends_nothing_more_and_every_address_is_paid_once(
     paid_for = collections.Counter(paid(limited))
     assert sorted(paid_for) == sorted(ADDRESSES)
     assert set(paid_for.values()) == {1}  # none paid twice, none lost
+
+
+@pytest.fixture
+def slow() -> Iterator[Sandbox]:
+    """A sandbox that answers 2 checks a second (429 + Retry-After: 1 beyond)."""
+    with threaded_sandbox(rate_limit=RateLimit(rate=2, burst=2, retry_after=1.0)) as sb:
+        yield sb
+
+
+FEW = ADDRESSES[:10]
+
+
+def test_a_first_signal_stops_the_checks_waiting_when_every_address_was_read(
+        slow: Sandbox, tmp_path: Path) -> None:
+    """Every address was read (fewer than ``--concurrency``): the input cannot end any
+    more, and old code sent (and paid for) every check still waiting for its moment of
+    the pace after the signal; ``check_many(stop=...)`` keeps them back."""
+    (tmp_path / "emails.txt").write_text("".join(f"{a}\n" for a in FEW))
+    args = ["check-many", "emails.txt", "-o", "results.csv", "--concurrency", "16"]
+    env = environment(slow)
+    output = tmp_path / "results.csv"
+    with start(*args, env=env, cwd=tmp_path) as run:
+        wait_until(lambda: rows_written(output) >= 2, "two rows")
+        before = len(paid(slow))
+        run.send_signal(signal.SIGINT)
+        _, err = run.communicate(timeout=60)
+    assert run.returncode == 130, err
+    first = paid(slow)
+    assert len(first) - before <= 2, (before, len(first))  # old code: all of FEW
+    assert len(first) < len(FEW)
+    assert sorted(r["email"] for r in read_rows(output)) == sorted(first)
+
+    slow.limits.set(None)
+    again = asyncsdk(*args, "--resume", env=env, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert sorted(r["email"] for r in read_rows(output)) == sorted(FEW)
+    assert set(collections.Counter(paid(slow)).values()) == {1}

@@ -83,13 +83,15 @@ def check_many(
     request_timeout: float | None,
     backlog: Backlog | None = None,
     policy: SendPolicy | None = None,
+    stop: asyncio.Event | None = None,
 ) -> AsyncGenerator[CheckOutcome, None]:
     """The generator of ``Validation.check_many`` (documented there), each input checked
     with ``check`` (for ``adaptive``, see ``Validation._bulk_check``); the arguments are
     checked here, at the call. ``backlog`` (of ``emails``, told to the pace) is counted
     down as inputs are taken, and set to 0 when the run ends. ``policy``: the run's send
     policy, given to ``check`` as ``policy=`` behind the run's gate (``_StopGate``: once
-    the run stops, no check waiting for it is sent)."""
+    the run stops, no check waiting for it is sent). ``stop``: the caller's event that
+    stops the run (``_Run.halt``)."""
     check_count(concurrency, "concurrency")
     check_bool(adaptive, "adaptive")
     check_seconds(validity_timeout, "validity_timeout")
@@ -102,8 +104,11 @@ def check_many(
     if not isinstance(emails, (Iterable, AsyncIterable)):
         raise InvalidInputError(
             f"emails: expected an iterable, got {type(emails).__name__}", field="emails")
+    if stop is not None and not isinstance(stop, asyncio.Event):
+        raise InvalidInputError(
+            f"stop: expected an asyncio.Event, got {type(stop).__name__}", field="stop")
     return _Run(check, concurrency, validity_timeout, request_timeout,
-                backlog, policy).outcomes(emails)
+                backlog, policy).outcomes(emails, stop)
 
 
 def callers_policy(pace: object, adaptive: object) -> SendPolicy:
@@ -241,8 +246,9 @@ class _Run:
 
     __slots__ = (
         "alive", "async_source", "backlog", "check", "closing", "done_reading",
-        "failure", "gate", "leftover", "limit", "lock", "loop", "ready", "request_timeout",
-        "source", "spawned", "stopped", "tasks", "validity_timeout", "waiter", "window")
+        "failure", "gate", "halted", "leftover", "limit", "lock", "loop", "ready",
+        "request_timeout", "source", "spawned", "stopped", "tasks", "validity_timeout",
+        "waiter", "window")
 
     def __init__(self, check: CheckFunction | PacedCheckFunction, concurrency: int,
                  validity_timeout: float, request_timeout: float | None,
@@ -272,17 +278,20 @@ class _Run:
         self.closing = False
         self.stopped: SDKError | None = None
         self.failure: BaseException | None = None
+        self.halted = False  # the caller's ``stop`` was set: nothing more is sent or read
         self.leftover: list[object] = []  # taken from the source after the run stopped
 
     # --- the consumer's side -----------------------------------------------------------
     async def outcomes(
-        self, emails: Iterable[str] | AsyncIterable[str]
+        self, emails: Iterable[str] | AsyncIterable[str], stop: asyncio.Event | None = None
     ) -> AsyncGenerator[CheckOutcome, None]:
         """The run, as the caller's generator: the outcome of every check as it is ready,
         then, once every worker has ended, those of the inputs a stopped run did not
         send; the source's own error last. Closing it ends the workers. However it
-        ends, an async source with ``aclose()`` is then closed (``_close_source``)."""
+        ends, an async source with ``aclose()`` is then closed (``_close_source``).
+        ``stop``: once set, the run halts (``halt``)."""
         self.loop = asyncio.get_running_loop()
+        watcher = None if stop is None else self.loop.create_task(self._halt_at(stop))
         try:
             self._read_from(emails)
             self._spawn()
@@ -300,7 +309,7 @@ class _Run:
                 self.waiter = None
             # Every worker has ended: the source ended or failed, or the run stopped, and
             # every check sent has been yielded.
-            cause = self.stopped if self.stopped is not None else self._failed_run()
+            cause = self.stopped or self._failed_run() or self._halted_run()
             if cause is not None:
                 async with aclosing(self._not_attempted(cause)) as rest:
                     async for outcome in rest:
@@ -311,7 +320,7 @@ class _Run:
             if self.backlog.left is not None:
                 self.backlog.left = 0  # nothing more is sent, however the run ended
             try:
-                await self._end_workers()
+                await self._end_workers(watcher)
             finally:
                 await self._close_source()
 
@@ -332,24 +341,34 @@ class _Run:
         cause.__cause__ = self.failure
         return cause
 
+    def _halted_run(self) -> SDKError | None:
+        """What the inputs taken but kept from being sent are told when the caller's
+        ``stop`` halted the run: none taken, None."""
+        if not self.leftover or not self.halted:
+            return None
+        return SDKError("the caller's stop was set; nothing more was sent")
+
     async def _not_attempted(self, stopped: SDKError) -> AsyncGenerator[CheckOutcome, None]:
         """The outcomes of the inputs that ``stopped`` kept from being sent: those taken
         after it, then the rest of the source (read here: no worker is left), unless the
-        source failed."""
+        source failed or the caller halted the run (what it did not take is not read)."""
         for value in self.leftover:
             yield _skipped(value, stopped)
-        if self.failure is None and self.source is not None:
+        if self.failure is not None or self.halted:
+            return
+        if self.source is not None:
             for value in self.source:
                 yield _skipped(value, stopped)
-        elif self.failure is None and self.async_source is not None:
+        elif self.async_source is not None:
             async for value in self.async_source:
                 yield _skipped(value, stopped)
 
-    async def _end_workers(self) -> None:
-        """No worker takes another input; those still running are cancelled, awaited."""
+    async def _end_workers(self, watcher: asyncio.Task[None] | None) -> None:
+        """No worker takes another input; those still running (and the ``stop``
+        watcher) are cancelled, awaited."""
         self.closing = self.done_reading = True
         self.window.close()
-        pending = [task for task in self.tasks if not task.done()]
+        pending = [task for task in (*self.tasks, watcher) if task and not task.done()]
         for task in pending:
             task.cancel()
         if pending:
@@ -390,6 +409,20 @@ class _Run:
     def _stop_sending(self) -> None:
         if self.gate is not None:
             self.gate.stop(self.tasks)
+
+    async def _halt_at(self, stop: asyncio.Event) -> None:
+        await stop.wait()
+        self.halt()
+
+    def halt(self) -> None:
+        """The caller's ``stop``: no input is taken or read any more, no check waiting
+        for its moment of the pace is sent (not attempted); those on the wire finish and
+        are yielded, then the iteration ends (no error). A read of an async source in
+        progress ends first."""
+        if not self.halted:
+            self.halted = True
+            self._stop_sending()
+            self._end_reading()
 
     def _source_ended(self, exc: Exception) -> None:
         """Reading the source raised ``exc``: its end, or its own error (raised by the
@@ -440,7 +473,7 @@ class _Run:
                 if not take_slot() and not await self._slot():
                     return
                 value = self._take(source) if source is not None else await self._take_async()
-                if value is self or self.stopped is not None:
+                if value is self or self.stopped is not None or self.halted:
                     self._not_checked(value)
                     return
                 if self.spawned < self.limit:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from collections.abc import AsyncGenerator, AsyncIterable, Iterable
 from functools import partial
@@ -95,6 +96,7 @@ class Validation(Resource):
         request_timeout: float | None = None,
         extra_headers: ExtraHeaders | None = None,
         extra_query: ExtraQuery | None = None,
+        stop: asyncio.Event | None = None,
     ) -> AsyncGenerator[CheckOutcome, None]:
         """Check many addresses concurrently; one ``CheckOutcome`` per input.
 
@@ -143,10 +145,15 @@ class Validation(Resource):
         of the same class saying it was not attempted (its ``__cause__`` is the failure
         that stopped the run).
 
-        To stop early without losing a paid check, end ``emails`` (for example a
-        generator that checks a flag of yours): the checks in flight then finish and are
-        yielded. Closing or cancelling the iteration cancels them instead; those already
-        sent may have been paid for (a bounded number: at most ``concurrency``).
+        To stop early without losing a paid check, set ``stop`` (an ``asyncio.Event``):
+        from then on nothing more is sent, not even a check already waiting for its
+        moment of the pace (the inputs taken but not sent get ``attempted=False``
+        outcomes, an ``SDKError`` saying so), the checks on the wire finish and are
+        yielded, the rest of ``emails`` is not read, and the iteration ends without an
+        error. (Ending ``emails`` stops taking inputs, but the checks it has already
+        handed out are still sent.) Closing or cancelling the iteration cancels the
+        checks in flight instead; those already sent may have been paid for (a bounded
+        number: at most ``concurrency``).
 
         An exception from the source ends the iteration after every input already sent
         has yielded its outcome: nothing is sent after it, the checks in flight finish,
@@ -187,12 +194,15 @@ class Validation(Resource):
                 within which a rate-limited check is sent again.
             extra_headers, extra_query: headers and query fields added to each check's
                 request (a credential field is refused).
+            stop: an ``asyncio.Event`` of yours that, once set, stops the run (above);
+                None (the default): the run ends with its input.
 
         Returns:
             An async generator of ``CheckOutcome``.
 
         Raises:
             InvalidInputError: at once, for a bad ``concurrency`` or ``validity_timeout``,
+                a ``stop`` that is not an ``asyncio.Event``,
                 a ``pace`` that is not a ``SendPolicy`` or given with ``adaptive=False``,
                 or for ``emails`` being a single string, or for extras that are not
                 headers or query fields, would replace a credential or each check's
@@ -213,7 +223,7 @@ class Validation(Resource):
         check = partial(self._bulk_check, extras=extras)  # its policy: the run's gate
         return check_many(check, emails, concurrency=concurrency, adaptive=adaptive,
                           validity_timeout=validity_timeout, request_timeout=request_timeout,
-                          backlog=backlog, policy=policy)
+                          backlog=backlog, policy=policy, stop=stop)
 
     async def create_job(
         self,
