@@ -525,7 +525,7 @@ class Transport:
         assert answer is not None
         attempts.sent_maybe = True
         if call.op.fail_in_body and (meant := self._decided(call, answer)):
-            raise meant
+            raise self._timed(meant, attempts)  # its answer's attempts and time are the call's
         status, headers, _ = answer
         delay = parse_retry_after(headers.get("Retry-After"))
         if delay:

@@ -8,15 +8,20 @@ Before: a call whose next attempt was never sent (its pace would not let it out 
 its deadline, or its budget ended during the wait) was said to have made one attempt
 more than it had: a check of ``check_many`` that got one 429 and was then held back was
 given up "after 2 attempt(s)", its ``RateLimitError.response.attempts == 2``, with one
-request sent; a check never let out at all was given up "after 1 attempt(s)".
+request sent; a check never let out at all was given up "after 1 attempt(s)". And the
+error a retried answer's body decided (a 503 whose ``fail`` text is a wrong key) kept
+``response.attempts == 1`` and ``response.elapsed == 0.0`` whatever came before it.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 
 import pytest
+from aiohttp import web
+from auth_helpers import serve
 
 import asyncsdk
 from asyncsdk.testing import Sandbox, VirtualClock
@@ -114,3 +119,29 @@ async def test_a_budget_ended_during_a_wait_tells_the_attempts_sent(
     assert sent == 2
     assert error.response.attempts == 2
     assert _lines(caplog) == ([1, 2], [2])
+
+
+@pytest.mark.parametrize("plain_503s", [0, 1, 2])
+async def test_an_error_a_retried_answers_body_decides_carries_the_calls_attempts(
+    plain_503s: int,
+) -> None:
+    """``plain_503s`` answers retried, then a 503 whose ``fail`` text decides."""
+    answers = 0
+
+    async def handle(request: web.Request) -> web.Response:
+        nonlocal answers
+        answers += 1
+        body = {} if answers <= plain_503s else {
+            "status": "fail", "error": "User authentication failed. Wrong API Key or username."}
+        return web.Response(status=503, text=json.dumps(body), content_type="application/json")
+
+    clock = VirtualClock(random=1.0)  # the full backoff: 0.5, 1 seconds
+    async with serve(handle) as base, asyncsdk.Client(
+            KEY, USER, base_url=base, max_retries=5, clock=clock) as client:
+        with pytest.raises(asyncsdk.AuthenticationError) as info:
+            await client.validation.check("ada@example.org")
+    response = info.value.response
+    assert response is not None
+    assert answers == plain_503s + 1
+    assert response.attempts == answers
+    assert response.elapsed == sum(clock.sleeps) == [0.0, 0.5, 1.5][plain_503s]
