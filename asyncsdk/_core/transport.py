@@ -610,7 +610,7 @@ class Transport:
             return attempts.retry_with((status, response.headers, body), None)
         try:
             if attempts.streaming:
-                return await self._open(call, response)
+                return await self._open(call, response, attempts.made)
             return await self._finish(call, response, attempts)
         except TRANSPORT_ERRORS as exc:  # the answer broke off: as a dropped connection
             return attempts.retry_with(None, describe_exception(exc))
@@ -659,11 +659,12 @@ class Transport:
         return await interpreter.finish_off_loop(call, response, raw, attempts.retry + 1,
                                                  elapsed, attempts.model, attempts.many)
 
-    async def _open(self, call: Call, response: aiohttp.ClientResponse) -> StreamedResponse:
+    async def _open(self, call: Call, response: aiohttp.ClientResponse,
+                    attempts: int) -> StreamedResponse:
         """A final answer handed out as a stream (a refusal read and raised)."""
         if not 200 <= response.status < 300:
             raise await self.interpreter.refusal(call, response)
-        return StreamedResponse(self.interpreter, call, response)
+        return StreamedResponse(self.interpreter, call, response, attempts)
 
 
 def make_transport(*, credentials: Credentials, base_urls: Mapping[Any, str | None],
