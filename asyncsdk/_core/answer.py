@@ -313,9 +313,10 @@ class Interpreter:
 def _capture(credentials: Credentials, call: Call, status: int, headers: Mapping[str, str],
              attempts: int, elapsed: float) -> None:
     """Fill the ``with_raw_response`` capture of this call, if one is open (its headers
-    scrubbed: ``shown_headers``)."""
+    scrubbed: ``shown_headers``; its URL too, as an error's: a credential may be in a
+    field of the caller's, ``extra_query``)."""
     if (capture := RAW_CAPTURE.get()) is not None:
-        capture.status, capture.url = status, call.shown_url
+        capture.status, capture.url = status, credentials.scrub(call.shown_url)
         capture.headers = shown_headers(headers, credentials.scrub)
         capture.elapsed, capture.attempts = elapsed, attempts
 

@@ -4,7 +4,7 @@
 one DEBUG line per attempt (method, URL, status or failure, elapsed, attempt); each
 retry at INFO with its reason and wait, as ``Retrying GET <url> in 0.50 seconds
 (attempt 2: HTTP 503)``; a call given up at WARNING (``Giving up GET <url> after 3
-attempt(s): ...``). The logger propagates, so an application that configures logging
+attempt(s): ...``, the attempts sent; a stream broken off: ``StreamedResponse``). The logger propagates, so an application that configures logging
 (``logging.basicConfig()``) gets them with its own records, and has a ``NullHandler``:
 a program that configured nothing is not shown the library's warnings by Python's
 last-resort handler.
@@ -16,12 +16,13 @@ at that level. Nothing happens at import, and later clients do not read it again
 Another value is ignored with one ``RuntimeWarning``.
 
 **Each line once.** The variable's handler prints only while the application has not
-configured logging: once the root logger has a handler that takes the record
-(``logging.basicConfig()``, before or after the first client), that handler prints it,
-in the application's format, and the variable's handler steps aside. So
-``ASYNCSDK_LOG=debug`` with ``basicConfig()`` prints each line once, and the variable
-then only sets the level. (A logger that does not propagate keeps the variable's
-handler printing.)
+configured logging: once a handler of the application takes the record on its way up
+(one of the root logger's: ``logging.basicConfig()``; or one the application put on
+``asyncsdk`` or on a logger below it: ``dictConfig``'s ``loggers``), before or after
+the first client, that handler prints it, in the application's format, and the
+variable's handler steps aside. So ``ASYNCSDK_LOG=debug`` with ``basicConfig()`` prints
+each line once, and the variable then only sets the level. "Takes" is the handler's
+level (its filters are not run twice).
 """
 
 from __future__ import annotations
@@ -73,17 +74,21 @@ class _VariableHandler(logging.StreamHandler):  # type: ignore[type-arg]
     prints it (module docstring: each line once)."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        if not _printed_by_the_application(record):
+        if not _printed_by_the_application(record, self):
             super().emit(record)
 
 
-def _printed_by_the_application(record: logging.LogRecord) -> bool:
-    """True when ``record`` reaches a root handler whose level takes it."""
-    source = logging.getLogger(record.name)
-    while source.propagate and source.parent is not None:
-        source = source.parent
-    return source is logging.root and any(
-        record.levelno >= handler.level for handler in logging.root.handlers)
+def _printed_by_the_application(record: logging.LogRecord, own: logging.Handler) -> bool:
+    """True when another handler than ``own`` (and the library's ``NullHandler``) whose
+    level takes ``record`` is on its way: its logger's, then each parent's while the
+    logger propagates, as ``Logger.callHandlers`` goes."""
+    source: logging.Logger | None = logging.getLogger(record.name)
+    while source is not None:
+        if any(handler is not own and not isinstance(handler, logging.NullHandler)
+               and record.levelno >= handler.level for handler in source.handlers):
+            return True
+        source = source.parent if source.propagate else None
+    return False
 
 
 # --- the lines the transport logs --------------------------------------------------------

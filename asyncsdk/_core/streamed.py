@@ -5,6 +5,7 @@ transport's own edge."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from types import MappingProxyType
 from typing import Any
@@ -15,7 +16,8 @@ from aiohttp.client_reqrep import ContentDisposition
 from .. import _constants as C
 from .._errors import SDKError
 from .answer import Interpreter
-from .failures import CLOSED_IN_FLIGHT, TRANSPORT_ERRORS, describe_exception
+from .failures import CLOSED_IN_FLIGHT, TRANSPORT_ERRORS, Failure, describe_exception
+from .log import log_give_up, logger
 from .operation import Call
 
 __all__ = ["StreamedResponse"]
@@ -24,14 +26,17 @@ __all__ = ["StreamedResponse"]
 class StreamedResponse:
     """A 2xx answer read piece by piece. ``Client.close()`` aborts it: a pending or
     later ``iter_chunks`` read raises ``APIConnectionError`` at once (the stream's user
-    removes what it wrote)."""
+    removes what it wrote). ``attempts``: the call's attempts, this answer's included
+    (the WARNING of a stream given up tells them)."""
 
-    __slots__ = ("_aborted", "_call", "_response", "_transport", "headers", "status")
+    __slots__ = ("_aborted", "_attempts", "_call", "_response", "_transport", "headers",
+                 "status")
 
     def __init__(self, transport: Interpreter, call: Call,
-                 response: aiohttp.ClientResponse) -> None:
+                 response: aiohttp.ClientResponse, attempts: int = 1) -> None:
         self._transport = transport
         self._call = call
+        self._attempts = attempts
         self._response = response
         self._aborted = False
         self.status = response.status
@@ -92,7 +97,17 @@ class StreamedResponse:
             if self._aborted:
                 failure = CLOSED_IN_FLIGHT
             if failure is not None:  # raised outside the except: nothing to chain
-                raise self._transport.connection_error(self._call, failure)
+                raise self._given_up(failure)
             if not chunk:
                 return
             yield chunk
+
+    def _given_up(self, failure: Failure) -> SDKError:
+        """The error of a stream broken off, said at WARNING as the transport says a call
+        it gives up (DESIGN §3): the stream is not sent again."""
+        error = self._transport.connection_error(self._call, failure)
+        if logger.isEnabledFor(logging.WARNING):
+            scrub = self._transport.credentials.scrub
+            log_give_up(self._call.op.method, scrub(self._call.shown_url), scrub(str(error)),
+                        self._attempts)
+        return error

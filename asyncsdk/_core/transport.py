@@ -104,12 +104,14 @@ class Attempts:
     (``outgoing``), what aiohttp is given (``sent``), its time (budget, deadline,
     per-attempt bound), how its final answer is handed out (decoded as ``model``, a list
     of them with ``many``, or as an open stream), its send ``policy`` — and the attempts
-    so far: the count (``retry``: attempts made less one; ``free``: of those, the ones
-    the policy resent without spending a retry), what the last gave (``answer`` to
+    so far: the count (``retry``: attempts made less one, counted before the next is
+    admitted; ``free``: of those, the ones the policy resent without spending a retry;
+    ``made``: the attempts handed to aiohttp, what a log line and an answer's
+    ``attempts`` tell), what the last gave (``answer`` to
     retry, or ``failure``), and whether any may have reached the service."""
 
     __slots__ = ("answer", "begun", "budget", "call", "deadline", "dropped", "failure",
-                 "free", "many", "model", "outgoing", "per_attempt", "policy", "retry",
+                 "free", "made", "many", "model", "outgoing", "per_attempt", "policy", "retry",
                  "sent", "sent_maybe", "streaming")
 
     def __init__(self, call: Call, outgoing: Outgoing | None, json_body: Any,
@@ -125,7 +127,7 @@ class Attempts:
         self.streaming = streaming
         self.policy = policy
         self.begun = self.deadline = 0.0  # ``start``
-        self.retry = self.free = 0
+        self.retry = self.free = self.made = 0
         self.sent_maybe = False
         self.dropped = False  # a connection already dropped before its answer
         self.answer: Answer | None = None
@@ -438,6 +440,7 @@ class Transport:
         status: int | None = None
         try:
             limits, remaining = self.limits, attempts.deadline - self._now()
+            attempts.made += 1
             attempt = self._attempt(session, attempts, limits.stream(
                 remaining, attempts.budget) if attempts.streaming else limits.attempt(
                 remaining, attempts.per_attempt))
@@ -522,7 +525,7 @@ class Transport:
         assert answer is not None
         attempts.sent_maybe = True
         if call.op.fail_in_body and (meant := self._decided(call, answer)):
-            raise meant
+            raise self._timed(meant, attempts)  # its answer's attempts and time are the call's
         status, headers, _ = answer
         delay = parse_retry_after(headers.get("Retry-After"))
         if delay:
@@ -541,14 +544,14 @@ class Transport:
         else:
             error = self.interpreter.connection_error(call, attempts.failed(failure))
         if logger.isEnabledFor(logging.WARNING):
-            log_give_up(call.op.method, self._shown(call), str(error), attempts.retry + 1)
+            log_give_up(call.op.method, self._shown(call), str(error), attempts.made)
         return error
 
     def _timed(self, error: SDKError, attempts: Attempts) -> SDKError:
         """``error``, whose answer (an ``APIError``'s ``response``) gets the call's time
         so far and its attempts."""
         if isinstance(error, APIError) and error.response is not None:
-            error.response = attrs.evolve(error.response, attempts=attempts.retry + 1,
+            error.response = attrs.evolve(error.response, attempts=attempts.made,
                                           elapsed=self._now() - attempts.begun)
         return error
 
@@ -607,7 +610,7 @@ class Transport:
             return attempts.retry_with((status, response.headers, body), None)
         try:
             if attempts.streaming:
-                return await self._open(call, response)
+                return await self._open(call, response, attempts.made)
             return await self._finish(call, response, attempts)
         except TRANSPORT_ERRORS as exc:  # the answer broke off: as a dropped connection
             return attempts.retry_with(None, describe_exception(exc))
@@ -627,7 +630,7 @@ class Transport:
         self._timed(exc, attempts)
         if exc.status_code in C.RETRYABLE_STATUSES and logger.isEnabledFor(logging.WARNING):
             call = attempts.call
-            log_give_up(call.op.method, self._shown(call), str(exc), attempts.retry + 1)
+            log_give_up(call.op.method, self._shown(call), str(exc), attempts.made)
 
     # --- completing the answer ------------------------------------------------------
     async def _finish(self, call: Call, response: aiohttp.ClientResponse,
@@ -656,11 +659,12 @@ class Transport:
         return await interpreter.finish_off_loop(call, response, raw, attempts.retry + 1,
                                                  elapsed, attempts.model, attempts.many)
 
-    async def _open(self, call: Call, response: aiohttp.ClientResponse) -> StreamedResponse:
+    async def _open(self, call: Call, response: aiohttp.ClientResponse,
+                    attempts: int) -> StreamedResponse:
         """A final answer handed out as a stream (a refusal read and raised)."""
         if not 200 <= response.status < 300:
             raise await self.interpreter.refusal(call, response)
-        return StreamedResponse(self.interpreter, call, response)
+        return StreamedResponse(self.interpreter, call, response, attempts)
 
 
 def make_transport(*, credentials: Credentials, base_urls: Mapping[Any, str | None],
