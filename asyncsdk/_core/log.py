@@ -4,8 +4,9 @@
 one DEBUG line per attempt (method, URL, status or failure, elapsed, attempt); each
 retry at INFO with its reason and wait, as ``Retrying GET <url> in 0.50 seconds
 (attempt 2: HTTP 503)``; a call given up at WARNING (``Giving up GET <url> after 3
-attempt(s): ...``, the attempts sent; a stream broken off: ``StreamedResponse``). The logger propagates, so an application that configures logging
-(``logging.basicConfig()``) gets them with its own records, and has a ``NullHandler``:
+attempt(s): ...``, the attempts sent; a stream broken off: ``StreamedResponse``). The
+logger propagates, so an application that configures logging (``logging.basicConfig()``)
+gets them with its own records, and has a ``NullHandler``:
 a program that configured nothing is not shown the library's warnings by Python's
 last-resort handler.
 
