@@ -58,6 +58,8 @@ from arq.connections import RedisSettings
 from arq.worker import Worker, func
 
 import asyncsdk
+from asyncsdk.cli.outputs import never_left
+from asyncsdk.pacing import Admission
 
 from . import config as settings
 from .config import FleetConfig
@@ -185,6 +187,49 @@ async def check_batch(
 
 
 PAUSED = "the fleet was paused (the service's Retry-After)"
+STOPPED = "the worker was stopped"
+
+
+class UntilStopped:
+    """A batch's send policy: the fleet's shared pace until the worker is told to stop
+    (``stopped`` done): from then on no check leaves, one already waiting for its moment
+    included (not admitted: not sent, its moment handed back unused, its input left to
+    the next run). ``check_many`` ends such waits only once its input fails, and reads
+    its input only when a check ends: behind a pace that holds them, the checks waiting
+    when SIGTERM came were all sent after it, up to ``concurrency`` a batch."""
+
+    def __init__(self, pace: SharedPace, stopped: asyncio.Future[Any]) -> None:
+        self.pace = pace
+        self.stopped = stopped
+
+    @property
+    def held_until(self) -> float:
+        return self.pace.held_until
+
+    async def admit(self, deadline: float) -> Admission | None:
+        if self.stopped.done():
+            return None
+        moment = asyncio.get_running_loop().create_task(self.pace.admit(deadline))
+        try:
+            await asyncio.wait((moment, self.stopped), return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            moment.cancel()  # the check was cancelled: so is its wait (ours)
+            raise
+        if not self.stopped.done():
+            return moment.result()
+        moment.cancel()
+        (admission,) = await asyncio.gather(moment, return_exceptions=True)
+        if admission is not None and not isinstance(admission, BaseException):
+            # given as the stop came: unused
+            self.pace.report(admission, None, None)
+        return None
+
+    def report(self, admission: Admission, status: int | None,
+               retry_after: float | None) -> None:
+        self.pace.report(admission, status, retry_after)
+
+    def resends_free(self, status: int) -> bool:
+        return self.pace.resends_free(status)
 
 
 async def _check_batch(
@@ -206,7 +251,7 @@ class BatchRun:
         self.config: FleetConfig = ctx["config"]
         self.job_try: int = ctx["job_try"]
         self.pid: int = ctx["pid"]
-        self.stopping: asyncio.Event | None = ctx.get("stopping")
+        self.stopping: asyncio.Event = ctx.get("stopping") or asyncio.Event()
         self.run, self.start, self.emails = run, start, emails
         self.store = OutcomeStore(ctx["redis"], run)
         self.pace = FleetPace(ctx["redis"])
@@ -214,6 +259,9 @@ class BatchRun:
         self.lease = BatchLease(ctx["redis"], run, start)
         self.token = f"{self.pid}:{uuid.uuid4().hex}"
         self.loop = asyncio.get_running_loop()
+        # Done once ``stopping`` is set (SIGTERM), while ``check`` runs: what ends the
+        # waits for a pause and for a moment of the pace at once.
+        self.stopped: asyncio.Future[Any] = self.loop.create_future()
         self.deadline = self.loop.time() + self.config.slice_seconds
         self.done: dict[int, str] = {}  # inputs stored before this run: index -> address
         self.todo: list[tuple[int, str]] = []
@@ -272,8 +320,8 @@ class BatchRun:
             if self.loop.time() >= self.deadline:
                 self.stop_reason.append("its batch's runs ran out of time")
                 return  # the checks in flight end; the rest goes to the next run
-            if self.stopping is not None and self.stopping.is_set():
-                self.stop_reason.append("the worker was stopped")
+            if self.stopping.is_set():
+                self.stop_reason.append(STOPPED)
                 return  # the worker is stopping: the rest goes to another worker
             await self.unstored.acquire()
             self.sent[email].append(index)
@@ -290,7 +338,10 @@ class BatchRun:
                 # the pause outlasts this run: arq re-runs it after the pause
                 self.stop_reason.append(PAUSED)
                 return False
-            await asyncio.sleep(paused)
+            await asyncio.wait((self.stopped,), timeout=paused)
+            if self.stopping.is_set():  # the pause is another worker's to wait out
+                self.stop_reason.append(STOPPED)
+                return False
             paused = await self.pace.remaining()
         return True
 
@@ -299,16 +350,25 @@ class BatchRun:
         # The fleet's shared pace, not the client's own, says when each check leaves
         # and hears every answer; a 429 is sent again after its wait, without spending
         # a retry, within request_timeout.
+        self.stopped = self.loop.create_task(self.stopping.wait())
         checks = client.validation.check_many(
-            self.feed(), concurrency=self.config.concurrency, pace=self.shared_pace,
+            self.feed(), concurrency=self.config.concurrency,
+            pace=UntilStopped(self.shared_pace, self.stopped),
             request_timeout=self.config.request_timeout)
-        async with aclosing(checks) as outcomes:
-            async for outcome in outcomes:
-                await self.handle(outcome)
+        try:
+            async with aclosing(checks) as outcomes:
+                async for outcome in outcomes:
+                    await self.handle(outcome)
+        finally:
+            self.stopped.cancel()  # this run's watch (our task; done: nothing happens)
 
     async def handle(self, outcome: asyncsdk.CheckOutcome) -> None:
         """Store a final outcome (any, on the last try); note a transient failure."""
         index = self.sent[outcome.email].popleft()
+        if (self.stopping.is_set() and outcome.error is not None
+                and never_left(outcome.error)):
+            self.unstored.release()  # kept from leaving by the stop: the next run's
+            return
         if isinstance(outcome.error, asyncsdk.RateLimitError):
             await self.pace.pause(outcome.error.retry_after)
         if isinstance(outcome.error, asyncsdk.ConfigurationError):
