@@ -42,6 +42,8 @@ before every send, told every answer), closed (``aclose``) at shutdown. The work
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -54,8 +56,11 @@ from typing import Any, TypeVar
 
 import attrs
 from arq import Retry
-from arq.connections import RedisSettings
+from arq.connections import RedisSettings, create_pool
 from arq.worker import Worker, func
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 import asyncsdk
 from asyncsdk.cli.outputs import never_left
@@ -661,36 +666,106 @@ def make_worker(config: FleetConfig, account: Account | None = None, *,
     )
 
 
+#: How long a worker whose Redis stopped answering mid-run (a restart, a failover) waits
+#: for it to answer again, then starts afresh; past it, it exits with the error.
+REDIS_OUTAGE_SECONDS = 300.0
+#: The longest wait between two tries to reach Redis again.
+REDIS_RETRY_CAP_SECONDS = 5.0
+
+
 async def serve(config: FleetConfig, account: Account | None = None) -> None:
     """Run a worker until SIGTERM or SIGINT (Ctrl-C), then drain it: no new check is
     sent, those in flight end and are stored, the rest of its batches go back to the
     queue at once (within ``config.stop_grace``; a second signal cancels what is left).
 
+    Redis gone mid-run (arq's loop stops on the first error): the worker waits for it
+    to answer again (up to ``REDIS_OUTAGE_SECONDS``, a line in its log at each try) and
+    starts afresh; its batches then stored are skipped, the rest run again.
+
     Raises:
         RedisVersionError: the Redis is older than the fleet supports.
-        redis.exceptions.ConnectionError: Redis cannot be reached.
+        redis.exceptions.ConnectionError: Redis cannot be reached (at the start, or for
+            longer than ``REDIS_OUTAGE_SECONDS``).
     """
     loop = asyncio.get_running_loop()
-    stopping = asyncio.Event()
-    worker = make_worker(config, account, stopping=stopping)
-
-    def stop(signum: int) -> None:
-        if stopping.is_set():  # the second signal: stop at once
-            worker.handle_sig(signal.Signals(signum))
-            return
-        stopping.set()
-        worker.handle_sig_wait_for_completion(signal.Signals(signum))
-
+    signals = StopSignals()
     # In place of arq's own handlers (which only drain): the batches' flag first, and a
     # second signal stops at once.
     for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop, signum)
+        loop.add_signal_handler(signum, signals.received, signum)
+    try:
+        while True:
+            signals.worker = worker = make_worker(config, account, stopping=signals.stopping)
+            try:
+                await _run(worker)
+                return
+            except (RedisConnectionError, RedisTimeoutError) as exc:
+                if signals.stopping.is_set() or "client" not in worker.ctx:
+                    raise  # stopping, or never started: say so at once
+                log.warning("Redis stopped answering (%s); the worker starts again once "
+                            "it answers", exc)
+                if not await _redis_back(config, signals.stopping):
+                    raise
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+
+
+class StopSignals:
+    """SIGTERM and SIGINT for the worker running now (``worker``): the first sets
+    ``stopping`` and drains it, the second stops it at once."""
+
+    def __init__(self) -> None:
+        self.stopping = asyncio.Event()
+        self.worker: Worker | None = None
+
+    def received(self, signum: int) -> None:
+        first = not self.stopping.is_set()
+        self.stopping.set()
+        if self.worker is None:
+            return
+        if first:
+            self.worker.handle_sig_wait_for_completion(signal.Signals(signum))
+        else:
+            self.worker.handle_sig(signal.Signals(signum))
+
+
+async def _run(worker: Worker) -> None:
+    """Run arq's ``worker`` until it stops; then close it, even with Redis gone."""
     try:
         await worker.async_run()
     except asyncio.CancelledError:
         if worker.main_task is None or not worker.main_task.cancelled():
             raise  # not the worker's own stop: this task was cancelled
     finally:
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(signum)
-        await worker.close()
+        try:
+            await worker.close()
+        except RedisError:
+            # Redis is gone: what arq's close did not get to (its batches' runs end by
+            # themselves, as Retry: their Redis fails them too).
+            await asyncio.gather(*worker.tasks.values(), return_exceptions=True)
+            await shutdown(worker.ctx)
+            with contextlib.suppress(RedisError):
+                await worker.pool.aclose()
+            raise
+
+
+async def _redis_back(config: FleetConfig, stopping: asyncio.Event) -> bool:
+    """Try to reach Redis until it answers (True), the worker is told to stop or
+    ``REDIS_OUTAGE_SECONDS`` have passed (False); a log line at each try."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + REDIS_OUTAGE_SECONDS
+    settings = dataclasses.replace(RedisSettings.from_dsn(config.redis_url), conn_retries=0)
+    delay = 0.1
+    while not stopping.is_set() and loop.time() < deadline:
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(stopping.wait(), delay)
+        try:
+            redis = await create_pool(settings)
+        except (RedisError, OSError) as exc:
+            delay = min(2 * delay, REDIS_RETRY_CAP_SECONDS)
+            log.warning("Redis does not answer (%s); trying again in %.1f s", exc, delay)
+            continue
+        await redis.aclose()
+        return not stopping.is_set()
+    return False

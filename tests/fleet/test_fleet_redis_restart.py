@@ -1,0 +1,90 @@
+"""A fleet worker rides out a Redis restart: a real redis-server (its data kept on disk,
+as a production Redis keeps it) stopped and started again on the same port mid-run, an
+arq worker process, the sandbox.
+
+arq's loop stops on Redis's first error: the worker exited (exit 1, "cannot reach
+Redis"), and with every worker gone the run stood still until someone restarted them.
+It now waits for Redis, starts afresh, and the run ends: every input one outcome, each
+address sent once but for the checks in flight when Redis went away.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+from arq.connections import RedisSettings, create_pool
+from fleet_tools import CHECK, RedisServer, tail, until
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from asyncsdk.fleet.harness import free_port, start_redis, start_worker, stop
+from asyncsdk.fleet.store import OutcomeStore
+from asyncsdk.fleet.submit import enqueue_batches
+from asyncsdk.testing import Sandbox
+
+EMAILS = [f"restart{i}@example.com" for i in range(120)]
+CONCURRENCY = 2
+#: Its data written to disk at each write, read back by the next server: a restart.
+KEEP = ("--appendonly", "yes", "--appendfsync", "always")
+
+
+async def test_a_worker_rides_out_a_redis_restart(
+    tmp_path: Path, redis_server: RedisServer,
+) -> None:
+    folder = tmp_path / "redis"
+    folder.mkdir()
+    port = free_port()
+    servers = [start_redis(folder, binary=redis_server.binary, port=port, options=KEEP)]
+    url = servers[0][1]
+    log = tmp_path / "worker.log"
+    pool = await create_pool(RedisSettings.from_dsn(url))
+    workers: list[subprocess.Popen[bytes]] = []
+    try:
+        async with Sandbox() as sb:
+            sb.faults.delay(CHECK, 0.05, times=None)  # a run of ~3 s
+            workers.append(start_worker({
+                "ASYNCSDK_BASE_URL": sb.base_url, "ASYNCSDK_API_KEY": sb.api_key,
+                "ASYNCSDK_USERNAME": sb.username, "FLEET_REDIS_URL": url,
+                "FLEET_CONCURRENCY": str(CONCURRENCY), "FLEET_MAX_JOBS": "1",
+                "FLEET_SLICE_SECONDS": "1", "FLEET_REQUEST_TIMEOUT": "3",
+                "FLEET_RETRY_SECONDS": "0.2"}, log))
+            assert await enqueue_batches(pool, EMAILS, "r", 40) == 3
+            store = OutcomeStore(pool, "r")
+
+            async def begun() -> bool:
+                return await store.count() >= 10
+
+            await until(begun, timeout=60, what="the first outcomes")
+            stop(servers[0][0])  # SIGTERM: its data is on disk
+
+            async def noticed() -> bool:  # (a restart faster than its next call is not)
+                return (workers[0].poll() is not None
+                        or "Redis stopped answering" in log.read_text())
+
+            await until(noticed, timeout=60, what="the worker meeting Redis gone")
+            servers.append(start_redis(folder, binary=redis_server.binary, port=port,
+                                       options=KEEP))
+
+            async def finished() -> bool:
+                assert workers[0].poll() is None, tail(log)
+                try:
+                    return await store.count() == len(EMAILS)
+                except RedisConnectionError:  # this test's own connection, from before
+                    return False
+
+            await until(finished, timeout=120, what="an outcome for every input")
+            sent = Counter(r.query["email"] for r in sb.requests if r.path == CHECK)
+            stored = await store.all()
+    finally:
+        for proc in workers:
+            stop(proc)
+        await pool.aclose()
+        for proc, _ in servers:
+            stop(proc)
+    assert [stored[i]["email"] for i in range(len(EMAILS))] == EMAILS
+    assert all(stored[i]["ok"] for i in range(len(EMAILS)))
+    assert set(sent) == set(EMAILS)
+    twice = [email for email, n in sent.items() if n > 1]
+    assert len(twice) <= CONCURRENCY and all(n <= 2 for n in sent.values())
+    assert "Redis stopped answering" in log.read_text()
