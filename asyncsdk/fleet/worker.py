@@ -218,16 +218,23 @@ class UntilStopped:
         try:
             await asyncio.wait((moment, self.stopped), return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
-            moment.cancel()  # the check was cancelled: so is its wait (ours)
+            self.unused(moment)  # the check was cancelled: so is its wait (ours)
             raise
         if not self.stopped.done():
             return moment.result()
-        moment.cancel()
-        (admission,) = await asyncio.gather(moment, return_exceptions=True)
-        if admission is not None and not isinstance(admission, BaseException):
-            # given as the stop came: unused
-            self.pace.report(admission, None, None)
+        self.unused(moment)
+        await asyncio.gather(moment, return_exceptions=True)
         return None
+
+    def unused(self, moment: asyncio.Task[Admission | None]) -> None:
+        """End ``moment``'s wait; a moment it was given already is handed back unused
+        (one given later is handed back by the shared pace itself)."""
+        if not moment.done():
+            moment.cancel()
+        elif not moment.cancelled() and moment.exception() is None:
+            admission = moment.result()
+            if admission is not None:
+                self.pace.report(admission, None, None)
 
     def report(self, admission: Admission, status: int | None,
                retry_after: float | None) -> None:
