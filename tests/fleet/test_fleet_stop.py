@@ -141,3 +141,28 @@ async def test_checks_waiting_for_the_shared_pace_are_not_sent_after_a_stop(
         assert not await pool.exists(lease_key("r", 0))
         assert pace.unused == concurrency  # their moments handed back
         await rest_of_the_batch_once(pool, sb, client)
+
+
+async def test_a_run_cancelled_mid_batch_lets_its_batch_go(pool: ArqRedis) -> None:
+    """arq cancels a run (a second SIGTERM, a drain past its grace): its checks are
+    cancelled with it, and the next run takes the batch at once. The lease stayed until
+    it expired (the run's budget and more: 92 s by default), each run meanwhile sending
+    nothing."""
+    async with Sandbox() as sb, sb.client() as client:
+        sb.faults.delay("/api/v1/single/check", LONG, times=None)
+        run = asyncio.create_task(check_batch(
+            worker(client, pool, 1, concurrency=2, slice_seconds=LONG), "r", 0, EMAILS))
+
+        async def sent() -> bool:
+            return len(checks(sb)) == 2
+
+        await until(sent, timeout=30, what="the checks on the wire")
+        assert await pool.exists(lease_key("r", 0))
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        assert not await pool.exists(lease_key("r", 0))
+        sb.faults.clear()
+        # The next run takes it at once (no Retry for a batch held), and ends it.
+        assert await check_batch(worker(client, pool, 2, job_try=2), "r", 0, EMAILS) == {
+            "stored": len(EMAILS), "skipped": 0}
