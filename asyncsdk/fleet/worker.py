@@ -710,17 +710,18 @@ async def serve(config: FleetConfig, account: Account | None = None) -> None:
     """
     loop = asyncio.get_running_loop()
     signals = StopSignals()
-    # In place of arq's own handlers (which only drain): the batches' flag first, and a
-    # second signal stops at once.
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, signals.received, signum)
     try:
         while True:
             signals.worker = worker = make_worker(config, account, stopping=signals.stopping)
+            # In place of arq's own handlers, which it installs as it is made (they only
+            # drain): the batches' flag first, and a second signal stops at once.
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(signum, signals.received, signum)
             try:
                 await _run(worker)
                 return
             except (RedisConnectionError, RedisTimeoutError) as exc:
+                signals.worker = None  # closed: a signal now ends the wait below
                 if signals.stopping.is_set() or "client" not in worker.ctx:
                     raise  # stopping, or never started: say so at once
                 log.warning("Redis stopped answering (%s); the worker starts again once "
