@@ -14,13 +14,14 @@ import asyncio
 import signal
 import subprocess
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from arq.connections import RedisSettings, create_pool
-from fleet_tools import CHECK, RedisServer, tail, until
+from fleet_tools import CHECK, tail, until
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from asyncsdk.fleet.harness import free_port, start_redis, start_worker, stop
+from asyncsdk.fleet.harness import start_worker, stop
 from asyncsdk.fleet.store import OutcomeStore
 from asyncsdk.fleet.submit import enqueue_batches
 from asyncsdk.testing import Sandbox
@@ -32,13 +33,9 @@ KEEP = ("--appendonly", "yes", "--appendfsync", "always")
 
 
 async def test_a_worker_rides_out_a_redis_restart(
-    tmp_path: Path, redis_server: RedisServer,
+    tmp_path: Path, start_redis_server: Callable[..., tuple[subprocess.Popen[bytes], str]],
 ) -> None:
-    folder = tmp_path / "redis"
-    folder.mkdir()
-    port = free_port()
-    servers = [start_redis(folder, binary=redis_server.binary, port=port, options=KEEP)]
-    url = servers[0][1]
+    first, url = start_redis_server(options=KEEP)
     log = tmp_path / "worker.log"
     pool = await create_pool(RedisSettings.from_dsn(url))
     workers: list[subprocess.Popen[bytes]] = []
@@ -58,15 +55,14 @@ async def test_a_worker_rides_out_a_redis_restart(
                 return await store.count() >= 10
 
             await until(begun, timeout=60, what="the first outcomes")
-            stop(servers[0][0])  # SIGTERM: its data is on disk
+            stop(first)  # SIGTERM: its data is on disk
 
             async def noticed() -> bool:  # (a restart faster than its next call is not)
                 return (workers[0].poll() is not None
                         or "Redis stopped answering" in log.read_text())
 
             await until(noticed, timeout=60, what="the worker meeting Redis gone")
-            servers.append(start_redis(folder, binary=redis_server.binary, port=port,
-                                       options=KEEP))
+            start_redis_server(options=KEEP, same_as=url)
 
             async def finished() -> bool:
                 assert workers[0].poll() is None, tail(log)
@@ -85,8 +81,6 @@ async def test_a_worker_rides_out_a_redis_restart(
         for proc in workers:
             stop(proc)
         await pool.aclose()
-        for proc, _ in servers:
-            stop(proc)
     assert [stored[i]["email"] for i in range(len(EMAILS))] == EMAILS
     assert all(stored[i]["ok"] for i in range(len(EMAILS)))
     assert set(sent) == set(EMAILS)
