@@ -23,6 +23,7 @@ re-enqueueing such batches when progress stops.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import itertools
 import json
@@ -43,6 +44,7 @@ from asyncsdk.cli.progress import Progress
 from .config import FleetConfig
 from .store import (
     FleetInputError,
+    Outage,
     OutcomeStore,
     RunStalled,
     answer,
@@ -239,8 +241,10 @@ async def wait_for_run(
     progress = Progress(total, "addr", err)
     shown = 0
     last, since = -1, loop.time()
+    outage = Outage()  # a Redis restart mid-wait is waited out, as the workers do
     try:
-        while (done := await store.count()) < total:
+        while (done := await outage.outlast(
+                store.count, functools.partial(tell, progress, err, f"run {run}"))) < total:
             if done != last:
                 last, since = done, loop.time()
             elif loop.time() - since >= requeue_after:
@@ -262,6 +266,13 @@ async def wait_for_run(
         progress.close()
     print(f"{total}/{total} checked", file=err)
     return total
+
+
+def tell(progress: Progress, err: TextIO, who: str, text: str) -> None:
+    """``text`` beside the bar on a terminal, else one line (``who: text``)."""
+    progress.status(text)
+    if not progress.shown:
+        print(f"{who}: {text}", file=err, flush=True)
 
 
 async def abandoned(pool: ArqRedis, run: str) -> int:
@@ -331,12 +342,18 @@ async def wait_for_job(pool: ArqRedis, name: str, *, poll: float = 1.0,
     key = job_key(name)
     progress = Progress(None, "polls", err, rate=False)
     last_shown = ""
+    outage = Outage()  # a Redis restart mid-wait is waited out, as the workers do
+
+    async def read() -> list[bytes | None]:
+        async with pool.pipeline(transaction=False) as pipe:
+            pipe.get(key + ":state")
+            pipe.get(key + ":error")
+            return list(await pipe.execute())
+
     try:
         while True:
-            async with pool.pipeline(transaction=False) as pipe:
-                pipe.get(key + ":state")
-                pipe.get(key + ":error")
-                state, error = await pipe.execute()
+            state, error = await outage.outlast(
+                read, functools.partial(tell, progress, err, f"job {name}"))
             if state in (b"done", b"failed") or error is not None:
                 return (state or b"failed").decode(), (error or b"").decode()
             shown = f"job {name}: {(state or b'queued').decode()}"

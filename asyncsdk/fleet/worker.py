@@ -58,9 +58,7 @@ import attrs
 from arq import Retry
 from arq.connections import RedisSettings, create_pool
 from arq.worker import Worker, func
-from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 import asyncsdk
 from asyncsdk.cli.outputs import never_left
@@ -70,6 +68,9 @@ from . import config as settings
 from .config import FleetConfig
 from .shared_pace import SharedPace
 from .store import (
+    REDIS_DOWN,
+    REDIS_OUTAGE_SECONDS,
+    REDIS_RETRY_CAP_SECONDS,
     BatchLease,
     FleetInputError,
     FleetJobError,
@@ -687,13 +688,6 @@ def make_worker(config: FleetConfig, account: Account | None = None, *,
     )
 
 
-#: How long a worker whose Redis stopped answering mid-run (a restart, a failover) waits
-#: for it to answer again, then starts afresh; past it, it exits with the error.
-REDIS_OUTAGE_SECONDS = 300.0
-#: The longest wait between two tries to reach Redis again.
-REDIS_RETRY_CAP_SECONDS = 5.0
-
-
 async def serve(config: FleetConfig, account: Account | None = None) -> None:
     """Run a worker until SIGTERM or SIGINT (Ctrl-C), then drain it: no new check is
     sent, those in flight end and are stored, the rest of its batches go back to the
@@ -720,7 +714,7 @@ async def serve(config: FleetConfig, account: Account | None = None) -> None:
             try:
                 await _run(worker)
                 return
-            except (RedisConnectionError, RedisTimeoutError) as exc:
+            except REDIS_DOWN as exc:
                 signals.worker = None  # closed: a signal now ends the wait below
                 if signals.stopping.is_set() or "client" not in worker.ctx:
                     raise  # stopping, or never started: say so at once

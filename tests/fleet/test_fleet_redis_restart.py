@@ -11,19 +11,22 @@ address sent once but for the checks in flight when Redis went away.
 from __future__ import annotations
 
 import asyncio
+import io
 import signal
 import subprocess
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from arq.connections import RedisSettings, create_pool
-from fleet_tools import CHECK, tail, until
+from fleet_tools import CHECK, tail, until, worker
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from asyncsdk.fleet.harness import start_worker, stop
-from asyncsdk.fleet.store import OutcomeStore
-from asyncsdk.fleet.submit import enqueue_batches
+from asyncsdk.fleet.store import OutcomeStore, job_key
+from asyncsdk.fleet.submit import enqueue_batches, wait_for_job, wait_for_run
+from asyncsdk.fleet.worker import check_batch
 from asyncsdk.testing import Sandbox
 
 EMAILS = [f"restart{i}@example.com" for i in range(120)]
@@ -89,3 +92,43 @@ async def test_a_worker_rides_out_a_redis_restart(
     text = log.read_text()
     assert "Redis stopped answering" in text
     assert "shutdown on SIGTERM" in text.split("Redis stopped answering")[1]
+
+
+async def test_a_producers_wait_rides_out_a_redis_restart(
+    start_redis_server: Callable[..., tuple[subprocess.Popen[bytes], str]],
+) -> None:
+    """``submit --wait`` and ``status --wait`` (a run's, a job's) outlive a Redis restart,
+    as the workers now do: they ended (exit 1) at the first call after it, the
+    connection they held closed by the server, though Redis was back."""
+    first, url = start_redis_server(options=KEEP)
+    pool = await create_pool(RedisSettings.from_dsn(url))
+    waits: list[asyncio.Task[Any]] = []
+    try:
+        assert await enqueue_batches(pool, EMAILS[:2], "r", 2) == 1
+        await pool.set(job_key("j") + ":state", "waiting")
+        err = io.StringIO()
+        waits[:] = run_wait, job_wait = (
+            asyncio.create_task(wait_for_run(pool, "r", poll=0.01, stream=err)),
+            asyncio.create_task(wait_for_job(pool, "j", poll=0.01, stream=err)))
+
+        async def polling() -> bool:  # the job's wait says its state once it read it
+            return "job j: waiting" in err.getvalue()
+
+        await until(polling, timeout=30, what="the waits polling")
+        assert not run_wait.done() and not job_wait.done()
+        stop(first)
+        start_redis_server(options=KEEP, same_as=url)
+        writer = await create_pool(RedisSettings.from_dsn(url))
+        try:
+            async with Sandbox() as sb, sb.client() as client:
+                await check_batch(worker(client, writer, 1), "r", 0, EMAILS[:2])
+            await writer.set(job_key("j") + ":state", "done")
+        finally:
+            await writer.aclose()
+        assert await asyncio.wait_for(run_wait, 60) == 2
+        assert await asyncio.wait_for(job_wait, 60) == ("done", "")
+        assert ": Redis does not answer (" in err.getvalue()  # said, on a log
+    finally:
+        for task in waits:
+            task.cancel()
+        await pool.aclose()
