@@ -29,13 +29,14 @@ import itertools
 import json
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 from urllib.parse import urlsplit
 
 from arq.connections import ArqRedis
-from arq.constants import job_key_prefix
+from arq.constants import in_progress_key_prefix, job_key_prefix
 
 import asyncsdk
 from asyncsdk.cli.inputs import InputFile, UsageProblem
@@ -248,15 +249,8 @@ async def wait_for_run(
             if done != last:
                 last, since = done, loop.time()
             elif loop.time() - since >= requeue_after:
-                if requeue is None:
-                    await refuse_stalled(pool, run)
-                else:
-                    again = await enqueue_batches(pool, requeue, run, batch_size,
-                                                  queue=queue)
-                    if again:
-                        progress.status(f"{again} batches enqueued again")
-                        if not progress.shown:
-                            print(f"run {run}: {again} batches enqueued again", file=err)
+                await stalled(pool, run, requeue, batch_size, queue,
+                              functools.partial(tell, progress, err, f"run {run}"))
                 since = loop.time()
             progress.advance(done - shown)
             shown = done
@@ -266,6 +260,53 @@ async def wait_for_run(
         progress.close()
     print(f"{total}/{total} checked", file=err)
     return total
+
+
+async def stalled(pool: ArqRedis, run: str, requeue: Callable[[], Iterable[str]] | None,
+                  batch_size: int, queue: str, say: Callable[[str], None]) -> None:
+    """What a wait does when no outcome came for a while: enqueue again the batches arq
+    gave up on (with the input, ``requeue``), else refuse to wait for them; and say so
+    when no batch of the run is being checked though one is due (no worker is running,
+    or every one is busy elsewhere), which the wait could not tell from a slow run.
+
+    Raises:
+        RunStalled: without ``requeue``, inputs that no worker will check.
+    """
+    if requeue is None:
+        await refuse_stalled(pool, run)
+    elif again := await enqueue_batches(pool, requeue, run, batch_size, queue=queue):
+        say(f"{again} batches enqueued again")
+    if await untaken(pool, run, queue):
+        say(f"no worker is checking its batches, though they are due: is one running on "
+            f"queue {queue!r}? ('asyncsdk fleet worker'); still waiting")
+
+
+async def unfinished(pool: ArqRedis, run: str) -> AsyncIterator[tuple[int, str]]:
+    """Each batch of ``run`` with inputs without an outcome: how many, and its job id."""
+    meta = await answer(pool.hget(meta_key(run), "batch_size"))
+    total = int(await answer(pool.get(total_key(run))) or 0)
+    if meta is None or not total:
+        return
+    size = int(meta)
+    store = OutcomeStore(pool, run)
+    for start in range(0, total, size):
+        missing = await store.missing(start, min(size, total - start))
+        if missing:
+            known = await answer(pool.hget(jobs_key(run), str(start)))
+            yield missing, (known.decode() if isinstance(known, bytes)
+                            else f"check:{run}:{start}")
+
+
+async def untaken(pool: ArqRedis, run: str, queue: str) -> bool:
+    """True when a batch of ``run`` is due in ``queue`` and none is being checked."""
+    due = False
+    now_ms = time.time() * 1000  # arq's scores: the wall clock, in ms
+    async for _, job_id in unfinished(pool, run):
+        if await pool.exists(in_progress_key_prefix + job_id):
+            return False
+        score = await pool.zscore(queue, job_id)
+        due = due or (score is not None and score <= now_ms)
+    return due
 
 
 def tell(progress: Progress, err: TextIO, who: str, text: str) -> None:
@@ -278,19 +319,8 @@ def tell(progress: Progress, err: TextIO, who: str, text: str) -> None:
 async def abandoned(pool: ArqRedis, run: str) -> int:
     """How many inputs of ``run`` have no outcome in batches whose job is neither queued
     nor running (arq gave up on it): no worker will check them."""
-    meta = await answer(pool.hget(meta_key(run), "batch_size"))
-    total = int(await answer(pool.get(total_key(run))) or 0)
-    if meta is None or not total:
-        return 0
-    size = int(meta)
-    store = OutcomeStore(pool, run)
     left = 0
-    for start in range(0, total, size):
-        missing = await store.missing(start, min(size, total - start))
-        if not missing:
-            continue
-        known = await answer(pool.hget(jobs_key(run), str(start)))
-        job_id = known.decode() if isinstance(known, bytes) else f"check:{run}:{start}"
+    async for missing, job_id in unfinished(pool, run):
         if not await pool.exists(job_key_prefix + job_id):
             left += missing
     return left
