@@ -707,7 +707,9 @@ PARKED: dict[str, int] = {
     "asyncsdk._core.session": 1,
     "asyncsdk.resources.validation.check_many": 1,
     "asyncsdk.fleet.shared_pace": 2,
-    "asyncsdk.fleet.worker": 2,
+    # the worker's stop flag (serve's, or a batch's own without one), a batch's watch
+    # of it before its checks start, its bound on checks sent and not yet stored
+    "asyncsdk.fleet.worker": 4,
 }
 #: asyncio's waiting things a hand-made window would be built of (or a bound, which
 #: ``Window`` is: an ``asyncio.Semaphore`` serves where the bound is fixed).

@@ -27,7 +27,13 @@ from redis.exceptions import RedisError
 import asyncsdk
 from asyncsdk.cli.common import print_json
 from asyncsdk.cli.inputs import UsageProblem
-from asyncsdk.cli.outputs import STDOUT, Tally, check_output
+from asyncsdk.cli.outputs import (
+    STDOUT,
+    Tally,
+    check_output,
+    replaced_file,
+    temporary_beside,
+)
 
 from .config import SETTINGS, FleetConfig
 from .export import NotReady, export_run, run_status
@@ -253,13 +259,18 @@ async def cmd_export(args: argparse.Namespace, config: FleetConfig, pool: ArqRed
         return EXIT_FAILED if tally.failed else EXIT_OK
     path = Path(args.output)
     await asyncio.to_thread(check_output, path, overwrite=args.overwrite)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.part")
+    # As check-many writes: a link stays a link (to the new content); a device or a
+    # pipe (no target) is written in place, never renamed over (-o /dev/null).
+    target = await asyncio.to_thread(replaced_file, path)
+    written = path if target is None else temporary_beside(target)
     try:
-        with temp.open("w", newline="", encoding="utf-8") as handle:
+        with written.open("w", newline="", encoding="utf-8") as handle:
             tally = await export_run(pool, args.run, handle)
-        os.replace(temp, path)
+        if target is not None:
+            os.replace(written, target)
     finally:
-        temp.unlink(missing_ok=True)
+        if target is not None:
+            written.unlink(missing_ok=True)
     summary(tally, args, out)
     return EXIT_FAILED if tally.failed else EXIT_OK
 

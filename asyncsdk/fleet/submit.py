@@ -23,18 +23,20 @@ re-enqueueing such batches when progress stops.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import itertools
 import json
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 from urllib.parse import urlsplit
 
 from arq.connections import ArqRedis
-from arq.constants import job_key_prefix
+from arq.constants import in_progress_key_prefix, job_key_prefix
 
 import asyncsdk
 from asyncsdk.cli.inputs import InputFile, UsageProblem
@@ -43,6 +45,7 @@ from asyncsdk.cli.progress import Progress
 from .config import FleetConfig
 from .store import (
     FleetInputError,
+    Outage,
     OutcomeStore,
     RunStalled,
     answer,
@@ -239,20 +242,15 @@ async def wait_for_run(
     progress = Progress(total, "addr", err)
     shown = 0
     last, since = -1, loop.time()
+    outage = Outage()  # a Redis restart mid-wait is waited out, as the workers do
     try:
-        while (done := await store.count()) < total:
+        while (done := await outage.outlast(
+                store.count, functools.partial(tell, progress, err, f"run {run}"))) < total:
             if done != last:
                 last, since = done, loop.time()
             elif loop.time() - since >= requeue_after:
-                if requeue is None:
-                    await refuse_stalled(pool, run)
-                else:
-                    again = await enqueue_batches(pool, requeue, run, batch_size,
-                                                  queue=queue)
-                    if again:
-                        progress.status(f"{again} batches enqueued again")
-                        if not progress.shown:
-                            print(f"run {run}: {again} batches enqueued again", file=err)
+                await stalled(pool, run, requeue, batch_size, queue,
+                              functools.partial(tell, progress, err, f"run {run}"))
                 since = loop.time()
             progress.advance(done - shown)
             shown = done
@@ -264,22 +262,65 @@ async def wait_for_run(
     return total
 
 
-async def abandoned(pool: ArqRedis, run: str) -> int:
-    """How many inputs of ``run`` have no outcome in batches whose job is neither queued
-    nor running (arq gave up on it): no worker will check them."""
+async def stalled(pool: ArqRedis, run: str, requeue: Callable[[], Iterable[str]] | None,
+                  batch_size: int, queue: str, say: Callable[[str], None]) -> None:
+    """What a wait does when no outcome came for a while: enqueue again the batches arq
+    gave up on (with the input, ``requeue``), else refuse to wait for them; and say so
+    when no batch of the run is being checked though one is due (no worker is running,
+    or every one is busy elsewhere), which the wait could not tell from a slow run.
+
+    Raises:
+        RunStalled: without ``requeue``, inputs that no worker will check.
+    """
+    if requeue is None:
+        await refuse_stalled(pool, run)
+    elif again := await enqueue_batches(pool, requeue, run, batch_size, queue=queue):
+        say(f"{again} batches enqueued again")
+    if await untaken(pool, run, queue):
+        say(f"no worker is checking its batches, though they are due: is one running on "
+            f"queue {queue!r}? ('asyncsdk fleet worker'); still waiting")
+
+
+async def unfinished(pool: ArqRedis, run: str) -> AsyncIterator[tuple[int, str]]:
+    """Each batch of ``run`` with inputs without an outcome: how many, and its job id."""
     meta = await answer(pool.hget(meta_key(run), "batch_size"))
     total = int(await answer(pool.get(total_key(run))) or 0)
     if meta is None or not total:
-        return 0
+        return
     size = int(meta)
     store = OutcomeStore(pool, run)
-    left = 0
     for start in range(0, total, size):
         missing = await store.missing(start, min(size, total - start))
-        if not missing:
-            continue
-        known = await answer(pool.hget(jobs_key(run), str(start)))
-        job_id = known.decode() if isinstance(known, bytes) else f"check:{run}:{start}"
+        if missing:
+            known = await answer(pool.hget(jobs_key(run), str(start)))
+            yield missing, (known.decode() if isinstance(known, bytes)
+                            else f"check:{run}:{start}")
+
+
+async def untaken(pool: ArqRedis, run: str, queue: str) -> bool:
+    """True when a batch of ``run`` is due in ``queue`` and none is being checked."""
+    due = False
+    now_ms = time.time() * 1000  # arq's scores: the wall clock, in ms
+    async for _, job_id in unfinished(pool, run):
+        if await pool.exists(in_progress_key_prefix + job_id):
+            return False
+        score = await pool.zscore(queue, job_id)
+        due = due or (score is not None and score <= now_ms)
+    return due
+
+
+def tell(progress: Progress, err: TextIO, who: str, text: str) -> None:
+    """``text`` beside the bar on a terminal, else one line (``who: text``)."""
+    progress.status(text)
+    if not progress.shown:
+        print(f"{who}: {text}", file=err, flush=True)
+
+
+async def abandoned(pool: ArqRedis, run: str) -> int:
+    """How many inputs of ``run`` have no outcome in batches whose job is neither queued
+    nor running (arq gave up on it): no worker will check them."""
+    left = 0
+    async for missing, job_id in unfinished(pool, run):
         if not await pool.exists(job_key_prefix + job_id):
             left += missing
     return left
@@ -331,12 +372,18 @@ async def wait_for_job(pool: ArqRedis, name: str, *, poll: float = 1.0,
     key = job_key(name)
     progress = Progress(None, "polls", err, rate=False)
     last_shown = ""
+    outage = Outage()  # a Redis restart mid-wait is waited out, as the workers do
+
+    async def read() -> list[bytes | None]:
+        async with pool.pipeline(transaction=False) as pipe:
+            pipe.get(key + ":state")
+            pipe.get(key + ":error")
+            return list(await pipe.execute())
+
     try:
         while True:
-            async with pool.pipeline(transaction=False) as pipe:
-                pipe.get(key + ":state")
-                pipe.get(key + ":error")
-                state, error = await pipe.execute()
+            state, error = await outage.outlast(
+                read, functools.partial(tell, progress, err, f"job {name}"))
             if state in (b"done", b"failed") or error is not None:
                 return (state or b"failed").decode(), (error or b"").decode()
             shown = f"job {name}: {(state or b'queued').decode()}"

@@ -42,6 +42,8 @@ before every send, told every answer), closed (``aclose``) at shutdown. The work
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -54,15 +56,21 @@ from typing import Any, TypeVar
 
 import attrs
 from arq import Retry
-from arq.connections import RedisSettings
+from arq.connections import RedisSettings, create_pool
 from arq.worker import Worker, func
+from redis.exceptions import RedisError
 
 import asyncsdk
+from asyncsdk.cli.outputs import never_left
+from asyncsdk.pacing import Admission
 
 from . import config as settings
 from .config import FleetConfig
 from .shared_pace import SharedPace
 from .store import (
+    REDIS_DOWN,
+    REDIS_OUTAGE_SECONDS,
+    REDIS_RETRY_CAP_SECONDS,
     BatchLease,
     FleetInputError,
     FleetJobError,
@@ -185,6 +193,56 @@ async def check_batch(
 
 
 PAUSED = "the fleet was paused (the service's Retry-After)"
+STOPPED = "the worker was stopped"
+
+
+class UntilStopped:
+    """A batch's send policy: the fleet's shared pace until the worker is told to stop
+    (``stopped`` done): from then on no check leaves, one already waiting for its moment
+    included (not admitted: not sent, its moment handed back unused, its input left to
+    the next run). ``check_many`` ends such waits only once its input fails, and reads
+    its input only when a check ends: behind a pace that holds them, the checks waiting
+    when SIGTERM came were all sent after it, up to ``concurrency`` a batch."""
+
+    def __init__(self, pace: SharedPace, stopped: asyncio.Future[Any]) -> None:
+        self.pace = pace
+        self.stopped = stopped
+
+    @property
+    def held_until(self) -> float:
+        return self.pace.held_until
+
+    async def admit(self, deadline: float) -> Admission | None:
+        if self.stopped.done():
+            return None
+        moment = asyncio.get_running_loop().create_task(self.pace.admit(deadline))
+        try:
+            await asyncio.wait((moment, self.stopped), return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            self.unused(moment)  # the check was cancelled: so is its wait (ours)
+            raise
+        if not self.stopped.done():
+            return moment.result()
+        self.unused(moment)
+        await asyncio.gather(moment, return_exceptions=True)
+        return None
+
+    def unused(self, moment: asyncio.Task[Admission | None]) -> None:
+        """End ``moment``'s wait; a moment it was given already is handed back unused
+        (one given later is handed back by the shared pace itself)."""
+        if not moment.done():
+            moment.cancel()
+        elif not moment.cancelled() and moment.exception() is None:
+            admission = moment.result()
+            if admission is not None:
+                self.pace.report(admission, None, None)
+
+    def report(self, admission: Admission, status: int | None,
+               retry_after: float | None) -> None:
+        self.pace.report(admission, status, retry_after)
+
+    def resends_free(self, status: int) -> bool:
+        return self.pace.resends_free(status)
 
 
 async def _check_batch(
@@ -194,8 +252,15 @@ async def _check_batch(
         return {"stored": 0, "skipped": 0}
     batch = BatchRun(ctx, run, start, emails)
     await batch.take()
-    await batch.check(ctx["client"])
-    return await batch.finish()
+    try:
+        await batch.check(ctx["client"])
+        return await batch.finish()
+    except asyncio.CancelledError:
+        # arq cancelled the run (a second signal, a drain past its grace, its timeout):
+        # its checks are cancelled too, so the batch is free for the next run at once,
+        # instead of once the lease expires (its budget and more: 92 s by default).
+        await batch.let_go()
+        raise
 
 
 class BatchRun:
@@ -206,7 +271,7 @@ class BatchRun:
         self.config: FleetConfig = ctx["config"]
         self.job_try: int = ctx["job_try"]
         self.pid: int = ctx["pid"]
-        self.stopping: asyncio.Event | None = ctx.get("stopping")
+        self.stopping: asyncio.Event = ctx.get("stopping") or asyncio.Event()
         self.run, self.start, self.emails = run, start, emails
         self.store = OutcomeStore(ctx["redis"], run)
         self.pace = FleetPace(ctx["redis"])
@@ -214,6 +279,9 @@ class BatchRun:
         self.lease = BatchLease(ctx["redis"], run, start)
         self.token = f"{self.pid}:{uuid.uuid4().hex}"
         self.loop = asyncio.get_running_loop()
+        # Done once ``stopping`` is set (SIGTERM), while ``check`` runs: what ends the
+        # waits for a pause and for a moment of the pace at once.
+        self.stopped: asyncio.Future[Any] = self.loop.create_future()
         self.deadline = self.loop.time() + self.config.slice_seconds
         self.done: dict[int, str] = {}  # inputs stored before this run: index -> address
         self.todo: list[tuple[int, str]] = []
@@ -272,8 +340,8 @@ class BatchRun:
             if self.loop.time() >= self.deadline:
                 self.stop_reason.append("its batch's runs ran out of time")
                 return  # the checks in flight end; the rest goes to the next run
-            if self.stopping is not None and self.stopping.is_set():
-                self.stop_reason.append("the worker was stopped")
+            if self.stopping.is_set():
+                self.stop_reason.append(STOPPED)
                 return  # the worker is stopping: the rest goes to another worker
             await self.unstored.acquire()
             self.sent[email].append(index)
@@ -290,7 +358,10 @@ class BatchRun:
                 # the pause outlasts this run: arq re-runs it after the pause
                 self.stop_reason.append(PAUSED)
                 return False
-            await asyncio.sleep(paused)
+            await asyncio.wait((self.stopped,), timeout=paused)
+            if self.stopping.is_set():  # the pause is another worker's to wait out
+                self.stop_reason.append(STOPPED)
+                return False
             paused = await self.pace.remaining()
         return True
 
@@ -299,16 +370,25 @@ class BatchRun:
         # The fleet's shared pace, not the client's own, says when each check leaves
         # and hears every answer; a 429 is sent again after its wait, without spending
         # a retry, within request_timeout.
+        self.stopped = self.loop.create_task(self.stopping.wait())
         checks = client.validation.check_many(
-            self.feed(), concurrency=self.config.concurrency, pace=self.shared_pace,
+            self.feed(), concurrency=self.config.concurrency,
+            pace=UntilStopped(self.shared_pace, self.stopped),
             request_timeout=self.config.request_timeout)
-        async with aclosing(checks) as outcomes:
-            async for outcome in outcomes:
-                await self.handle(outcome)
+        try:
+            async with aclosing(checks) as outcomes:
+                async for outcome in outcomes:
+                    await self.handle(outcome)
+        finally:
+            self.stopped.cancel()  # this run's watch (our task; done: nothing happens)
 
     async def handle(self, outcome: asyncsdk.CheckOutcome) -> None:
         """Store a final outcome (any, on the last try); note a transient failure."""
         index = self.sent[outcome.email].popleft()
+        if (self.stopping.is_set() and outcome.error is not None
+                and never_left(outcome.error)):
+            self.unstored.release()  # kept from leaving by the stop: the next run's
+            return
         if isinstance(outcome.error, asyncsdk.RateLimitError):
             await self.pace.pause(outcome.error.retry_after)
         if isinstance(outcome.error, asyncsdk.ConfigurationError):
@@ -358,6 +438,13 @@ class BatchRun:
             raise Retry(defer=defer)
         await self.lease.release(self.token)
         return {"stored": len(self.handled), "skipped": len(self.done)}
+
+    async def let_go(self) -> None:
+        """Let the lease go, from a run being cancelled (best effort, briefly: Redis may
+        be what failed; the lease then expires by itself)."""
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await asyncio.wait_for(asyncio.shield(self.lease.release(self.token)),
+                                   settings.MARGIN_SECONDS)
 
     async def hand_back_misconfigured(self) -> None:
         """The worker's setup failed the checks: hand the rest back, not as a try (so no
@@ -606,31 +693,95 @@ async def serve(config: FleetConfig, account: Account | None = None) -> None:
     sent, those in flight end and are stored, the rest of its batches go back to the
     queue at once (within ``config.stop_grace``; a second signal cancels what is left).
 
+    Redis gone mid-run (arq's loop stops on the first error): the worker waits for it
+    to answer again (up to ``REDIS_OUTAGE_SECONDS``, a line in its log at each try) and
+    starts afresh; its batches then stored are skipped, the rest run again.
+
     Raises:
         RedisVersionError: the Redis is older than the fleet supports.
-        redis.exceptions.ConnectionError: Redis cannot be reached.
+        redis.exceptions.ConnectionError: Redis cannot be reached (at the start, or for
+            longer than ``REDIS_OUTAGE_SECONDS``).
     """
     loop = asyncio.get_running_loop()
-    stopping = asyncio.Event()
-    worker = make_worker(config, account, stopping=stopping)
+    signals = StopSignals()
+    try:
+        while True:
+            signals.worker = worker = make_worker(config, account, stopping=signals.stopping)
+            # In place of arq's own handlers, which it installs as it is made (they only
+            # drain): the batches' flag first, and a second signal stops at once.
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(signum, signals.received, signum)
+            try:
+                await _run(worker)
+                return
+            except REDIS_DOWN as exc:
+                signals.worker = None  # closed: a signal now ends the wait below
+                if signals.stopping.is_set() or "client" not in worker.ctx:
+                    raise  # stopping, or never started: say so at once
+                log.warning("Redis stopped answering (%s); the worker starts again once "
+                            "it answers", exc)
+                if not await _redis_back(config, signals.stopping):
+                    raise
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
 
-    def stop(signum: int) -> None:
-        if stopping.is_set():  # the second signal: stop at once
-            worker.handle_sig(signal.Signals(signum))
+
+class StopSignals:
+    """SIGTERM and SIGINT for the worker running now (``worker``): the first sets
+    ``stopping`` and drains it, the second stops it at once."""
+
+    def __init__(self) -> None:
+        self.stopping = asyncio.Event()
+        self.worker: Worker | None = None
+
+    def received(self, signum: int) -> None:
+        first = not self.stopping.is_set()
+        self.stopping.set()
+        if self.worker is None:
             return
-        stopping.set()
-        worker.handle_sig_wait_for_completion(signal.Signals(signum))
+        if first:
+            self.worker.handle_sig_wait_for_completion(signal.Signals(signum))
+        else:
+            self.worker.handle_sig(signal.Signals(signum))
 
-    # In place of arq's own handlers (which only drain): the batches' flag first, and a
-    # second signal stops at once.
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop, signum)
+
+async def _run(worker: Worker) -> None:
+    """Run arq's ``worker`` until it stops; then close it, even with Redis gone."""
     try:
         await worker.async_run()
     except asyncio.CancelledError:
         if worker.main_task is None or not worker.main_task.cancelled():
             raise  # not the worker's own stop: this task was cancelled
     finally:
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(signum)
-        await worker.close()
+        try:
+            await worker.close()
+        except RedisError:
+            # Redis is gone: what arq's close did not get to (its batches' runs end by
+            # themselves, as Retry: their Redis fails them too).
+            await asyncio.gather(*worker.tasks.values(), return_exceptions=True)
+            await shutdown(worker.ctx)
+            with contextlib.suppress(RedisError):
+                await worker.pool.aclose()
+            raise
+
+
+async def _redis_back(config: FleetConfig, stopping: asyncio.Event) -> bool:
+    """Try to reach Redis until it answers (True), the worker is told to stop or
+    ``REDIS_OUTAGE_SECONDS`` have passed (False); a log line at each try."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + REDIS_OUTAGE_SECONDS
+    settings = dataclasses.replace(RedisSettings.from_dsn(config.redis_url), conn_retries=0)
+    delay = 0.1
+    while not stopping.is_set() and loop.time() < deadline:
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(stopping.wait(), delay)
+        try:
+            redis = await create_pool(settings)
+        except (RedisError, OSError) as exc:
+            delay = min(2 * delay, REDIS_RETRY_CAP_SECONDS)
+            log.warning("Redis does not answer (%s); trying again in %.1f s", exc, delay)
+            continue
+        await redis.aclose()
+        return not stopping.is_set()
+    return False

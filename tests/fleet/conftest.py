@@ -10,10 +10,11 @@ test; ``start_redis_server`` starts a server of a test's own (to stop or stall i
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from subprocess import Popen
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from arq.connections import ArqRedis, RedisSettings, create_pool
@@ -52,15 +53,27 @@ def redis_server() -> RedisServer:
 @pytest.fixture
 def start_redis_server(
     redis_server: RedisServer, tmp_path: Path,
-) -> Iterator[Callable[[], tuple[Popen[bytes], str]]]:
-    """Start a redis-server of the test's own; every one started is stopped after it."""
-    started: list[Popen[bytes]] = []
+) -> Iterator[Callable[..., tuple[Popen[bytes], str]]]:
+    """Start a redis-server of the test's own; every one started is stopped after it.
 
-    def start() -> tuple[Popen[bytes], str]:
-        folder = tmp_path / f"redis{len(started)}"
-        folder.mkdir()
-        proc, url = start_redis(folder, binary=redis_server.binary)
+    ``start(options=(...), same_as=URL)``: ``options``, redis-server flags (they win);
+    ``same_as``, the URL of a server it started (and stopped): one on the same port, in
+    the same folder (a restart, its data kept with ``--appendonly yes``)."""
+    started: list[Popen[bytes]] = []
+    folders: dict[str, Path] = {}
+
+    def start(*, options: Sequence[str] = (), same_as: str | None = None,
+              ) -> tuple[Popen[bytes], str]:
+        if same_as is None:
+            folder = tmp_path / f"redis{len(started)}"
+            folder.mkdir()
+        else:
+            folder = folders[same_as]
+        port = None if same_as is None else urlsplit(same_as).port
+        proc, url = start_redis(folder, binary=redis_server.binary, port=port,
+                                options=options)
         started.append(proc)
+        folders[url] = folder
         return proc, url
 
     try:

@@ -106,6 +106,49 @@ async def test_the_export_is_check_manys_result_in_input_order(
     assert exported[2]["attempted"] == "False"
 
 
+async def test_an_export_through_a_link_or_to_a_pipe_keeps_them(
+    pool: ArqRedis, redis_url: str, tmp_path: Path,
+) -> None:
+    """As check-many writes its result: a link stays a link to the new content, and a
+    pipe (or a device: ``-o /dev/null``) is written into, never replaced by a file (the
+    export renamed its temporary file over whatever the path was)."""
+    source = tmp_path / "a.txt"
+    source.write_text("ann@example.com\nbob@example.com\n")
+    await fleet("submit", str(source), "--run", "a", redis_url=redis_url)
+    async with Sandbox() as sb, sb.client() as client:
+        assert await work_off(pool, client) == 1
+    real = tmp_path / "kept" / "result.csv"
+    real.parent.mkdir()
+    real.write_text("old\n")
+    link = tmp_path / "latest.csv"
+    link.symlink_to(real)
+    code, _, err = await fleet("export", "a", "-o", str(link), "--overwrite",
+                               redis_url=redis_url)
+    assert code == 0, err
+    assert link.is_symlink() and link.resolve() == real.resolve()
+    assert [r["email"] for r in rows_of(real)] == ["ann@example.com", "bob@example.com"]
+
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    # Its reader is there first (the export's open does not wait); the CSV fits in the
+    # pipe's buffer.
+    reader = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        code, _, err = await fleet("export", "a", "-o", str(pipe), redis_url=redis_url)
+        try:
+            read = os.read(reader, 1 << 16)
+        except BlockingIOError:  # nothing was written into the pipe
+            read = b""
+    finally:
+        os.close(reader)
+    assert code == 0, err
+    assert pipe.is_fifo()
+    assert read.decode().splitlines()[1:] == [
+        "1,ann@example.com,Valid,False,,,True,", "2,bob@example.com,Valid,False,,,True,"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "kept", "latest.csv",
+                                                          "pipe"]
+
+
 async def test_an_unfinished_run_is_not_exported_and_its_status_counts(
     pool: ArqRedis, redis_url: str, tmp_path: Path,
 ) -> None:

@@ -1,0 +1,168 @@
+"""A worker told to stop (SIGTERM) sends nothing more, whatever its batches wait for.
+
+Tasks run in this process against a real redis-server and the sandbox; the worker's
+``stopping`` event (what ``serve`` sets on SIGTERM) is set by the test, at a moment it
+chooses: while a batch waits out the fleet's pause, or while its checks wait for their
+moment of the shared pace. Each failed on the code before its fix (the pause was slept
+through, and the checks waiting for the pace were all sent after the signal).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any
+
+import pytest
+from arq import Retry
+from arq.connections import ArqRedis
+from fleet_tools import checks, until, worker
+
+from asyncsdk.fleet.store import FleetPace, OutcomeStore, lease_key
+from asyncsdk.fleet.worker import check_batch
+from asyncsdk.testing import Sandbox
+
+EMAILS = [f"stop{i}@example.com" for i in range(12)]
+#: Far longer than any test waits: a run that waited it out would fail the test.
+LONG = 600.0
+
+
+class HeldPace:
+    """The fleet's pace holding every check until ``release`` (a 429 wave, a slow
+    service): it counts the checks waiting for their moment and those it let out."""
+
+    held_until = 0.0
+
+    def __init__(self, free: int) -> None:
+        self.free = free  # let out at once, before the hold
+        self.open = asyncio.Event()
+        self.waiting = 0
+        self.unused = 0
+
+    async def admit(self, deadline: float) -> object | None:
+        if self.free:
+            self.free -= 1
+            return self
+        self.waiting += 1
+        try:
+            await self.open.wait()
+        finally:
+            self.waiting -= 1
+        return self
+
+    def report(self, admission: object, status: int | None,
+               retry_after: float | None) -> None:
+        if status is None:
+            self.unused += 1
+
+    def resends_free(self, status: int) -> bool:
+        return status == 429
+
+    async def settled(self) -> None:
+        return None
+
+
+def stoppable(ctx: dict[str, Any]) -> tuple[dict[str, Any], asyncio.Event]:
+    stopping = asyncio.Event()
+    return {**ctx, "stopping": stopping}, stopping
+
+
+async def rest_of_the_batch_once(pool: ArqRedis, sb: Sandbox, client: Any) -> None:
+    """Another worker runs the batch again: every input stored, each address sent once."""
+    done = await OutcomeStore(pool, "r").count()
+    assert await check_batch(worker(client, pool, 2, job_try=2), "r", 0, EMAILS) == {
+        "stored": len(EMAILS) - done, "skipped": done}
+    assert Counter(checks(sb)) == Counter(EMAILS)
+    stored = await OutcomeStore(pool, "r").all()
+    assert [stored[i]["email"] for i in range(len(EMAILS))] == EMAILS
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+async def test_a_stop_during_the_fleets_pause_ends_the_run_at_once(
+    pool: ArqRedis, monkeypatch: pytest.MonkeyPatch, concurrency: int,
+) -> None:
+    """The pause (the service's Retry-After, within the run's slice) was slept through:
+    the worker drained for as long as it lasted, past its grace, and arq then cancelled
+    the batch, its lease kept (the batch then waited for the lease to expire)."""
+    await FleetPace(pool).pause(LONG)
+    read = asyncio.Event()
+    remaining = FleetPace.remaining
+
+    async def reading(self: FleetPace) -> float:
+        read.set()  # the run reads the pause: it is about to wait it out
+        return await remaining(self)
+
+    monkeypatch.setattr(FleetPace, "remaining", reading)
+    async with Sandbox() as sb, sb.client() as client:
+        ctx, stopping = stoppable(worker(client, pool, 1, concurrency=concurrency,
+                                         slice_seconds=2 * LONG))
+        run = asyncio.create_task(check_batch(ctx, "r", 0, EMAILS))
+        await asyncio.wait_for(read.wait(), 30)
+        stopping.set()
+        with pytest.raises(Retry) as retry:
+            await asyncio.wait_for(run, 30)
+        assert sb.requests == []
+        assert await OutcomeStore(pool, "r").count() == 0
+        assert not await pool.exists(lease_key("r", 0))  # let go: the batch is free
+        assert retry.value.defer_score and retry.value.defer_score > (LONG - 60) * 1000
+        monkeypatch.undo()
+        await pool.delete("fleet:pause")
+        await rest_of_the_batch_once(pool, sb, client)
+
+
+@pytest.mark.parametrize(("concurrency", "stored_first"), [(1, 0), (4, 0), (4, 3), (3, 7)])
+async def test_checks_waiting_for_the_shared_pace_are_not_sent_after_a_stop(
+    pool: ArqRedis, concurrency: int, stored_first: int,
+) -> None:
+    """``stored_first`` checks go out and are stored; then the pace holds the next
+    ``concurrency`` ones and the worker is told to stop. None of those leaves once the
+    pace lets them (they were all sent: up to ``concurrency`` a batch, paid for after
+    the signal); their moments are handed back, and the run ends with Retry."""
+    pace = HeldPace(free=stored_first)
+    store = OutcomeStore(pool, "r")
+    async with Sandbox() as sb, sb.client() as client:
+        ctx, stopping = stoppable({**worker(client, pool, 1, concurrency=concurrency,
+                                            slice_seconds=LONG), "pace": pace})
+        run = asyncio.create_task(check_batch(ctx, "r", 0, EMAILS))
+
+        async def held() -> bool:
+            return pace.waiting == concurrency and await store.count() == stored_first
+
+        await until(held, timeout=30, what="the first outcomes, then checks waiting")
+        sent_before = len(checks(sb))
+        stopping.set()
+        pace.open.set()  # the pace would let them out now
+        with pytest.raises(Retry) as retry:
+            await asyncio.wait_for(run, 30)
+        assert len(checks(sb)) == sent_before  # nothing sent after the stop
+        assert not retry.value.defer_score  # the rest goes to another worker at once
+        stored = await store.all()
+        assert {o["email"] for o in stored.values()} == set(checks(sb))  # all stored
+        assert not await pool.exists(lease_key("r", 0))
+        assert pace.unused == concurrency  # their moments handed back
+        await rest_of_the_batch_once(pool, sb, client)
+
+
+async def test_a_run_cancelled_mid_batch_lets_its_batch_go(pool: ArqRedis) -> None:
+    """arq cancels a run (a second SIGTERM, a drain past its grace): its checks are
+    cancelled with it, and the next run takes the batch at once. The lease stayed until
+    it expired (the run's budget and more: 92 s by default), each run meanwhile sending
+    nothing."""
+    async with Sandbox() as sb, sb.client() as client:
+        sb.faults.delay("/api/v1/single/check", LONG, times=None)
+        run = asyncio.create_task(check_batch(
+            worker(client, pool, 1, concurrency=2, slice_seconds=LONG), "r", 0, EMAILS))
+
+        async def sent() -> bool:
+            return len(checks(sb)) == 2
+
+        await until(sent, timeout=30, what="the checks on the wire")
+        assert await pool.exists(lease_key("r", 0))
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        assert not await pool.exists(lease_key("r", 0))
+        sb.faults.clear()
+        # The next run takes it at once (no Retry for a batch held), and ends it.
+        assert await check_batch(worker(client, pool, 2, job_try=2), "r", 0, EMAILS) == {
+            "stored": len(EMAILS), "skipped": 0}
