@@ -213,7 +213,9 @@ async def test_an_error_replaced_by_the_middleware_holds_nothing_of_the_original
         holding = asyncio.ensure_future(c.contacts.list())  # takes the one connection
         await arrived.wait()
         with pytest.raises(asyncsdk.APITimeoutError, match="connecting"):
-            await c.contacts.list(request_timeout=0.05)  # waits for it in the pool
+            # Waits for it in the pool until its time ends: long enough for a loaded
+            # machine to reach the pool first (a shorter one ended before, elsewhere).
+            await c.contacts.list(request_timeout=0.5)
         release.set()
         await holding
     (exc,) = got
