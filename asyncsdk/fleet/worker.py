@@ -62,7 +62,6 @@ from redis.exceptions import RedisError
 
 import asyncsdk
 from asyncsdk.cli.outputs import never_left
-from asyncsdk.pacing import Admission
 
 from . import config as settings
 from .config import FleetConfig
@@ -196,55 +195,6 @@ PAUSED = "the fleet was paused (the service's Retry-After)"
 STOPPED = "the worker was stopped"
 
 
-class UntilStopped:
-    """A batch's send policy: the fleet's shared pace until the worker is told to stop
-    (``stopped`` done): from then on no check leaves, one already waiting for its moment
-    included (not admitted: not sent, its moment handed back unused, its input left to
-    the next run). ``check_many`` ends such waits only once its input fails, and reads
-    its input only when a check ends: behind a pace that holds them, the checks waiting
-    when SIGTERM came were all sent after it, up to ``concurrency`` a batch."""
-
-    def __init__(self, pace: SharedPace, stopped: asyncio.Future[Any]) -> None:
-        self.pace = pace
-        self.stopped = stopped
-
-    @property
-    def held_until(self) -> float:
-        return self.pace.held_until
-
-    async def admit(self, deadline: float) -> Admission | None:
-        if self.stopped.done():
-            return None
-        moment = asyncio.get_running_loop().create_task(self.pace.admit(deadline))
-        try:
-            await asyncio.wait((moment, self.stopped), return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
-            self.unused(moment)  # the check was cancelled: so is its wait (ours)
-            raise
-        if not self.stopped.done():
-            return moment.result()
-        self.unused(moment)
-        await asyncio.gather(moment, return_exceptions=True)
-        return None
-
-    def unused(self, moment: asyncio.Task[Admission | None]) -> None:
-        """End ``moment``'s wait; a moment it was given already is handed back unused
-        (one given later is handed back by the shared pace itself)."""
-        if not moment.done():
-            moment.cancel()
-        elif not moment.cancelled() and moment.exception() is None:
-            admission = moment.result()
-            if admission is not None:
-                self.pace.report(admission, None, None)
-
-    def report(self, admission: Admission, status: int | None,
-               retry_after: float | None) -> None:
-        self.pace.report(admission, status, retry_after)
-
-    def resends_free(self, status: int) -> bool:
-        return self.pace.resends_free(status)
-
-
 async def _check_batch(
     ctx: dict[str, Any], run: str, start: int, emails: list[str]
 ) -> dict[str, int]:
@@ -370,11 +320,12 @@ class BatchRun:
         # The fleet's shared pace, not the client's own, says when each check leaves
         # and hears every answer; a 429 is sent again after its wait, without spending
         # a retry, within request_timeout.
+        # ``stop``: once the worker is stopping no check leaves, one already waiting for
+        # its moment of the pace included (not attempted: its input is the next run's).
         self.stopped = self.loop.create_task(self.stopping.wait())
         checks = client.validation.check_many(
-            self.feed(), concurrency=self.config.concurrency,
-            pace=UntilStopped(self.shared_pace, self.stopped),
-            request_timeout=self.config.request_timeout)
+            self.feed(), concurrency=self.config.concurrency, pace=self.shared_pace,
+            request_timeout=self.config.request_timeout, stop=self.stopping)
         try:
             async with aclosing(checks) as outcomes:
                 async for outcome in outcomes:
@@ -385,8 +336,8 @@ class BatchRun:
     async def handle(self, outcome: asyncsdk.CheckOutcome) -> None:
         """Store a final outcome (any, on the last try); note a transient failure."""
         index = self.sent[outcome.email].popleft()
-        if (self.stopping.is_set() and outcome.error is not None
-                and never_left(outcome.error)):
+        if self.stopping.is_set() and (not outcome.attempted or (
+                outcome.error is not None and never_left(outcome.error))):
             self.unstored.release()  # kept from leaving by the stop: the next run's
             return
         if isinstance(outcome.error, asyncsdk.RateLimitError):

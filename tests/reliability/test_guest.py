@@ -51,9 +51,7 @@ OWN_CANCELS = {
     "_core/pace.py": 1,  # its own sleep task of a long paced wait the rate's speed-up ended
     "resources/validation/check_many.py": 2,  # its own worker tasks (a stop ends their waits)
     "fleet/shared_pace.py": 1,  # its own reserving and telling tasks (aclose)
-    # a batch's own watch of the worker's stop, and its own wait for a moment of the
-    # shared pace (UntilStopped: ended by the stop, or by its check's cancellation)
-    "fleet/worker.py": 2,
+    "fleet/worker.py": 1,  # a batch's own watch of the worker's stop
 }
 
 
