@@ -9,7 +9,7 @@ from typing import Any
 from asyncsdk import InvalidInputError
 
 from ._resources import new_contact_record
-from ._state import Account, HostedFile, JobOutcome, SandboxState
+from ._state import Account, HostedFile, JobOutcome, SandboxState, not_serving
 from ._synthetic import synthetic_job
 
 __all__ = ["DEMO_SENDER_DOMAIN", "SandboxData"]
@@ -52,7 +52,16 @@ class SandboxData:
         self.account().credit = value
 
     def verify_domain(self, domain: str) -> None:
-        """Let mail be sent from addresses at ``domain`` (exact, case-insensitive)."""
+        """Let mail be sent from addresses at ``domain`` (exact, case-insensitive).
+
+        Raises:
+            InvalidInputError: ``domain`` is no domain name (not a str, empty, or with
+                an ``@`` or a space).
+        """
+        if not isinstance(domain, str) or not domain.strip(".") or any(
+                c in domain for c in "@ \t\r\n/"):
+            raise InvalidInputError(f"verified_domains: expected a domain name such as "
+                                    f"'example.com', got {domain!r}", field="verified_domains")
         self.state.verified_domains.add(domain.lower())
 
     # -- files and jobs ------------------------------------------------------------------------
@@ -71,8 +80,8 @@ class SandboxData:
         """
         if not isinstance(name, str) or name in ("", ".", ".."):
             raise InvalidInputError(f"name: expected a file name, got {name!r}", field="name")
-        if not self.state.base_url:  # before start the URL has no port yet
-            raise RuntimeError("the sandbox is not started; use 'async with Sandbox()'")
+        if not self.state.base_url or self.state.closed:  # no port yet, or none now
+            raise RuntimeError(not_serving(self.state))
         raw = data.encode() if isinstance(data, str) else bytes(data)
         return self.state.host(HostedFile(name, content_type, data=raw))
 
