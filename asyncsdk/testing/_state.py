@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import math
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -181,6 +182,8 @@ class SandboxState:
     """Fetches the files of jobs/create; opened by ``Sandbox.start``."""
     closed: bool = False
     """Closed after a start (its URL leads nowhere until it starts again)."""
+    clock: Callable[[], float] = time.monotonic
+    """What jobs' ``job_seconds`` are timed on (``Sandbox.use_clock``)."""
     in_flight: int = 0
     max_in_flight: int = 0
     #: The tasks answering requests now (``Sandbox.close`` ends those still running:

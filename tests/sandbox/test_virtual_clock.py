@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 
+from asyncsdk import InvalidInputError
 from asyncsdk.testing import RateLimit, Sandbox, VirtualClock
 
 #: Only a guard against a hang: every wait here is virtual.
@@ -89,3 +90,38 @@ async def test_check_many_on_a_virtual_clock_answers_every_input(
     assert stats.answered == emails
     assert stats.first is not None and stats.last is not None
     assert stats.answered <= burst + rate * (stats.last - stats.first) + 1e-6
+
+
+async def test_a_job_timed_in_seconds_ends_on_the_clients_virtual_clock() -> None:
+    """``job_seconds`` ran on the real clock: a client on a ``VirtualClock`` polled
+    through its whole deadline in no real time and met ``JobTimeoutError``."""
+    async with Sandbox(job_seconds=90.0, rate_limit=RateLimit(rate=1, burst=1)) as sb:
+        clock = VirtualClock(start=1000.0)
+        sb.use_clock(clock.now)
+        assert sb.limits.clock == clock.now  # the service limit too
+        async with sb.client(clock=clock) as client:
+            job = await client.validation.create_job(sb.host_file(b"ann@example.com\n"))
+            await asyncio.wait_for(job.wait(deadline=600), HANG_GUARD)
+            assert [row.email async for row in job.rows()] == ["ann@example.com"]
+    assert 1090.0 <= clock.now() < 1090.0 + 60  # at most one poll pause late
+
+
+async def test_a_job_running_when_the_clock_changes_keeps_the_time_it_has_left() -> None:
+    async with Sandbox(job_seconds=3600.0) as sb:
+        async with sb.client() as client:
+            job = await client.validation.create_job(sb.host_file(b"ann@example.com\n"))
+        clock = VirtualClock()
+        sb.use_clock(clock.now)
+        async with sb.client(clock=clock) as client:
+            assert await client.validation.job(job.job_id).status() == "processing"
+            clock.advance(3590.0)
+            assert await client.validation.job(job.job_id).status() == "processing"
+            clock.advance(10.0)
+            assert await client.validation.job(job.job_id).status() == "success"
+
+
+def test_use_clock_refuses_what_is_no_clock() -> None:
+    sb = Sandbox()
+    with pytest.raises(InvalidInputError) as caught:
+        sb.use_clock(VirtualClock())  # type: ignore[arg-type]  # the clock, not its now
+    assert caught.value.field == "clock"
