@@ -3,11 +3,12 @@ finished jobs, and stored objects (``Sandbox`` inherits these methods)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from asyncsdk import InvalidInputError
 
+from ._limits import RateLimits
 from ._resources import new_contact_record
 from ._state import Account, HostedFile, JobOutcome, SandboxState, not_serving
 from ._synthetic import synthetic_job
@@ -22,6 +23,7 @@ class SandboxData:
 
     state: SandboxState
     api_key: str
+    limits: RateLimits
 
     # -- accounts, credit, domains -----------------------------------------------------------
     def add_account(self, api_key: str, username: str, *, credit: int | None = None) -> Account:
@@ -63,6 +65,21 @@ class SandboxData:
             raise InvalidInputError(f"verified_domains: expected a domain name such as "
                                     f"'example.com', got {domain!r}", field="verified_domains")
         self.state.verified_domains.add(domain.lower())
+
+    def use_clock(self, now: Callable[[], float]) -> None:
+        """Time the sandbox on ``now`` from here on (``sb.use_clock(clock.now)`` with a
+        client's ``VirtualClock``): jobs' ``job_seconds`` and the service limit
+        (``sb.limits.use_clock``). A job already running keeps the time it has left.
+
+        Raises:
+            InvalidInputError: ``now`` is not callable.
+        """
+        self.limits.use_clock(now)  # checks it
+        state = self.state
+        shift = now() - state.clock()
+        for job in state.jobs.values():
+            job.created_at += shift
+        state.clock = now
 
     # -- files and jobs ------------------------------------------------------------------------
     def host_file(

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import socket
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TextIO
 
 import aiohttp
@@ -263,21 +263,6 @@ class Sandbox(SandboxData):
             domains = ", ".join(sorted(self.state.verified_domains))
             lines.append(f"  verified sender domains: {domains}")
         return "\n".join(lines)
-
-    def use_clock(self, now: Callable[[], float]) -> None:
-        """Time the sandbox on ``now`` from here on (``sb.use_clock(clock.now)`` with a
-        client's ``VirtualClock``): jobs' ``job_seconds`` and the service limit
-        (``sb.limits.use_clock``). A job already running keeps the time it has left.
-
-        Raises:
-            InvalidInputError: ``now`` is not callable.
-        """
-        self.limits.use_clock(now)  # checks it
-        state = self.state
-        shift = now() - state.clock()
-        for job in state.jobs.values():
-            job.created_at += shift
-        state.clock = now
 
     # -- observation: read-only views of ``self.state`` ---------------------------------------
     settings = StateView[Settings]("The behaviour switches (mutable).")
