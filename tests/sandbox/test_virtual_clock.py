@@ -50,17 +50,18 @@ async def test_a_cancelled_sleep_holds_no_other_back() -> None:
 def test_a_clock_left_sleeping_by_one_loop_serves_the_next() -> None:
     clock = VirtualClock()
 
-    async def leave_one_sleeping() -> None:
-        left = asyncio.ensure_future(clock.sleep(5.0))  # ended by asyncio.run, not woken
-        await asyncio.sleep(0)
-        assert not left.done()
+    async def leave_some_sleeping() -> None:
+        left = [asyncio.ensure_future(clock.sleep(s)) for s in (5.0, 10.0, 20.0)]
+        await asyncio.sleep(0)  # they sleep; asyncio.run then ends them, not the clock
+        assert not all(task.done() for task in left)
 
-    async def sleep_once() -> None:
+    async def sleep_once() -> float:
+        before = clock.now()
         await asyncio.wait_for(clock.sleep(1.0), HANG_GUARD)
+        return clock.now() - before
 
-    asyncio.run(leave_one_sleeping())
-    asyncio.run(sleep_once())
-    assert clock.now() == 1.0
+    asyncio.run(leave_some_sleeping())
+    assert asyncio.run(sleep_once()) == 1.0
 
 
 async def test_sleeps_alongside_real_io_end() -> None:
