@@ -60,7 +60,8 @@ Jobs
     duplicates kept. A malformed address in a file gets the verdict ``Bounce``.
     ``sb.host_file(data)`` serves a file and returns its URL. A job answers
     ``{"status": "processing"}`` to ``job_polls`` (2) status polls, or for
-    ``job_seconds``, then ``{"status": "success"}`` (or ``{"status": "fail"}``, with no
+    ``job_seconds`` (on ``time.monotonic``, or the clock given to ``sb.use_clock``), then
+    ``{"status": "success"}`` (or ``{"status": "fail"}``, with no
     error text, after ``sb.fail_next_job()`` or with ``job_outcome="fail"``). Download
     before then: "List is currently Processing. Please wait some times."; a job of
     another account (or none): "This Job Id not associated to your users."; download

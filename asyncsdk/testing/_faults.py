@@ -138,14 +138,21 @@ class Faults:
         Returns:
             The rule, whose ``remaining`` and ``hits`` can be inspected.
         Raises:
-            ValueError: on an unknown kind or a negative ``times``;
-                ``InvalidInputError`` (a ``ValueError``) on a ``status`` that is no
-                HTTP status of an answer (200 to 599).
+            InvalidInputError (a ``ValueError``), naming the argument: an unknown
+                ``kind``; a ``path`` that no request path can match (not ``*`` nor
+                starting with ``/``, a query or ``#`` in it, ``*`` before its end);
+                ``times`` not an int >= 0 nor None; an option the kind does not take,
+                or a value it cannot use (a ``status`` outside 200 to 599, negative
+                ``seconds`` or ``retry_after``).
         """
-        if times is not None and times < 0:
-            raise ValueError("times must be >= 0 or None")
-        _check_status(options)
-        rule = Fault(path, FaultKind(kind), times, method, dict(options))
+        chosen = _kind(kind)
+        _check_path(path, "path")
+        if times is not None and (type(times) is not int or times < 0):
+            raise InvalidInputError(f"times: expected an int >= 0 (that many requests) or "
+                                    f"None (all of them), got {times!r}", field="times")
+        _check_method(method)
+        _check_options(options, (chosen,))
+        rule = Fault(path, chosen, times, method, dict(options))
         self._rules.append(rule)
         return rule
 
@@ -232,12 +239,14 @@ class Faults:
         Raises:
             ValueError: if ``rate`` is outside [0, 1] or ``kinds`` is empty.
         """
-        if not 0.0 <= rate <= 1.0:
-            raise ValueError("rate must be within [0, 1]")
-        chosen = tuple(FaultKind(k) for k in kinds)
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0.0 <= rate <= 1.0:
+            raise InvalidInputError(f"rate: expected a probability from 0 to 1, got {rate!r}",
+                                    field="rate")
+        chosen = tuple(_kind(k) for k in kinds)
         if not chosen:
-            raise ValueError("kinds must not be empty")
-        _check_status(options)
+            raise InvalidInputError("kinds: expected at least one FaultKind", field="kinds")
+        _check_path(path, "path")
+        _check_options(options, chosen)
         defaults: dict[str, Any] = {"status": 503, "seconds": 0.01, "retry_after": 0}
         self._random = _RandomFaults(
             rate, chosen, path, {**defaults, **options}, _random.Random(seed)
@@ -271,6 +280,67 @@ class Faults:
             kind = chance.rng.choice(chance.kinds)
             return Fault(path, kind, 0, None, chance.options, 1)
         return None
+
+
+#: The options each kind reads (any other was silently ignored: a typo went unseen).
+OPTIONS: dict[FaultKind, frozenset[str]] = {
+    FaultKind.RESET: frozenset({"process"}),
+    FaultKind.STATUS: frozenset({"status", "retry_after", "body"}),
+    FaultKind.RATE_LIMIT: frozenset({"retry_after"}),
+    FaultKind.DELAY: frozenset({"seconds"}),
+    FaultKind.INVALID_JSON: frozenset(),
+    FaultKind.HTML_ERROR: frozenset({"status"}),
+    FaultKind.TRUNCATED: frozenset(),
+    FaultKind.WRONG_CONTENT_TYPE: frozenset({"content_type"}),
+}
+
+
+def _kind(kind: object) -> FaultKind:
+    try:
+        return FaultKind(kind)
+    except ValueError:
+        names = ", ".join(repr(k.value) for k in FaultKind)
+        raise InvalidInputError(f"kind: expected a FaultKind or one of {names}, got "
+                                f"{kind!r}", field="kind") from None
+
+
+def _check_path(path: object, field: str) -> None:
+    """A pattern some request path can match: ``*``, or ``/...`` with at most a final
+    ``*`` (one without the slash, with a query, or a full URL never matched)."""
+    if not (isinstance(path, str) and (path == "*" or (
+            path.startswith("/") and "*" not in path[:-1] and not set("?#") & set(path)))):
+        raise InvalidInputError(f"{field}: expected a request path such as "
+                                f"'/api/v1/single/check', or a prefix ending in '*' "
+                                f"('/api/v1/jobs/*', '*'), got {path!r}", field=field)
+
+
+def _check_method(method: object) -> None:
+    if method is not None and not (isinstance(method, str) and method.isalpha()):
+        raise InvalidInputError(f"method: expected an HTTP method such as 'GET', or None "
+                                f"(any), got {method!r}", field="method")
+
+
+def _check_options(options: dict[str, Any], kinds: tuple[FaultKind, ...]) -> None:
+    taken = frozenset().union(*(OPTIONS[kind] for kind in kinds))
+    for name in options:
+        if name not in taken:
+            allowed = ", ".join(sorted(taken)) or "none"
+            raise InvalidInputError(f"{name}: not an option of {_names(kinds)} (its "
+                                    f"options: {allowed})", field=name)
+    _check_status(options)
+    for name in ("seconds", "retry_after"):
+        value = options.get(name)
+        if value is None or (isinstance(value, str) and value.strip() and name != "seconds"):
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+                0 <= value < float("inf")):
+            also = " or an HTTP date's text, or None" if name == "retry_after" else ""
+            raise InvalidInputError(f"{name}: expected a finite number of seconds >= 0"
+                                    f"{also}, got {value!r}", field=name)
+
+
+def _names(kinds: tuple[FaultKind, ...]) -> str:
+    return " / ".join(repr(kind.value) for kind in kinds)
 
 
 def _check_status(options: dict[str, Any]) -> None:

@@ -79,9 +79,15 @@ class aioresponses(_aioresponses):  # the name it stands in for
         """aioresponses' ``add``, with ``response_class`` defaulting to
         ``MockedResponse`` (its keyword arguments: ``status``, ``body``, ``payload``,
         ``headers``, ``exception``, ``repeat``, ``callback``...)."""
-        if not args:
-            if kwargs.get("response_class") is None:
-                kwargs["response_class"] = MockedResponse
-            if kwargs.get("callback") is not None:
-                kwargs["callback"] = _callback(kwargs["callback"])
-        super().add(url, method, *args, **kwargs)
+        # Bound by name first: a status, body... given by position used to skip the
+        # default (every such mock failed on aiohttp 3.14 with a TypeError).
+        given = _ADD.bind(self, url, method, *args, **kwargs).arguments
+        given.pop("self")
+        if given.get("response_class") is None:
+            given["response_class"] = MockedResponse
+        if given.get("callback") is not None:
+            given["callback"] = _callback(given["callback"])
+        super().add(**given)
+
+
+_ADD = inspect.signature(_aioresponses.add)

@@ -20,16 +20,24 @@ __all__ = ["vcr_config"]
 
 _NAMES = "|".join(sorted(map(re.escape, CREDENTIAL_FIELDS), key=len, reverse=True))
 #: A credential field echoed in text: ``name=value`` (a query or form, or one
-#: percent-encoded inside another URL), or ``"name": "value"`` (JSON), the name not
-#: part of a longer one. Groups 1 and 2 keep the name and separator; the value goes.
+#: percent-encoded inside another URL, itself quoted inside another, any times over),
+#: or ``"name": "value"`` (JSON, or JSON quoted inside a JSON string, any times over:
+#: ``\"name\": \"value\"``), the name not part of a longer one. The named groups
+#: keep what precedes the value; the value goes.
 _ECHOED = re.compile(
-    rf"(?:(?<![\w%.-])|(?<=%3[fF])|(?<=%26)|(?<=%3[bB]))((?:{_NAMES})(?:=|%3[dD]))(?:[^&;\s\"'<>#%]|%(?!26|3[bB])[0-9A-Fa-f]{{2}})*"
-    rf"|(\"(?:{_NAMES})\"\s*:\s*\")(?:[^\"\\]|\\.)*(?=\")",
+    rf"(?:(?<![\w%.-])|(?P<start>%(?:25)*(?:3[fF]|26|3[bB])))"
+    rf"(?P<field>(?:{_NAMES})(?:=|%(?:25)*3[dD]))"
+    rf"(?:[^&;\s\"'<>#%\\]|%(?!(?:25)*(?:26|3[bB]))[0-9A-Fa-f]{{2}})*"
+    rf"|(?P<json>\"(?:{_NAMES})\"\s*:\s*\")(?:[^\"\\]|\\.)*(?=\")"
+    rf"|(?P<escaped>(?P<slashes>\\+)\"(?:{_NAMES})(?P=slashes)\"\s*:\s*(?P=slashes)\")"
+    rf"[^\"\\]*",
     re.IGNORECASE)
 
 
 def _redacted_text(text: str) -> str:
-    return _ECHOED.sub(lambda m: (m.group(1) or m.group(2)) + "REDACTED", text)
+    return _ECHOED.sub(lambda m: "".join(
+        m.group(name) or "" for name in ("start", "field", "json", "escaped")) + "REDACTED",
+        text)
 
 
 def _redacted(value: Any) -> Any:

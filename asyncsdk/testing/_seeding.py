@@ -3,13 +3,14 @@ finished jobs, and stored objects (``Sandbox`` inherits these methods)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from asyncsdk import InvalidInputError
 
+from ._limits import RateLimits
 from ._resources import new_contact_record
-from ._state import Account, HostedFile, JobOutcome, SandboxState
+from ._state import Account, HostedFile, JobOutcome, SandboxState, not_serving
 from ._synthetic import synthetic_job
 
 __all__ = ["DEMO_SENDER_DOMAIN", "SandboxData"]
@@ -22,6 +23,7 @@ class SandboxData:
 
     state: SandboxState
     api_key: str
+    limits: RateLimits
 
     # -- accounts, credit, domains -----------------------------------------------------------
     def add_account(self, api_key: str, username: str, *, credit: int | None = None) -> Account:
@@ -52,8 +54,32 @@ class SandboxData:
         self.account().credit = value
 
     def verify_domain(self, domain: str) -> None:
-        """Let mail be sent from addresses at ``domain`` (exact, case-insensitive)."""
+        """Let mail be sent from addresses at ``domain`` (exact, case-insensitive).
+
+        Raises:
+            InvalidInputError: ``domain`` is no domain name (not a str, empty, or with
+                an ``@`` or a space).
+        """
+        if not isinstance(domain, str) or not domain.strip(".") or any(
+                c in domain for c in "@ \t\r\n/"):
+            raise InvalidInputError(f"verified_domains: expected a domain name such as "
+                                    f"'example.com', got {domain!r}", field="verified_domains")
         self.state.verified_domains.add(domain.lower())
+
+    def use_clock(self, now: Callable[[], float]) -> None:
+        """Time the sandbox on ``now`` from here on (``sb.use_clock(clock.now)`` with a
+        client's ``VirtualClock``): jobs' ``job_seconds`` and the service limit
+        (``sb.limits.use_clock``). A job already running keeps the time it has left.
+
+        Raises:
+            InvalidInputError: ``now`` is not callable.
+        """
+        self.limits.use_clock(now)  # checks it
+        state = self.state
+        shift = now() - state.clock()
+        for job in state.jobs.values():
+            job.created_at += shift
+        state.clock = now
 
     # -- files and jobs ------------------------------------------------------------------------
     def host_file(
@@ -71,8 +97,8 @@ class SandboxData:
         """
         if not isinstance(name, str) or name in ("", ".", ".."):
             raise InvalidInputError(f"name: expected a file name, got {name!r}", field="name")
-        if not self.state.base_url:  # before start the URL has no port yet
-            raise RuntimeError("the sandbox is not started; use 'async with Sandbox()'")
+        if not self.state.base_url or self.state.closed:  # no port yet, or none now
+            raise RuntimeError(not_serving(self.state))
         raw = data.encode() if isinstance(data, str) else bytes(data)
         return self.state.host(HostedFile(name, content_type, data=raw))
 

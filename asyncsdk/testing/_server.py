@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 import aiohttp
 from aiohttp import web
 
+from asyncsdk import InvalidInputError
+
 from . import _mail, _resources, _validation
 from ._control import LIMIT_PATH, limit_routes
 from ._faults import Faults
@@ -30,6 +32,7 @@ from ._state import (
     SandboxState,
     Settings,
     StateView,
+    not_serving,
 )
 
 if TYPE_CHECKING:
@@ -103,6 +106,7 @@ class Sandbox(SandboxData):
         chunk_size: int = 64 * 1024,
         rate_limit: RateLimit | None = None,
     ) -> None:
+        _check_server_options(host, port, rules, verified_domains)
         self.host = host
         self.port = port
         self.api_key = api_key
@@ -163,7 +167,7 @@ class Sandbox(SandboxData):
         except BaseException:
             await runner.cleanup()
             raise
-        self._runner = runner
+        self._runner, self.state.closed = runner, False
         self.port = int(runner.addresses[0][1])
         self._base_url = f"http://{_url_host(self.host)}:{self.port}"
         self.state.base_url = self._base_url
@@ -179,6 +183,8 @@ class Sandbox(SandboxData):
         no task of the sandbox outlives it."""
         runner, self._runner = self._runner, None
         if runner is not None:
+            # Its URL leads nowhere now: client() and host_file() say so.
+            self.state.closed = True
             await runner.cleanup()  # closes the connections: most handlers end with them
             # Cancelled only now: before, a handler writing to a connection that then
             # broke would leave its "Connection lost" unretrieved (aiohttp 3.12).
@@ -207,24 +213,35 @@ class Sandbox(SandboxData):
 
     @property
     def base_url(self) -> str:
-        """``http://127.0.0.1:PORT`` (no trailing slash).
+        """``http://127.0.0.1:PORT`` (no trailing slash); after ``close()``, the URL it
+        served (``client()`` and ``host_file()`` then refuse, saying it is closed).
 
         Raises:
             RuntimeError: before ``start()``.
         """
         if self._base_url is None:
-            raise RuntimeError("the sandbox is not started; use 'async with Sandbox()'")
+            raise RuntimeError(not_serving(self.state))
         return self._base_url
+
+    def _serving_url(self) -> str:
+        """``base_url`` while the sandbox serves; else RuntimeError saying why not."""
+        if self.state.closed:
+            raise RuntimeError(not_serving(self.state))
+        return self.base_url
 
     def client(self, **kwargs: Any) -> Client:
         """A ``asyncsdk.Client`` of this sandbox; ``kwargs`` go to ``Client`` and win over
         the defaults: the primary account's ``api_key`` and ``username``, the sandbox's
         ``base_url`` (``sb.client(api_key="key-2", username="u2")`` for another account
-        made with ``add_account``)."""
+        made with ``add_account``).
+
+        Raises:
+            RuntimeError: before ``start()`` or after ``close()``, saying which.
+        """
         from asyncsdk import Client
 
         defaults = {"api_key": self.api_key, "username": self.username,
-                    "base_url": self.base_url}
+                    "base_url": self._serving_url()}
         return Client(**{**defaults, **kwargs})
 
     def banner(self) -> str:
@@ -263,6 +280,26 @@ class Sandbox(SandboxData):
         """Forget recorded requests and restart ``max_in_flight`` from now."""
         self.state.requests.clear()
         self.state.max_in_flight = self.state.in_flight
+
+
+def _check_server_options(host: object, port: object, rules: object,
+                          verified_domains: object) -> None:
+    """Refuse at once what would fail later, or silently: a port bind() refuses, a str
+    of domains (each of its letters verified instead), rules that are no rules (every
+    check answered 500)."""
+    if not isinstance(host, str) or not host:
+        raise InvalidInputError(f"host: expected an interface to bind, such as "
+                                f"'127.0.0.1', got {host!r}", field="host")
+    if type(port) is not int or not 0 <= port <= 65535:
+        raise InvalidInputError(f"port: expected an int from 0 (a free port) to 65535, "
+                                f"got {port!r}", field="port")
+    if rules is not None and not isinstance(rules, ValidationRules):
+        raise InvalidInputError(f"rules: expected an asyncsdk.testing.ValidationRules or "
+                                f"None, got {type(rules).__name__}", field="rules")
+    if isinstance(verified_domains, (str, bytes)) or not isinstance(verified_domains, Iterable):
+        raise InvalidInputError(f"verified_domains: expected a list of domain names "
+                                f"(['example.com']), got {verified_domains!r}",
+                                field="verified_domains")
 
 
 def describe(limit: RateLimit) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import math
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -179,6 +180,10 @@ class SandboxState:
     fail_next_jobs: int = 0
     http: aiohttp.ClientSession | None = None
     """Fetches the files of jobs/create; opened by ``Sandbox.start``."""
+    closed: bool = False
+    """Closed after a start (its URL leads nowhere until it starts again)."""
+    clock: Callable[[], float] = time.monotonic
+    """What jobs' ``job_seconds`` are timed on (``Sandbox.use_clock``)."""
     in_flight: int = 0
     max_in_flight: int = 0
     #: The tasks answering requests now (``Sandbox.close`` ends those still running:
@@ -243,6 +248,14 @@ class SandboxState:
         job.forced = ended
         self.jobs[job.id] = job
         return job
+
+
+def not_serving(state: SandboxState) -> str:
+    """Why a sandbox has no URL to give: not started yet, or closed."""
+    if state.closed:
+        return ("the sandbox is closed: its URL leads nowhere; use it inside its "
+                "'async with Sandbox()' block (or start() it again)")
+    return "the sandbox is not started; use 'async with Sandbox()'"
 
 
 STATE_KEY = web.AppKey("asyncsdk_sandbox_state", SandboxState)

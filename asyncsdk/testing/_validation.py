@@ -294,8 +294,7 @@ async def jobs_create(request: web.Request) -> web.Response:
         )
         for email, name in addresses
     ]
-    now = asyncio.get_running_loop().time()
-    job = state.new_job(account.api_key, lambda: iter(rows), len(rows), now)
+    job = state.new_job(account.api_key, lambda: iter(rows), len(rows), state.clock())
     return web.json_response({"status": "success", "job_id": job.id})
 
 
@@ -311,14 +310,14 @@ async def jobs_status(request: web.Request) -> web.Response:
     job = _owned_job(request, account)
     # A job's own failure is {"status": "fail"} with no error text: an error text would
     # mean the *request* failed.
-    return web.json_response({"status": job.poll(asyncio.get_running_loop().time())})
+    return web.json_response({"status": job.poll(_state(request).clock())})
 
 
 async def jobs_download(request: web.Request) -> web.StreamResponse:
     state = _state(request)
     account = _login(request, ("job_id",), _texts.REQUIRED_NO_DOT)
     job = _owned_job(request, account)
-    if not job.is_done(asyncio.get_running_loop().time()):
+    if not job.is_done(state.clock()):
         raise _fail(_texts.JOB_PROCESSING)
     if job.final_status == "fail":
         raise _fail(_texts.JOB_FAILED_DOWNLOAD)

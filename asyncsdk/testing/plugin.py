@@ -49,6 +49,20 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Refuse the marker on a test whose ``sandbox`` would never read it (one made by
+    ``shared_sandbox``, or a fixture of the user's own): its options were silently lost."""
+    if item.get_closest_marker(MARKER) is None:
+        return
+    names = getattr(item, "fixturenames", ())
+    if "sandbox" in names and "sandbox_options" not in names:
+        pytest.fail(f"@pytest.mark.{MARKER}(...) has no effect on this test: its 'sandbox' "
+                    "fixture is not the plugin's (shared_sandbox(...) or one of your own) "
+                    "and takes no marker options; give a shared sandbox its options in "
+                    "shared_sandbox(scope=..., **options)", pytrace=False)
+
+
 @contextlib.contextmanager
 def threaded_sandbox(**options: Any) -> Iterator[Sandbox]:
     """A started ``Sandbox`` served by its own event loop in a background thread.
@@ -85,7 +99,7 @@ def shared_sandbox(scope: Scope = "module", **options: Any) -> Callable[..., Ite
 
     ``sandbox_client`` then gives each test its own client of that one sandbox. State
     (stored data, credit, ``requests``) carries over from test to test. Markers do not
-    apply to a shared sandbox: pass its options here.
+    apply to a shared sandbox (a test marked so fails, saying so): pass its options here.
     """
 
     def sandbox() -> Iterator[Sandbox]:
@@ -102,8 +116,27 @@ def sandbox_options(request: pytest.FixtureRequest) -> dict[str, Any]:
     the outermost to the closest. Override this fixture to set options for a module."""
     options: dict[str, Any] = {}
     for marker in reversed(list(request.node.iter_markers(MARKER))):
+        if marker.args:
+            pytest.fail(f"@pytest.mark.{MARKER} takes Sandbox keywords only "
+                        f"({MARKER}(credit=0)), got the positional argument(s) "
+                        f"{marker.args!r}", pytrace=False)
         options.update(marker.kwargs)
     return options
+
+
+def _unknown_options(options: dict[str, Any]) -> str | None:
+    """Why ``options`` are not all ``Sandbox`` keywords (naming the first that is not),
+    or None."""
+    import inspect
+
+    from . import Sandbox
+
+    known = [name for name in inspect.signature(Sandbox).parameters if name != "self"]
+    unknown = [name for name in options if name not in known]
+    if not unknown:
+        return None
+    return (f"@pytest.mark.{MARKER} / sandbox_options: unknown Sandbox option "
+            f"{unknown[0]!r}; the options are: {', '.join(known)}")
 
 
 def _loop_scope_mismatch(request: pytest.FixtureRequest) -> str | None:
@@ -142,9 +175,9 @@ if HAVE_PYTEST_ASYNCIO:
         a test whose loop scope differs from the fixtures' fails at once, saying so)."""
         from . import Sandbox
 
-        mismatch = _loop_scope_mismatch(request)
-        if mismatch is not None:
-            pytest.fail(mismatch, pytrace=False)
+        refusal = _loop_scope_mismatch(request) or _unknown_options(sandbox_options)
+        if refusal is not None:
+            pytest.fail(refusal, pytrace=False)
         async with Sandbox(**sandbox_options) as sb:
             yield sb
 
