@@ -8,7 +8,11 @@ aiohttp's ``ClientTimeout`` (``TimeLimits``).
   timeout there is told apart as "surely not sent".
 * An attempt of an unsafe operation is never abandoned early (it may have arrived): the
   rest of the budget bounds it.
-* A stream (a download) bounds the wait for a connection and each read, not its length.
+* A stream (a download) bounds the wait for a connection and each read, not its length;
+  the wait for its head (redirects included) is bounded by the rest of the budget (the
+  transport's ``wait_for``: aiohttp has no bound for a stream's head alone).
+* No bound is rounded up to a whole second (aiohttp's default from 5 s on: up to a second
+  past the budget): every ``ClientTimeout`` here has ``ceil_threshold=inf``.
 """
 
 from __future__ import annotations
@@ -80,7 +84,7 @@ class TimeLimits:
         """The ``ClientTimeout`` of an attempt with ``remaining`` seconds of the budget
         left: bounded by ``per_attempt`` (a safe operation), never past the budget."""
         if per_attempt is None:
-            return aiohttp.ClientTimeout(total=remaining)
+            return aiohttp.ClientTimeout(total=remaining, ceil_threshold=math.inf)
         total = min(per_attempt + CONNECT_MARGIN, remaining)
         cached = self._bounds.get(total)
         if cached is None:
@@ -96,4 +100,5 @@ class TimeLimits:
     def stream(remaining: float, budget: float) -> aiohttp.ClientTimeout:
         """The ``ClientTimeout`` of a stream: no total (a download may take long); the
         wait for a connection and every read bounded (a stall must not hang)."""
-        return aiohttp.ClientTimeout(total=None, connect=remaining, sock_read=budget)
+        return aiohttp.ClientTimeout(total=None, connect=remaining, sock_read=budget,
+                                     ceil_threshold=math.inf)

@@ -1,0 +1,90 @@
+"""A call's budget bounds the whole call, whatever stage the server stalls at: a
+stream's head (its redirects, an attempt made late in the budget) included, and no
+bound is rounded up past it (``_core.timeouts``)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from scripted_server import DOWNLOAD_PATH, ScriptedServer, scripted_server
+
+import asyncsdk
+from asyncsdk._core.timeouts import TimeLimits
+from asyncsdk.testing import VirtualClock
+
+HANG = 20.0  # only reached if the call outlives its budget: the test then fails
+
+Stream = Callable[[asyncsdk.ValidationJob, float], Awaitable[Any]]
+
+
+async def _rows(job: asyncsdk.ValidationJob, budget: float) -> Any:
+    return [row async for row in job.rows(request_timeout=budget)]
+
+
+def _download(tmp: Path) -> Stream:
+    async def download(job: asyncsdk.ValidationJob, budget: float) -> Any:
+        return await job.download(tmp / "out.csv", request_timeout=budget)
+    return download
+
+
+@pytest.fixture(params=["rows", "download"])
+def stream(request: pytest.FixtureRequest, tmp_path: Path) -> Stream:
+    return _rows if request.param == "rows" else _download(tmp_path)
+
+
+def _slow_hops(server: ScriptedServer, hop: float) -> None:
+    """Every request is redirected to the next hop, each after ``hop`` seconds: a loop
+    of redirects, each well within a read's bound, that never ends."""
+    async def script(request: web.Request) -> web.StreamResponse:
+        await asyncio.sleep(hop)  # the server's own slowness, not a wait for something
+        raise web.HTTPFound(f"{DOWNLOAD_PATH}?hop={server.count(DOWNLOAD_PATH)}")
+    server.on(DOWNLOAD_PATH, script)
+
+
+async def test_a_stream_redirected_slowly_ends_at_its_budget(stream: Stream) -> None:
+    """Before: each hop had the whole budget to answer (aiohttp bounds a stream's reads,
+    not its head), so ten slow hops ran to ``TooManyRedirects`` far past the budget."""
+    async with scripted_server() as server:
+        _slow_hops(server, 0.15)
+        async with asyncsdk.Client("k", "u", base_url=server.base_url,
+                                   max_retries=0) as client:
+            with pytest.raises(asyncsdk.APITimeoutError) as info:
+                await asyncio.wait_for(stream(client.validation.job(1), 0.6), HANG)
+        assert info.value.may_have_been_sent
+        # Eleven requests (ten redirects) take 1.65 s at least: the budget ended first.
+        assert server.count(DOWNLOAD_PATH) < 11
+
+
+async def test_a_stream_retried_late_in_its_budget_gets_only_the_rest(
+        stream: Stream) -> None:
+    """A 503 asks for a wait of 60 s of a budget of 60.5 s (a virtual clock: the wait is
+    instant): the retry has half a second left, not the whole budget again."""
+    async with scripted_server() as server:
+        server.on(DOWNLOAD_PATH, server.answer({}, 503, {"Retry-After": "60"}),
+                  server.stall())
+        async with asyncsdk.Client("k", "u", base_url=server.base_url, max_retries=1,
+                                   clock=VirtualClock()) as client:
+            with pytest.raises(asyncsdk.APITimeoutError):
+                await asyncio.wait_for(stream(client.validation.job(1), 60.5), HANG)
+        assert server.count(DOWNLOAD_PATH) == 2
+
+
+@pytest.mark.parametrize("remaining", [5.0, 7.3, 60.0, 3600.25])
+def test_no_bound_of_an_attempt_is_rounded_up_to_a_whole_second(remaining: float) -> None:
+    """aiohttp rounds a bound of 5 s or more up to the next whole second of the loop's
+    clock unless told otherwise: up to a second past the budget. Safe attempts were
+    exact; an unsafe one's (a create, ``mail.send``) and a stream's were not."""
+    limits = TimeLimits(remaining)
+    bounds = {
+        "safe": limits.attempt(remaining, limits.per_attempt(remaining, None)),
+        "unsafe": limits.attempt(remaining, None),
+        "stream": TimeLimits.stream(remaining, remaining),
+    }
+    assert {name: bound.ceil_threshold for name, bound in bounds.items()} == dict.fromkeys(
+        bounds, math.inf)
