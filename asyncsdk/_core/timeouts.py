@@ -7,7 +7,8 @@ aiohttp's ``ClientTimeout`` (``TimeLimits``).
   bounds the wait for a connection a moment earlier than the whole attempt, so that a
   timeout there is told apart as "surely not sent".
 * An attempt of an unsafe operation is never abandoned early (it may have arrived): the
-  rest of the budget bounds it.
+  rest of the budget bounds it, and its wait for a connection ends a moment earlier, so
+  that a call that never got one says "not sent" (a stream's too).
 * A stream (a download) bounds the wait for a connection and each read, not its length;
   the wait for its head (redirects included) is bounded by the rest of the budget (the
   transport's ``wait_for``: aiohttp has no bound for a stream's head alone).
@@ -83,8 +84,9 @@ class TimeLimits:
     def attempt(self, remaining: float, per_attempt: float | None) -> aiohttp.ClientTimeout:
         """The ``ClientTimeout`` of an attempt with ``remaining`` seconds of the budget
         left: bounded by ``per_attempt`` (a safe operation), never past the budget."""
-        if per_attempt is None:
-            return aiohttp.ClientTimeout(total=remaining, ceil_threshold=math.inf)
+        if per_attempt is None:  # the whole rest; a wait for a connection told apart
+            return aiohttp.ClientTimeout(total=remaining, connect=_connect_bound(remaining),
+                                         ceil_threshold=math.inf)
         total = min(per_attempt + CONNECT_MARGIN, remaining)
         cached = self._bounds.get(total)
         if cached is None:
@@ -92,7 +94,7 @@ class TimeLimits:
                 self._bounds.clear()
             # Exact timers (never rounded up to a whole second).
             cached = self._bounds[total] = aiohttp.ClientTimeout(
-                total=total, connect=max(total - CONNECT_MARGIN, total / 2),
+                total=total, connect=_connect_bound(total),
                 ceil_threshold=math.inf)
         return cached
 
@@ -100,5 +102,11 @@ class TimeLimits:
     def stream(remaining: float, budget: float) -> aiohttp.ClientTimeout:
         """The ``ClientTimeout`` of a stream: no total (a download may take long); the
         wait for a connection and every read bounded (a stall must not hang)."""
-        return aiohttp.ClientTimeout(total=None, connect=remaining, sock_read=budget,
-                                     ceil_threshold=math.inf)
+        return aiohttp.ClientTimeout(total=None, connect=_connect_bound(remaining),
+                                     sock_read=budget, ceil_threshold=math.inf)
+
+
+def _connect_bound(total: float) -> float:
+    """aiohttp's bound of the wait for a connection in an attempt bounded by ``total``:
+    a moment earlier, so that a call that never got a connection says "not sent"."""
+    return max(total - CONNECT_MARGIN, total / 2)

@@ -1,6 +1,7 @@
 """A call's budget bounds the whole call, whatever stage the server stalls at: a
 stream's head (its redirects, an attempt made late in the budget) included, and no
-bound is rounded up past it (``_core.timeouts``)."""
+bound is rounded up past it; an unsafe call whose budget ran out while it waited for a
+connection says it was not sent (``_core.timeouts``)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import asyncio
 import math
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from aiohttp import web
+from reliability_helpers import OPS, Op, contact_list_create
 from scripted_server import DOWNLOAD_PATH, ScriptedServer, scripted_server
 
 import asyncsdk
@@ -88,3 +91,27 @@ def test_no_bound_of_an_attempt_is_rounded_up_to_a_whole_second(remaining: float
     }
     assert {name: bound.ceil_threshold for name, bound in bounds.items()} == dict.fromkeys(
         bounds, math.inf)
+
+
+@pytest.mark.parametrize("op", [op for op in OPS if not op.safe], ids=str)
+async def test_an_unsafe_call_that_never_got_a_connection_says_not_sent(op: Op) -> None:
+    """The one connection for unsafe requests is held by a stalled create: the call's
+    budget runs out while it waits for one. Before: "timed out waiting for the answer",
+    ``may_have_been_sent=True`` (aiohttp's bound of the whole attempt fired, not its
+    bound of the wait for a connection): a caller would reconcile a request never sent."""
+    held = "/api/v1/contact/"
+    async with scripted_server() as server:
+        server.on(held, server.stall())
+        async with asyncsdk.Client("k", "u", base_url=server.base_url, timeout=30,
+                                   max_connections=1, max_retries=0) as client:
+            holder = asyncio.ensure_future(client.contacts.create(contact_list_create()))
+            await server.wait_for_hits(held, 1)
+            world: Any = SimpleNamespace(file_url=f"{server.base_url}/list.csv")
+            with pytest.raises(asyncsdk.APITimeoutError) as info:
+                await asyncio.wait_for(op.call(client, world, 0.3), HANG)
+            holder.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await holder
+        assert info.value.may_have_been_sent is False, str(info.value)
+        assert "connecting" in str(info.value)
+        assert len(server.hits) == 1
