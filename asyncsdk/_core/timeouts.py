@@ -26,7 +26,7 @@ import attrs
 from .. import _constants as C
 from .._checks import check_seconds
 
-__all__ = ["TimeLimits"]
+__all__ = ["TimeLimits", "ran_out"]
 
 #: The whole attempt ends this much after aiohttp's bound of the wait for a connection,
 #: so that a timeout while connecting is aiohttp's (known as not sent): aiohttp starts
@@ -110,3 +110,15 @@ def _connect_bound(total: float) -> float:
     """aiohttp's bound of the wait for a connection in an attempt bounded by ``total``:
     a moment earlier, so that a call that never got a connection says "not sent"."""
     return max(total - CONNECT_MARGIN, total / 2)
+
+
+def ran_out(budget: float, per_attempt: float | None, left: float, attempts: int) -> str:
+    """Which bound a call's timeout was, in words: the call's budget, or (a safe call
+    whose last attempt began with more of the budget left than its bound) the
+    attempts' ``attempt_timeout``. ``left``: the budget left as the last attempt began;
+    ``attempts``: how many were made."""
+    if per_attempt is None or per_attempt + CONNECT_MARGIN >= left:
+        return (f"the call's budget ran out: {budget:g} s (request_timeout, else the "
+                f"client's timeout), {attempts} attempt(s)")
+    return (f"each attempt's bound passed: {per_attempt:g} s (attempt_timeout), "
+            f"{attempts} attempt(s)")

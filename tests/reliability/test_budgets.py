@@ -14,8 +14,14 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from reliability_helpers import OPS, Op, contact_list_create
-from scripted_server import DOWNLOAD_PATH, ScriptedServer, scripted_server
+from reliability_helpers import OPS, Op, contact_list_create, instant
+from scripted_server import (
+    CHECK_PATH,
+    DOWNLOAD_PATH,
+    STALL_TIMEOUT,
+    ScriptedServer,
+    scripted_server,
+)
 
 import asyncsdk
 from asyncsdk._core.timeouts import TimeLimits
@@ -115,3 +121,30 @@ async def test_an_unsafe_call_that_never_got_a_connection_says_not_sent(op: Op) 
         assert info.value.may_have_been_sent is False, str(info.value)
         assert "connecting" in str(info.value)
         assert len(server.hits) == 1
+
+
+async def test_a_timeout_names_the_bound_that_ended_it() -> None:
+    """Attempts abandoned at ``attempt_timeout``, a call ended by its budget, and a call
+    whose budget ended before another attempt: each ``APITimeoutError`` says which
+    bound it was, and how many attempts were made (before: all three read alike,
+    "timed out waiting for the answer" or "the call's time ran out")."""
+    async with scripted_server() as server:
+        server.on(CHECK_PATH, server.stall())
+        async with asyncsdk.Client("k", "u", base_url=server.base_url, timeout=30,
+                                   max_retries=1, clock=instant()) as client:
+            with pytest.raises(asyncsdk.APITimeoutError) as per_attempt:
+                await client.validation.check("a@b.com", attempt_timeout=STALL_TIMEOUT)
+            with pytest.raises(asyncsdk.APITimeoutError) as budget:
+                await client.validation.check("a@b.com", request_timeout=STALL_TIMEOUT,
+                                              attempt_timeout=HANG)
+            with pytest.raises(asyncsdk.APITimeoutError) as before_any:
+                await client.validation.check("a@b.com", request_timeout=1e-12)
+    assert str(per_attempt.value).endswith(
+        f"each attempt's bound passed: {STALL_TIMEOUT:g} s (attempt_timeout), 2 attempt(s)")
+    assert str(budget.value).endswith(
+        f"the call's budget ran out: {STALL_TIMEOUT:g} s (request_timeout, else the "
+        "client's timeout), 1 attempt(s)")
+    assert str(before_any.value) == (
+        "validation.check: the call's budget ran out: 1e-12 s (request_timeout, else the "
+        "client's timeout), 0 attempt(s)")
+    assert not before_any.value.may_have_been_sent
