@@ -9,9 +9,10 @@ aiohttp's ``ClientTimeout`` (``TimeLimits``).
 * An attempt of an unsafe operation is never abandoned early (it may have arrived): the
   rest of the budget bounds it, and its wait for a connection ends a moment earlier, so
   that a call that never got one says "not sent" (a stream's too).
-* A stream (a download) bounds the wait for a connection and each read, not its length;
-  the wait for its head (redirects included) is bounded by the rest of the budget (the
-  transport's ``wait_for``: aiohttp has no bound for a stream's head alone).
+* A stream (a download) bounds the wait for a connection and each read, not its length,
+  by what is left of the budget as its attempt begins (the whole of it, for a first
+  attempt). aiohttp has no bound of a stream's head alone: a loop of slow redirects, each
+  within a read's bound, is bounded by ``max_redirects`` reads, not by the budget.
 * No bound is rounded up to a whole second (aiohttp's default from 5 s on: up to a second
   past the budget): every ``ClientTimeout`` here has ``ceil_threshold=inf``.
 """
@@ -101,9 +102,12 @@ class TimeLimits:
     @staticmethod
     def stream(remaining: float, budget: float) -> aiohttp.ClientTimeout:
         """The ``ClientTimeout`` of a stream: no total (a download may take long); the
-        wait for a connection and every read bounded (a stall must not hang)."""
+        wait for a connection and every read bounded (a stall must not hang), by what
+        is left of the budget: the head of an attempt made late in it (after a retry's
+        wait) must not have the whole budget again."""
         return aiohttp.ClientTimeout(total=None, connect=_connect_bound(remaining),
-                                     sock_read=budget, ceil_threshold=math.inf)
+                                     sock_read=min(budget, remaining),
+                                     ceil_threshold=math.inf)
 
 
 def _connect_bound(total: float) -> float:

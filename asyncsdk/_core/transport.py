@@ -598,7 +598,8 @@ class Transport:
         # sends it.
         marked = OUTGOING.set(self._outgoing_on(session, attempts.outgoing))
         try:
-            response = await self._request(session, attempts, timeout)
+            response = await session.request(call.op.method, call.url, timeout=timeout,
+                                             **attempts.sent, **self.sessions.request_options)
         except TRANSPORT_ERRORS as exc:
             failure = describe_exception(exc)
             if started is not None:
@@ -626,18 +627,6 @@ class Transport:
         except APIError as exc:
             self._refused_at_last(exc, attempts)
             raise
-
-    def _request(self, session: aiohttp.ClientSession, attempts: Attempts,
-                 timeout: aiohttp.ClientTimeout) -> Awaitable[aiohttp.ClientResponse]:
-        """The attempt's request, as aiohttp sends it (a plain function: no frame)."""
-        call = attempts.call
-        request = session.request(call.op.method, call.url, timeout=timeout,
-                                  **attempts.sent, **self.sessions.request_options)
-        if attempts.streaming:
-            # aiohttp bounds each read of a stream, not the wait for its head (its
-            # redirects, an attempt late in the budget): the rest of the budget does.
-            return asyncio.wait_for(request, attempts.deadline - self._now())
-        return request
 
     def _log_attempt(self, call: Call, outcome: int | str, started: float,
                      attempts: Attempts) -> None:
