@@ -7,8 +7,14 @@ aiohttp's ``ClientTimeout`` (``TimeLimits``).
   bounds the wait for a connection a moment earlier than the whole attempt, so that a
   timeout there is told apart as "surely not sent".
 * An attempt of an unsafe operation is never abandoned early (it may have arrived): the
-  rest of the budget bounds it.
-* A stream (a download) bounds the wait for a connection and each read, not its length.
+  rest of the budget bounds it, and its wait for a connection ends a moment earlier, so
+  that a call that never got one says "not sent" (a stream's too).
+* A stream (a download) bounds the wait for a connection and each read, not its length,
+  by what is left of the budget as its attempt begins (the whole of it, for a first
+  attempt). aiohttp has no bound of a stream's head alone: a loop of slow redirects, each
+  within a read's bound, is bounded by ``max_redirects`` reads, not by the budget.
+* No bound is rounded up to a whole second (aiohttp's default from 5 s on: up to a second
+  past the budget): every ``ClientTimeout`` here has ``ceil_threshold=inf``.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import attrs
 from .. import _constants as C
 from .._checks import check_seconds
 
-__all__ = ["TimeLimits"]
+__all__ = ["TimeLimits", "ran_out"]
 
 #: The whole attempt ends this much after aiohttp's bound of the wait for a connection,
 #: so that a timeout while connecting is aiohttp's (known as not sent): aiohttp starts
@@ -79,8 +85,9 @@ class TimeLimits:
     def attempt(self, remaining: float, per_attempt: float | None) -> aiohttp.ClientTimeout:
         """The ``ClientTimeout`` of an attempt with ``remaining`` seconds of the budget
         left: bounded by ``per_attempt`` (a safe operation), never past the budget."""
-        if per_attempt is None:
-            return aiohttp.ClientTimeout(total=remaining)
+        if per_attempt is None:  # the whole rest; a wait for a connection told apart
+            return aiohttp.ClientTimeout(total=remaining, connect=_connect_bound(remaining),
+                                         ceil_threshold=math.inf)
         total = min(per_attempt + CONNECT_MARGIN, remaining)
         cached = self._bounds.get(total)
         if cached is None:
@@ -88,12 +95,34 @@ class TimeLimits:
                 self._bounds.clear()
             # Exact timers (never rounded up to a whole second).
             cached = self._bounds[total] = aiohttp.ClientTimeout(
-                total=total, connect=max(total - CONNECT_MARGIN, total / 2),
+                total=total, connect=_connect_bound(total),
                 ceil_threshold=math.inf)
         return cached
 
     @staticmethod
     def stream(remaining: float, budget: float) -> aiohttp.ClientTimeout:
         """The ``ClientTimeout`` of a stream: no total (a download may take long); the
-        wait for a connection and every read bounded (a stall must not hang)."""
-        return aiohttp.ClientTimeout(total=None, connect=remaining, sock_read=budget)
+        wait for a connection and every read bounded (a stall must not hang), by what
+        is left of the budget: the head of an attempt made late in it (after a retry's
+        wait) must not have the whole budget again."""
+        return aiohttp.ClientTimeout(total=None, connect=_connect_bound(remaining),
+                                     sock_read=min(budget, remaining),
+                                     ceil_threshold=math.inf)
+
+
+def _connect_bound(total: float) -> float:
+    """aiohttp's bound of the wait for a connection in an attempt bounded by ``total``:
+    a moment earlier, so that a call that never got a connection says "not sent"."""
+    return max(total - CONNECT_MARGIN, total / 2)
+
+
+def ran_out(budget: float, per_attempt: float | None, left: float, attempts: int) -> str:
+    """Which bound a call's timeout was, in words: the call's budget, or (a safe call
+    whose last attempt began with more of the budget left than its bound) the
+    attempts' ``attempt_timeout``. ``left``: the budget left as the last attempt began;
+    ``attempts``: how many were made."""
+    if per_attempt is None or per_attempt + CONNECT_MARGIN >= left:
+        return (f"the call's budget ran out: {budget:g} s (request_timeout, else the "
+                f"client's timeout), {attempts} attempt(s)")
+    return (f"each attempt's bound passed: {per_attempt:g} s (attempt_timeout), "
+            f"{attempts} attempt(s)")

@@ -80,7 +80,7 @@ from .retry import (
 )
 from .session import ClosedInFlight, SessionOwner
 from .streamed import StreamedResponse
-from .timeouts import TimeLimits
+from .timeouts import TimeLimits, ran_out
 from .urls import BaseUrls, split_login
 
 __all__ = ["Answer", "Attempts", "Transport", "make_transport"]
@@ -111,8 +111,8 @@ class Attempts:
     retry, or ``failure``), and whether any may have reached the service."""
 
     __slots__ = ("answer", "begun", "budget", "call", "deadline", "dropped", "failure",
-                 "free", "made", "many", "model", "outgoing", "per_attempt", "policy", "retry",
-                 "sent", "sent_maybe", "streaming")
+                 "free", "left", "made", "many", "model", "outgoing", "per_attempt",
+                 "policy", "retry", "sent", "sent_maybe", "streaming")
 
     def __init__(self, call: Call, outgoing: Outgoing | None, json_body: Any,
                  budget: float, per_attempt: float | None, *,
@@ -127,6 +127,7 @@ class Attempts:
         self.streaming = streaming
         self.policy = policy
         self.begun = self.deadline = 0.0  # ``start``
+        self.left = budget  # what was left of the budget as the last attempt began
         self.retry = self.free = self.made = 0
         self.sent_maybe = False
         self.dropped = False  # a connection already dropped before its answer
@@ -441,6 +442,7 @@ class Transport:
         try:
             limits, remaining = self.limits, attempts.deadline - self._now()
             attempts.made += 1
+            attempts.left = remaining
             attempt = self._attempt(session, attempts, limits.stream(
                 remaining, attempts.budget) if attempts.streaming else limits.attempt(
                 remaining, attempts.per_attempt))
@@ -542,10 +544,21 @@ class Transport:
             error: SDKError = self._timed(self.interpreter.refused(call, *attempts.answer),
                                           attempts)
         else:
+            if failure.timeout:  # which bound ended it: the call's, or its attempts'
+                failure = self._which_ran_out(attempts, failure)
             error = self.interpreter.connection_error(call, attempts.failed(failure))
         if logger.isEnabledFor(logging.WARNING):
             log_give_up(call.op.method, self._shown(call), str(error), attempts.made)
         return error
+
+    @staticmethod
+    def _which_ran_out(attempts: Attempts, failure: Failure) -> Failure:
+        """A timeout's ``failure``, its message saying which bound it was."""
+        if failure is TIME_RAN_OUT:  # before another attempt: the call's budget
+            return attrs.evolve(failure, message=ran_out(attempts.budget, None, 0.0,
+                                                         attempts.made))
+        return attrs.evolve(failure, message=f"{failure.message}; " + ran_out(
+            attempts.budget, attempts.per_attempt, attempts.left, attempts.made))
 
     def _timed(self, error: SDKError, attempts: Attempts) -> SDKError:
         """``error``, whose answer (an ``APIError``'s ``response``) gets the call's time

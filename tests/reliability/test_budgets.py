@@ -1,0 +1,125 @@
+"""A call's budget bounds the whole call, whatever stage the server stalls at: a
+stream's attempt made late in the budget included, and no bound is rounded up past
+it; an unsafe call whose budget ran out while it waited for a connection says it was
+not sent; a timeout says which bound ended it (``_core.timeouts``)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from reliability_helpers import OPS, Op, contact_list_create, instant
+from scripted_server import (
+    CHECK_PATH,
+    DOWNLOAD_PATH,
+    STALL_TIMEOUT,
+    scripted_server,
+)
+
+import asyncsdk
+from asyncsdk._core.timeouts import TimeLimits
+from asyncsdk.testing import VirtualClock
+
+HANG = 20.0  # only reached if the call outlives its budget: the test then fails
+
+Stream = Callable[[asyncsdk.ValidationJob, float], Awaitable[Any]]
+
+
+async def _rows(job: asyncsdk.ValidationJob, budget: float) -> Any:
+    return [row async for row in job.rows(request_timeout=budget)]
+
+
+def _download(tmp: Path) -> Stream:
+    async def download(job: asyncsdk.ValidationJob, budget: float) -> Any:
+        return await job.download(tmp / "out.csv", request_timeout=budget)
+    return download
+
+
+@pytest.fixture(params=["rows", "download"])
+def stream(request: pytest.FixtureRequest, tmp_path: Path) -> Stream:
+    return _rows if request.param == "rows" else _download(tmp_path)
+
+
+async def test_a_stream_retried_late_in_its_budget_gets_only_the_rest(
+        stream: Stream) -> None:
+    """A 503 asks for a wait of 60 s of a budget of 60.5 s (a virtual clock: the wait is
+    instant): the retry has half a second left, not the whole budget again."""
+    async with scripted_server() as server:
+        server.on(DOWNLOAD_PATH, server.answer({}, 503, {"Retry-After": "60"}),
+                  server.stall())
+        async with asyncsdk.Client("k", "u", base_url=server.base_url, max_retries=1,
+                                   clock=VirtualClock()) as client:
+            with pytest.raises(asyncsdk.APITimeoutError):
+                await asyncio.wait_for(stream(client.validation.job(1), 60.5), HANG)
+        assert server.count(DOWNLOAD_PATH) == 2
+
+
+@pytest.mark.parametrize("remaining", [5.0, 7.3, 60.0, 3600.25])
+def test_no_bound_of_an_attempt_is_rounded_up_to_a_whole_second(remaining: float) -> None:
+    """aiohttp rounds a bound of 5 s or more up to the next whole second of the loop's
+    clock unless told otherwise: up to a second past the budget. Safe attempts were
+    exact; an unsafe one's (a create, ``mail.send``) and a stream's were not."""
+    limits = TimeLimits(remaining)
+    bounds = {
+        "safe": limits.attempt(remaining, limits.per_attempt(remaining, None)),
+        "unsafe": limits.attempt(remaining, None),
+        "stream": TimeLimits.stream(remaining, remaining),
+    }
+    assert {name: bound.ceil_threshold for name, bound in bounds.items()} == dict.fromkeys(
+        bounds, math.inf)
+
+
+@pytest.mark.parametrize("op", [op for op in OPS if not op.safe], ids=str)
+async def test_an_unsafe_call_that_never_got_a_connection_says_not_sent(op: Op) -> None:
+    """The one connection for unsafe requests is held by a stalled create: the call's
+    budget runs out while it waits for one. Before: "timed out waiting for the answer",
+    ``may_have_been_sent=True`` (aiohttp's bound of the whole attempt fired, not its
+    bound of the wait for a connection): a caller would reconcile a request never sent."""
+    held = "/api/v1/contact/"
+    async with scripted_server() as server:
+        server.on(held, server.stall())
+        async with asyncsdk.Client("k", "u", base_url=server.base_url, timeout=30,
+                                   max_connections=1, max_retries=0) as client:
+            holder = asyncio.ensure_future(client.contacts.create(contact_list_create()))
+            await server.wait_for_hits(held, 1)
+            world: Any = SimpleNamespace(file_url=f"{server.base_url}/list.csv")
+            with pytest.raises(asyncsdk.APITimeoutError) as info:
+                await asyncio.wait_for(op.call(client, world, 0.3), HANG)
+            holder.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await holder
+        assert info.value.may_have_been_sent is False, str(info.value)
+        assert "connecting" in str(info.value)
+        assert len(server.hits) == 1
+
+
+async def test_a_timeout_names_the_bound_that_ended_it() -> None:
+    """Attempts abandoned at ``attempt_timeout``, a call ended by its budget, and a call
+    whose budget ended before another attempt: each ``APITimeoutError`` says which
+    bound it was, and how many attempts were made (before: all three read alike,
+    "timed out waiting for the answer" or "the call's time ran out")."""
+    async with scripted_server() as server:
+        server.on(CHECK_PATH, server.stall())
+        async with asyncsdk.Client("k", "u", base_url=server.base_url, timeout=30,
+                                   max_retries=1, clock=instant()) as client:
+            with pytest.raises(asyncsdk.APITimeoutError) as per_attempt:
+                await client.validation.check("a@b.com", attempt_timeout=STALL_TIMEOUT)
+            with pytest.raises(asyncsdk.APITimeoutError) as budget:
+                await client.validation.check("a@b.com", request_timeout=STALL_TIMEOUT,
+                                              attempt_timeout=HANG)
+            with pytest.raises(asyncsdk.APITimeoutError) as before_any:
+                await client.validation.check("a@b.com", request_timeout=1e-12)
+    assert str(per_attempt.value).endswith(
+        f"each attempt's bound passed: {STALL_TIMEOUT:g} s (attempt_timeout), 2 attempt(s)")
+    assert str(budget.value).endswith(
+        f"the call's budget ran out: {STALL_TIMEOUT:g} s (request_timeout, else the "
+        "client's timeout), 1 attempt(s)")
+    assert str(before_any.value) == (
+        "validation.check: the call's budget ran out: 1e-12 s (request_timeout, else the "
+        "client's timeout), 0 attempt(s)")
+    assert not before_any.value.may_have_been_sent
