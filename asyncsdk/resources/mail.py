@@ -37,7 +37,8 @@ class Mail(Resource):
         is raised and the caller decides whether to send again.
 
         Args:
-            sender: the ``from`` address (its domain must be verified at the service).
+            sender: the ``from`` address (its domain must be verified at the service);
+                like ``to``, one line (no line separator, even in a quoted part).
             to: the recipient's address.
             subject: one line of text (no CR, LF or other control characters).
             html: the HTML body, non-empty.
@@ -54,8 +55,10 @@ class Mail(Resource):
                 InvalidRequestError, APIError: the service refused;
             APIConnectionError: no answer (see ``may_have_been_sent``).
         """
-        check_email(sender, "sender")
-        check_email(to, "to")
+        # Both go into the mail's header lines: a quoted part may hold U+2028/U+2029,
+        # which end a line as much as CR/LF do (refused, as in the subject).
+        check_single_line(check_email(sender, "sender"), "sender")
+        check_single_line(check_email(to, "to"), "to")
         check_single_line(subject, "subject")
         if not subject.strip():
             raise InvalidInputError("subject: expected a non-empty line of text",
@@ -67,3 +70,4 @@ class Mail(Resource):
         extras = extras_of(extra_headers, extra_query)
         return await self._engine.request(CallOptions(  # type: ignore[no-any-return]
             SEND, form=form, timeout=request_timeout, model=MailResult, extras=extras))
+

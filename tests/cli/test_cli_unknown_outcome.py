@@ -114,3 +114,15 @@ def test_the_help_of_an_unsafe_command_tells_its_exit_status_3(
     with pytest.raises(SystemExit):
         build_parser().parse_args([*command, "--help"])
     assert "Exit status 3" in " ".join(capsys.readouterr().out.split())
+
+
+@pytest.mark.parametrize("flag", ["--from", "--to"])
+def test_an_address_with_a_line_separator_is_refused_unsent(
+    mail_server: Sandbox, flag: str
+) -> None:
+    argv = list(SEND)  # it would end a header line of the mail: usage, nothing sent
+    argv[argv.index(flag) + 1] = '"ann\u2028Bcc: x@example.net"@example.com'
+    code, out, err = run(*argv)
+    assert code == 2, err
+    assert out == "" and "CR/LF" in err and "may have been sent" not in err
+    assert not [r for r in mail_server.requests if r.path == MAIL]
