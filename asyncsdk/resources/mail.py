@@ -37,7 +37,8 @@ class Mail(Resource):
         is raised and the caller decides whether to send again.
 
         Args:
-            sender: the ``from`` address (its domain must be verified at the service).
+            sender: the ``from`` address (its domain must be verified at the service);
+                like ``to``, one line (no line separator, even in a quoted part).
             to: the recipient's address.
             subject: one line of text (no CR, LF or other control characters).
             html: the HTML body, non-empty.
@@ -46,16 +47,21 @@ class Mail(Resource):
                 (the form takes none; a credential field is refused).
 
         Returns:
-            The ``MailResult`` (``message`` is ``MailState.SEND`` or ``QUEUED``).
+            The ``MailResult`` (``status`` says ``success``; ``message`` is
+            ``MailState.SEND`` or ``QUEUED``).
 
         Raises:
             InvalidInputError: a bad argument; nothing was sent.
             UnverifiedSenderError, AuthenticationError, InsufficientCreditError,
                 InvalidRequestError, APIError: the service refused;
             APIConnectionError: no answer (see ``may_have_been_sent``).
+            ResponseDecodeError: an answer that does not say ``success`` (nor ``fail``),
+                or cannot be read: the mail may have been sent.
         """
-        check_email(sender, "sender")
-        check_email(to, "to")
+        # Both go into the mail's header lines: a quoted part may hold U+2028/U+2029,
+        # which end a line as much as CR/LF do (refused, as in the subject).
+        check_single_line(check_email(sender, "sender"), "sender")
+        check_single_line(check_email(to, "to"), "to")
         check_single_line(subject, "subject")
         if not subject.strip():
             raise InvalidInputError("subject: expected a non-empty line of text",
@@ -65,5 +71,24 @@ class Mail(Resource):
             raise InvalidInputError("html: expected non-empty HTML text", field="html")
         form = {"from": sender, "to": to, "subject": subject, "message": html}
         extras = extras_of(extra_headers, extra_query)
-        return await self._engine.request(CallOptions(  # type: ignore[no-any-return]
+        result: MailResult = await self._engine.request(CallOptions(
             SEND, form=form, timeout=request_timeout, model=MailResult, extras=extras))
+        if not _says_success(result.status):
+            why = _not_success(self._engine.scrub(result.status))  # scrubbed, then cut
+            error = self._engine.decode_error(SEND, result.to_dict(), why)
+            del result  # the answer (it may echo the request) stays out of tracebacks
+            raise error
+        return result
+
+
+def _says_success(status: str) -> bool:
+    """Whether an answer's ``status`` says the mail was taken (``fail`` raised before)."""
+    return status.strip().lower() == "success"
+
+
+def _not_success(status: str) -> str:
+    """Why a 2xx answer with another ``status`` (a gateway's ``error``, a blank one) is
+    no result: it did not say that the mail went out, nor that it did not."""
+    shown = status if len(status) <= 40 else status[:37] + "..."
+    return (f'MailResult at $.status: expected "success", got {shown!r}; the service '
+            "answered (2xx) without saying what it did: the mail may have been sent")

@@ -114,3 +114,30 @@ def test_the_help_of_an_unsafe_command_tells_its_exit_status_3(
     with pytest.raises(SystemExit):
         build_parser().parse_args([*command, "--help"])
     assert "Exit status 3" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_mail_answered_2xx_without_success_may_have_been_sent(
+    mail_server: Sandbox,
+) -> None:
+    # A gateway's 200 {"status": "error"}: the command used to print it and exit 0, as
+    # if the mail had gone out; neither success nor fail, it may have been sent.
+    mail_server.faults.add(MAIL, "status", status=200,
+                           body={"status": "error", "error": "Mail quota exceeded"})
+    code, out, err = run(*SEND)
+    assert code == 3, err
+    assert out == "" and "Traceback" not in err
+    assert '$.status: expected "success"' in err
+    assert "the mail may have been sent" in err
+    assert len([r for r in mail_server.requests if r.path == MAIL]) == 1  # sent once
+
+
+@pytest.mark.parametrize("flag", ["--from", "--to"])
+def test_an_address_with_a_line_separator_is_refused_unsent(
+    mail_server: Sandbox, flag: str
+) -> None:
+    argv = list(SEND)  # it would end a header line of the mail: usage, nothing sent
+    argv[argv.index(flag) + 1] = '"ann\u2028Bcc: x@example.net"@example.com'
+    code, out, err = run(*argv)
+    assert code == 2, err
+    assert out == "" and "CR/LF" in err and "may have been sent" not in err
+    assert not [r for r in mail_server.requests if r.path == MAIL]
