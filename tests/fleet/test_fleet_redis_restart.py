@@ -127,7 +127,8 @@ async def test_a_producers_wait_rides_out_a_redis_restart(
             await writer.aclose()
         assert await asyncio.wait_for(run_wait, 60) == 2
         assert await asyncio.wait_for(job_wait, 60) == ("done", "")
-        assert ": Redis does not answer (" in err.getvalue()  # said, on a log
+        # Whether a wait met the outage (and said so) depends on when its polls fell:
+        # the client may reconnect between two of them. What holds is that both ended.
     finally:
         for task in waits:
             task.cancel()
