@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import json
 import logging
 import os
@@ -56,8 +55,9 @@ from typing import Any, TypeVar
 
 import attrs
 from arq import Retry
-from arq.connections import RedisSettings, create_pool
+from arq.connections import RedisSettings
 from arq.worker import Worker, func
+from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 import asyncsdk
@@ -722,17 +722,21 @@ async def _redis_back(config: FleetConfig, stopping: asyncio.Event) -> bool:
     ``REDIS_OUTAGE_SECONDS`` have passed (False); a log line at each try."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + REDIS_OUTAGE_SECONDS
-    settings = dataclasses.replace(RedisSettings.from_dsn(config.redis_url), conn_retries=0)
+    settings = RedisSettings.from_dsn(config.redis_url)
     delay = 0.1
     while not stopping.is_set() and loop.time() < deadline:
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(stopping.wait(), delay)
+        # A client of our own, closed whatever its ping gives: arq's create_pool leaves
+        # the connection of a failed ping open (a server still starting accepts it).
+        probe = Redis.from_url(config.redis_url, socket_connect_timeout=settings.conn_timeout)
         try:
-            redis = await create_pool(settings)
+            await probe.ping()
         except (RedisError, OSError) as exc:
             delay = min(2 * delay, REDIS_RETRY_CAP_SECONDS)
             log.warning("Redis does not answer (%s); trying again in %.1f s", exc, delay)
             continue
-        await redis.aclose()
+        finally:
+            await probe.aclose()
         return not stopping.is_set()
     return False
