@@ -75,14 +75,16 @@ def _the_calls(chain: list[BaseException]) -> dict[int, set[int]]:
     ids of the frames of its call's part: the first (the one at the edge), and each
     caught in such a part or in the library's own code. Repeated until nothing is added:
     one the call caught may be chained only behind one the caller's code made."""
-    calls = {id(chain[0]): _calls_part(chain[0].__traceback__)}
+    first = _calls_part(chain[0].__traceback__)
+    calls = {id(chain[0]): first}
+    frames = set(first)  # the frames of every call's part found so far
     added = True
     while added:
-        frames = set().union(*calls.values())
         added = False
         for current in chain:
             if id(current) not in calls and _caught_in(current, frames):
-                calls[id(current)] = _calls_part(current.__traceback__)
+                part = calls[id(current)] = _calls_part(current.__traceback__)
+                frames |= part
                 added = True
     return calls
 
