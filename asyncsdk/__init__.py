@@ -30,6 +30,9 @@ if TYPE_CHECKING:  # the public names, as type checkers see them (the docstring)
         CREDENTIAL_FIELDS as CREDENTIAL_FIELDS,
     )
     from ._core.credentials import (
+        redact_secrets as redact_secrets,
+    )
+    from ._core.credentials import (
         redact_url as redact_url,
     )
     from ._errors import (
@@ -221,6 +224,7 @@ _LAZY: dict[str, str] = {
     "Client": "._client",
     "Clock": "._core.clock",
     "CREDENTIAL_FIELDS": "._core.credentials",
+    "redact_secrets": "._core.credentials",
     "redact_url": "._core.credentials",
     "APIConnectionError": "._errors",
     "APIError": "._errors",

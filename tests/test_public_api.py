@@ -17,7 +17,7 @@ EXPECTED = {
     # the seam of time (``Client(clock=...)``), for typing a clock of one's own
     "Clock",
     # for the filters of tracers, error trackers and recorders
-    "CREDENTIAL_FIELDS", "redact_url",
+    "CREDENTIAL_FIELDS", "redact_secrets", "redact_url",
     # errors
     "SDKError", "InvalidInputError", "ConfigurationError", "UsageError", "APIError",
     "AuthenticationError", "InsufficientCreditError", "InvalidRequestError",

@@ -42,8 +42,10 @@ from __future__ import annotations
 import base64
 import enum
 import functools
+import itertools
 import re
 import unicodedata
+import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 from urllib.parse import unquote, unquote_plus, urlencode, urlsplit
@@ -71,6 +73,7 @@ __all__ = [
     "is_library_class",
     "may_name_a_credential",
     "query_without_credential_fields",
+    "redact_secrets",
     "redact_url",
     "scrub",
     "without_credential_fields",
@@ -311,6 +314,11 @@ class Credentials:
     #: the URL and decoded) and its login's ``Authorization: Basic`` value.
     _secrets: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
 
+    def __attrs_post_init__(self) -> None:
+        # For ``redact_secrets``: held weakly, by a number of its own (equal credentials
+        # of two clients are two entries: one dropped must not drop the other's).
+        _IN_USE[next(_NUMBERS)] = self
+
     @values.default
     def _wrap(self) -> Mapping[str, SecretValue]:
         return {s.argument: SecretValue(v) for s in Secret if (v := self.get(s))}
@@ -325,6 +333,10 @@ class Credentials:
             for codec in ("latin-1", "utf-8"):  # aiohttp's ``BasicAuth``: latin-1
                 texts += _base64_forms(login.encode(codec, "replace"))
         return tuple(dict.fromkeys(t for t in texts if t))
+
+    def texts_to_scrub(self) -> tuple[str, ...]:
+        """Every text ``scrub`` replaces (see ``hidden``), unwrapped."""
+        return self._secrets
 
     def hidden(self) -> tuple[SecretValue, ...]:
         """Every text ``scrub`` replaces (the key, the user name, the key in base64, each
@@ -410,6 +422,32 @@ class Credentials:
                 if isinstance(value, str):
                     setattr(exc, name, self.scrub(value))
         clear_frames(exc, (LIBRARY_FOLDER,))  # the library's own frames, no other
+
+
+#: The credentials of every client alive in the process (held weakly): what
+#: ``redact_secrets`` replaces, so that a recorder's filter needs no key of its own.
+_IN_USE: Final[weakref.WeakValueDictionary[int, Credentials]] = weakref.WeakValueDictionary()
+_NUMBERS: Final = itertools.count()
+
+
+def redact_secrets(text: str) -> str:
+    """``text`` with the credentials of every ``asyncsdk.Client`` alive in this process
+    replaced by ``REDACTED``: the API key (also in base64), the user name and a base
+    URL's password, in any encoding a service may echo them in (percent-, form-, JSON-,
+    Python- or HTML-escaped), wherever each stands as a whole token. Everything else is
+    kept as it is.
+
+    For what the library's errors, logs and answers' headers cannot cover: a body a
+    service echoes a credential in (``asyncsdk.testing.vcr_config()`` records answers
+    through it), or a text of your own.
+
+    >>> client = asyncsdk.Client(api_key="s3cret-key", username="me")
+    >>> asyncsdk.redact_secrets("unknown key: s3cret-key")
+    'unknown key: REDACTED'
+    """
+    secrets = sorted({s for credentials in list(_IN_USE.values())
+                      for s in credentials.texts_to_scrub()})
+    return scrub(text, secrets) if secrets else text
 
 
 def _base64_forms(raw: bytes) -> list[str]:

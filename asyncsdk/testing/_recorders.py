@@ -5,7 +5,9 @@ tracking and recording"), so a cassette of its requests holds none. These filter
 the second line: they keep the credential fields out of a cassette whatever made the
 request (your own requests with the key, an older asyncsdk), make a request recorded
 with them match one made without, and take them out of what a service echoes back (an
-error page or a header quoting the URL it was sent, a body quoting the form).
+error page or a header quoting the URL it was sent, a body quoting the form, a message
+quoting the key itself: ``asyncsdk.redact_secrets``, the credentials of every client
+alive in the process).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import asyncsdk
 from asyncsdk import CREDENTIAL_FIELDS
 
 __all__ = ["vcr_config"]
@@ -35,9 +38,13 @@ _ECHOED = re.compile(
 
 
 def _redacted_text(text: str) -> str:
-    return _ECHOED.sub(lambda m: "".join(
+    """``text`` without an echoed credential field's value, nor (in any encoding, by
+    value) a credential of a client alive in the process: a service may quote the key
+    in a sentence of its own ("unknown key ..."), where no field names it."""
+    by_name = _ECHOED.sub(lambda m: "".join(
         m.group(name) or "" for name in ("start", "field", "json", "escaped")) + "REDACTED",
         text)
+    return asyncsdk.redact_secrets(by_name)
 
 
 def _redacted(value: Any) -> Any:
@@ -72,8 +79,9 @@ def vcr_config(**overrides: Any) -> dict[str, Any]:
     ``vcr_config`` fixture: the credential fields (``asyncsdk.CREDENTIAL_FIELDS``) are
     dropped from every recorded query and form body, the ``Authorization`` header (a
     base URL's login) from every recorded request, and the value of a credential field
-    that an answer's body or headers echo (``api_key=...``, ``"api": "..."``) is
-    recorded as ``REDACTED``.
+    that an answer's body or headers echo (``api_key=...``, ``"api": "..."``), and a
+    credential of any client alive in the process quoted anywhere in them, in any
+    encoding (``asyncsdk.redact_secrets``), are recorded as ``REDACTED``.
 
     Args:
         **overrides: more vcrpy options, or replacements of these (``record_mode=``,

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from urllib.parse import quote
 
 import aiohttp
 import pytest
@@ -217,3 +218,46 @@ async def test_credentials_echoed_by_the_service_are_not_recorded(tmp_path: Path
     with vcr.use_cassette(str(cassette), **vcr_config(record_mode="none")):
         async with asyncsdk.Client(KEY, USER, base_url=base, max_retries=0) as client:
             assert await calls(client) == recorded
+
+
+async def _quoting(request: web.Request) -> web.StreamResponse:
+    """A service that quotes the credentials by value, in no field of theirs: a JSON
+    message (``ä`` written ``\\u00e4``), a text page, a body that is not UTF-8 and the
+    user name percent-encoded inside a link."""
+    key, user = request.query.get("api") or request.query["api_key"], request.query.get(
+        "username", USER)
+    if request.path.endswith("/check"):
+        return web.json_response({"status": "fail", "error": f"unknown key {key} for {user}"})
+    if request.path.endswith("/1"):
+        return web.Response(status=403, text=f"key {key} may not read this",
+                            headers={"X-Help": f"/help?who={quote(user)}"})
+    return web.Response(status=404, body=b"\xfe" + key.encode() + b" \xff",
+                        content_type="application/octet-stream")
+
+
+async def test_credentials_a_service_quotes_by_value_are_not_recorded(tmp_path: Path) -> None:
+    """The key and user name quoted in a sentence (no credential field names them) are
+    recorded as ``REDACTED``, in whatever encoding the body has them: the cassette and
+    every body decoded from it hold no form of them."""
+    cassette = tmp_path / "quoted.yaml"
+
+    async def calls(client: asyncsdk.Client) -> None:
+        for call in (lambda: client.validation.check("a@b.com"),
+                     lambda: client.contacts.get(1), lambda: client.contacts.get(2)):
+            with pytest.raises(asyncsdk.APIError):
+                await call()
+
+    async with serve(_quoting) as base:
+        with vcr.use_cassette(str(cassette), **vcr_config(record_mode="once")):
+            async with asyncsdk.Client(KEY, USER, base_url=base, max_retries=0) as client:
+                await calls(client)
+    text = cassette.read_text()
+    interactions = yaml.safe_load(text)["interactions"]
+    assert len(interactions) == 3
+    bodies = [i["response"]["body"]["string"] for i in interactions]
+    decoded = [b.decode("utf-8", "surrogateescape") if isinstance(b, bytes) else b
+               for b in bodies]
+    headers = [str(i["response"]["headers"]) for i in interactions]
+    assert sum("REDACTED" in b for b in decoded) == 3
+    assert not credentials_in(text, *decoded, *headers)
+    assert "unknown key REDACTED for REDACTED" in decoded[0]  # the rest of it kept
