@@ -80,7 +80,7 @@ from .retry import (
 )
 from .session import ClosedInFlight, SessionOwner
 from .streamed import StreamedResponse
-from .timeouts import TimeLimits, ran_out
+from .timeouts import TimeLimits, ran_out, within
 from .urls import BaseUrls, split_login
 
 __all__ = ["Answer", "Attempts", "Transport", "make_transport"]
@@ -244,8 +244,9 @@ class Transport:
                      ) -> AsyncIterator[StreamedResponse]:
         """Send ``op`` and hand out its 2xx answer unread, releasing it on exit.
 
-        ``timeout`` bounds the wait for a pooled connection, connecting and each read (a
-        download may take long, a stall may not). With ``absolute_url`` the request goes
+        ``timeout`` bounds the wait for a pooled connection, connecting, the answer's
+        head (every redirect hop of it) and each read (a download may take long, a
+        stall may not). With ``absolute_url`` the request goes
         there *without credentials* (a result hosted elsewhere; a credential field in
         its query taken out), and without the caller's extras. A non-2xx answer raises
         as ``request`` does. ``Client.close()`` aborts the stream (``StreamedResponse``).
@@ -601,8 +602,12 @@ class Transport:
         # sends it.
         marked = OUTGOING.set(self._outgoing_on(session, attempts.outgoing))
         try:
-            response = await session.request(call.op.method, call.url, timeout=timeout,
-                                             **attempts.sent, **self.sessions.request_options)
+            request = session.request(call.op.method, call.url, timeout=timeout,
+                                      **attempts.sent, **self.sessions.request_options)
+            # A stream's head, every redirect hop of it, ends with the budget: aiohttp
+            # bounds only its reads and connections, each hop afresh (``_core.timeouts``).
+            response = await (within(request, attempts.left) if attempts.streaming
+                              else request)
         except TRANSPORT_ERRORS as exc:
             failure = describe_exception(exc)
             if started is not None:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -123,3 +124,72 @@ async def test_a_timeout_names_the_bound_that_ended_it() -> None:
         "validation.check: the call's budget ran out: 1e-12 s (request_timeout, else the "
         "client's timeout), 0 attempt(s)")
     assert not before_any.value.may_have_been_sent
+
+
+#: A trickled answer's pause between two bytes of its head: far below any bound of a
+#: read here, so that only a bound of the whole head ends it.
+DRIP = 0.02
+#: At most this many bytes of one dripped header (the server stops by itself: 30 s).
+DRIPS = 1500
+
+
+@asynccontextmanager
+async def _dripping_server(pieces: int) -> AsyncIterator[tuple[str, list[str]]]:
+    """A server on 127.0.0.1 that answers each request with a head dripped a byte every
+    ``DRIP`` seconds: a 302 to itself after ``pieces`` bytes (a loop of slow
+    redirects), or (``pieces`` 0) a 200 whose head does not end. Yields its base URL and
+    the paths it was asked for."""
+    asked: list[str] = []
+    stopping = asyncio.Event()
+    answering: set[asyncio.Task[Any]] = set()
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        answering.add(asyncio.current_task())  # type: ignore[arg-type]
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            asked.append(head.split(b" ", 2)[1].decode())
+            writer.write(b"HTTP/1.1 200 OK\r\n" if not pieces else b"HTTP/1.1 302 Found\r\n")
+            writer.write(b"X-Drip: ")
+            for _ in range(pieces or DRIPS):
+                if stopping.is_set():
+                    return
+                await asyncio.sleep(DRIP)
+                writer.write(b".")
+                await writer.drain()
+            writer.write(b"\r\nLocation: %s?hop=%d\r\nContent-Length: 0\r\n"
+                         b"Connection: close\r\n\r\n" % (DOWNLOAD_PATH.encode(), len(asked)))
+            await writer.drain()
+        except (OSError, asyncio.IncompleteReadError):
+            pass  # the client went away: as it should once its budget ended
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}", asked
+    finally:
+        stopping.set()
+        server.close()
+        if answering:
+            await asyncio.wait(answering)
+        await server.wait_closed()
+
+
+@pytest.mark.parametrize(("pieces", "why"), [(20, "each 302 in 0.4 s"),
+                                             (0, "a head that never ends")])
+async def test_a_streams_head_and_its_redirects_end_within_the_budget(
+        stream: Stream, pieces: int, why: str) -> None:
+    """A budget of 0.5 s: the stream's head, every redirect hop included, ends with it.
+    Before, each hop had a bound of its own reads only (a read never waited more than
+    ``DRIP``): a loop of 302s each taking 0.4 s kept the caller 11 x 0.4 s and ended
+    with "redirects could not be followed"; a head dripped a byte at a time, forever."""
+    async with _dripping_server(pieces) as (base, asked), asyncsdk.Client(
+            "k", "u", base_url=base, max_retries=2) as client:
+        with pytest.raises(asyncsdk.APITimeoutError) as info:
+            await asyncio.wait_for(stream(client.validation.job(1), 0.5), HANG)
+    assert str(info.value).endswith(
+        "the call's budget ran out: 0.5 s (request_timeout, else the client's timeout), "
+        "1 attempt(s)"), why
+    assert info.value.may_have_been_sent
+    assert len(asked) < 11, f"{len(asked)} hops: the budget did not bound them ({why})"
