@@ -72,8 +72,8 @@ from .operation import Call, Extras, Operation
 from .options import CallOptions
 from .policy import SINGLE, Admission, PacedPolicy, PaceTable, SendPolicy, key_fingerprint
 from .retry import (
+    asked_wait,
     backoff_delay,
-    parse_retry_after,
     retries_answer,
     retries_at_once,
     retries_failure,
@@ -467,7 +467,7 @@ class Transport:
     def _asked_wait(attempts: Attempts) -> float | None:
         """The wait the last answer (a 429 to retry) asked for (None: it said nothing)."""
         answer = attempts.answer
-        return None if answer is None else parse_retry_after(answer[1].get("Retry-After"))
+        return None if answer is None else asked_wait(answer[1])
 
     def _closed(self, attempts: Attempts) -> SDKError:
         """The error of a call whose wait ``close()`` ended."""
@@ -530,7 +530,7 @@ class Transport:
         if call.op.fail_in_body and (meant := self._decided(call, answer)):
             raise self._timed(meant, attempts)  # its answer's attempts and time are the call's
         status, headers, _ = answer
-        delay = parse_retry_after(headers.get("Retry-After"))
+        delay = asked_wait(headers)
         if delay:
             return f"HTTP {status}", delay
         free = attempts.policy.resends_free(status)
