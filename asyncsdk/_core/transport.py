@@ -110,14 +110,15 @@ class Attempts:
     ``attempts`` tell), what the last gave (``answer`` to
     retry, or ``failure``), and whether any may have reached the service."""
 
-    __slots__ = ("answer", "begun", "budget", "call", "deadline", "dropped", "failure",
-                 "free", "left", "made", "many", "model", "outgoing", "per_attempt",
-                 "policy", "retry", "sent", "sent_maybe", "streaming")
+    __slots__ = ("answer", "begun", "budget", "call", "deadline", "dropped", "ends_at",
+                 "failure", "free", "left", "made", "many", "model", "outgoing",
+                 "per_attempt", "policy", "retry", "sent", "sent_maybe", "streaming")
 
     def __init__(self, call: Call, outgoing: Outgoing | None, json_body: Any,
                  budget: float, per_attempt: float | None, *,
                  model: type[Any] | None = None, many: bool = False,
-                 streaming: bool = False, policy: SendPolicy = SINGLE) -> None:
+                 streaming: bool = False, policy: SendPolicy = SINGLE,
+                 ends_at: float | None = None) -> None:
         self.call = call
         self.outgoing = outgoing
         self.budget = budget
@@ -127,6 +128,9 @@ class Attempts:
         self.streaming = streaming
         self.policy = policy
         self.begun = self.deadline = 0.0  # ``start``
+        #: The deadline of a call that began before this request (None: ``budget`` from
+        #: ``start``): a result hosted elsewhere, fetched within the job answer's budget.
+        self.ends_at = ends_at
         self.left = budget  # what was left of the budget as the last attempt began
         self.retry = self.free = self.made = 0
         self.sent_maybe = False
@@ -146,9 +150,10 @@ class Attempts:
             self.sent["headers"] = call.headers
 
     def start(self, now: float) -> None:
-        """The call's clock starts: its deadline is its budget from ``now``."""
+        """The call's clock starts: its deadline is its budget from ``now`` (or
+        ``ends_at``, when given)."""
         self.begun = now
-        self.deadline = now + self.budget
+        self.deadline = now + self.budget if self.ends_at is None else self.ends_at
 
     @property
     def spent(self) -> int:
@@ -241,12 +246,15 @@ class Transport:
     @asynccontextmanager
     async def stream(self, op: Operation, *, query: Mapping[str, Any] | None = None,
                      timeout: float | None = None, absolute_url: str | None = None,
+                     deadline: Deadline | None = None,
                      ) -> AsyncIterator[StreamedResponse]:
         """Send ``op`` and hand out its 2xx answer unread, releasing it on exit.
 
         ``timeout`` bounds the wait for a pooled connection, connecting, the answer's
         head (every redirect hop of it) and each read (a download may take long, a
-        stall may not). With ``absolute_url`` the request goes
+        stall may not). ``deadline`` (instead of ``timeout``): a budget that began
+        before this request (``deadline``), shared with the call's earlier streams.
+        With ``absolute_url`` the request goes
         there *without credentials* (a result hosted elsewhere; a credential field in
         its query taken out), and without the caller's extras. A non-2xx answer raises
         as ``request`` does. ``Client.close()`` aborts the stream (``StreamedResponse``).
@@ -254,7 +262,7 @@ class Transport:
         """
         # Opened by a method of its own: this frame stays in the traceback of an error
         # raised while the stream is read, so it holds no URL, query or answer.
-        streamed = await self._open_stream(op, query, timeout, absolute_url)
+        streamed = await self._open_stream(op, query, timeout, absolute_url, deadline)
         owner = self.sessions
         try:
             owner.add_stream(streamed)
@@ -337,7 +345,7 @@ class Transport:
 
     async def _open_stream(self, op: Operation, query: Mapping[str, Any] | None,
                            timeout: float | None, absolute_url: str | None,
-                           ) -> StreamedResponse:
+                           deadline: Deadline | None) -> StreamedResponse:
         try:
             if absolute_url is None:
                 if self.extras is not None:
@@ -350,8 +358,12 @@ class Transport:
                 absolute_url = without_credential_fields(absolute_url) or absolute_url
                 call = Call(op, absolute_url, query, with_credentials=False)
                 outgoing = Outgoing(URL(absolute_url), (), in_form=False)  # none added
-            attempts = Attempts(call, outgoing, None, self.limits.budget(timeout), None,
-                                streaming=True)
+            if deadline is None:
+                attempts = Attempts(call, outgoing, None, self.limits.budget(timeout), None,
+                                    streaming=True)
+            else:
+                attempts = Attempts(call, outgoing, None, deadline.seconds, None,
+                                    streaming=True, ends_at=deadline.ends_at)
         except SDKError as exc:
             self.credentials.clean(exc)
             raise

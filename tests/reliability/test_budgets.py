@@ -60,6 +60,24 @@ async def test_a_stream_retried_late_in_its_budget_gets_only_the_rest(
         assert server.count(DOWNLOAD_PATH) == 2
 
 
+async def test_a_hosted_result_file_gets_only_the_rest_of_the_budget(stream: Stream) -> None:
+    """The job's answer (after a 503 asking for 60 s of a 60.5 s budget, on a virtual
+    clock) points to a result file hosted elsewhere, whose host never answers: its head
+    has the half second left, not a budget of its own (before: the whole 60.5 s again,
+    the hosted file a call of its own)."""
+    async with scripted_server() as server:
+        hosted = f"{server.base_url}/files/emaillist.csv"
+        server.on(DOWNLOAD_PATH, server.answer({}, 503, {"Retry-After": "60"}),
+                  server.answer({"status": "success", "result": hosted}))
+        server.on("/files/emaillist.csv", server.stall())
+        async with asyncsdk.Client("k", "u", base_url=server.base_url, max_retries=1,
+                                   clock=VirtualClock()) as client:
+            with pytest.raises(asyncsdk.APITimeoutError) as info:
+                await asyncio.wait_for(stream(client.validation.job(1), 60.5), HANG)
+        assert server.count("/files/emaillist.csv") >= 1
+    assert "the call's budget ran out: 60.5 s" in str(info.value)
+
+
 @pytest.mark.parametrize("remaining", [5.0, 7.3, 60.0, 3600.25])
 def test_no_bound_of_an_attempt_is_rounded_up_to_a_whole_second(remaining: float) -> None:
     """aiohttp rounds a bound of 5 s or more up to the next whole second of the loop's
