@@ -12,8 +12,9 @@ aiohttp's ``ClientTimeout`` (``TimeLimits``).
 * A stream (a download) bounds the wait for a connection and each read, not its length,
   by what is left of the budget as its attempt begins (the whole of it, for a first
   attempt). aiohttp has no bound of a stream's head alone (each redirect hop gets its
-  reads' bounds afresh): the transport ends the head, every hop included, when that
-  rest of the budget ends (a loop of slow redirects, or a head dripped a byte at a time).
+  reads' bounds afresh): the transport ends the head, every hop included, and the body
+  of an answer refused or retried, when that rest of the budget ends (a loop of slow
+  redirects, a head or an error's body dripped a byte at a time).
 * No bound is rounded up to a whole second (aiohttp's default from 5 s on: up to a second
   past the budget): every ``ClientTimeout`` here has ``ceil_threshold=inf``.
 """

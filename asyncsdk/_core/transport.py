@@ -60,6 +60,7 @@ from .clock import Clock, SystemClock
 from .credentials import Credentials, SecretValue, without_credential_fields
 from .engine import Deadline
 from .failures import (
+    ATTEMPT_TIMED_OUT,
     CLOSED_IN_FLIGHT,
     TIME_RAN_OUT,
     TRANSPORT_ERRORS,
@@ -110,8 +111,8 @@ class Attempts:
     ``attempts`` tell), what the last gave (``answer`` to
     retry, or ``failure``), and whether any may have reached the service."""
 
-    __slots__ = ("answer", "begun", "budget", "call", "deadline", "dropped", "ends_at",
-                 "failure", "free", "left", "made", "many", "model", "outgoing",
+    __slots__ = ("answer", "answered", "begun", "budget", "call", "deadline", "dropped",
+                 "ends_at", "failure", "free", "left", "made", "many", "model", "outgoing",
                  "per_attempt", "policy", "retry", "sent", "sent_maybe", "streaming")
 
     def __init__(self, call: Call, outgoing: Outgoing | None, json_body: Any,
@@ -133,6 +134,7 @@ class Attempts:
         self.ends_at = ends_at
         self.left = budget  # what was left of the budget as the last attempt began
         self.retry = self.free = self.made = 0
+        self.answered = 0  # the last attempt whose answer's head came (its DEBUG line)
         self.sent_maybe = False
         self.dropped = False  # a connection already dropped before its answer
         self.answer: Answer | None = None
@@ -456,9 +458,12 @@ class Transport:
             limits, remaining = self.limits, attempts.deadline - self._now()
             attempts.made += 1
             attempts.left = remaining
-            attempt = self._attempt(session, attempts, limits.stream(
-                remaining, attempts.budget) if attempts.streaming else limits.attempt(
-                remaining, attempts.per_attempt))
+            if attempts.streaming:
+                attempt = self._stream_attempt(session, attempts,
+                                               limits.stream(remaining, attempts.budget))
+            else:
+                attempt = self._attempt(session, attempts,
+                                        limits.attempt(remaining, attempts.per_attempt))
             result = await (attempt if sessions.owns_session
                             else sessions.in_own_task(attempt, _discard))
             status = 200 if result is not _RETRY else attempts.status
@@ -614,12 +619,8 @@ class Transport:
         # sends it.
         marked = OUTGOING.set(self._outgoing_on(session, attempts.outgoing))
         try:
-            request = session.request(call.op.method, call.url, timeout=timeout,
-                                      **attempts.sent, **self.sessions.request_options)
-            # A stream's head, every redirect hop of it, ends with the budget: aiohttp
-            # bounds only its reads and connections, each hop afresh (``_core.timeouts``).
-            response = await (within(request, attempts.left) if attempts.streaming
-                              else request)
+            response = await session.request(call.op.method, call.url, timeout=timeout,
+                                             **attempts.sent, **self.sessions.request_options)
         except TRANSPORT_ERRORS as exc:
             failure = describe_exception(exc)
             if started is not None:
@@ -632,6 +633,7 @@ class Transport:
         finally:
             OUTGOING.reset(marked)
         status = response.status
+        attempts.answered = attempts.made
         if started is not None:
             self._log_attempt(call, status, started, attempts)
         if retries_answer(status, call.op.safe_to_repeat) and (
@@ -647,6 +649,19 @@ class Transport:
         except APIError as exc:
             self._refused_at_last(exc, attempts)
             raise
+
+    async def _stream_attempt(self, session: aiohttp.ClientSession, attempts: Attempts,
+                              timeout: aiohttp.ClientTimeout) -> Any:
+        """One attempt of a stream (``_attempt``) whose head, every redirect hop of it,
+        and the body of an answer refused or retried end with the budget: aiohttp bounds
+        a stream's connections and reads only, each hop afresh (``_core.timeouts``)."""
+        started = self._now()
+        try:
+            return await within(self._attempt(session, attempts, timeout), attempts.left)
+        except asyncio.TimeoutError:  # within's: aiohttp's own are the attempt's failures
+            if attempts.answered != attempts.made and logger.isEnabledFor(logging.DEBUG):
+                self._log_attempt(attempts.call, ATTEMPT_TIMED_OUT.message, started, attempts)
+            return attempts.retry_with(None, ATTEMPT_TIMED_OUT)
 
     def _log_attempt(self, call: Call, outcome: int | str, started: float,
                      attempts: Attempts) -> None:

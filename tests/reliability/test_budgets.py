@@ -144,39 +144,48 @@ async def test_a_timeout_names_the_bound_that_ended_it() -> None:
     assert not before_any.value.may_have_been_sent
 
 
-#: A trickled answer's pause between two bytes of its head: far below any bound of a
-#: read here, so that only a bound of the whole head ends it.
+#: A dripping answer's pause between two of its bytes: far below any bound of a
+#: read here, so that only a bound of the whole head (or error body) ends it.
 DRIP = 0.02
-#: At most this many bytes of one dripped header (the server stops by itself: 30 s).
+#: At most this many bytes dripped at once (the server stops by itself: 30 s).
 DRIPS = 1500
 
 
 @asynccontextmanager
-async def _dripping_server(pieces: int) -> AsyncIterator[tuple[str, list[str]]]:
-    """A server on 127.0.0.1 that answers each request with a head dripped a byte every
-    ``DRIP`` seconds: a 302 to itself after ``pieces`` bytes (a loop of slow
-    redirects), or (``pieces`` 0) a 200 whose head does not end. Yields its base URL and
-    the paths it was asked for."""
+async def _dripping_server(status: int, head: int, body: bool
+                           ) -> AsyncIterator[tuple[str, list[str]]]:
+    """A server on 127.0.0.1 that answers each request with ``status``, dripping a byte
+    every ``DRIP`` seconds: ``head`` bytes of a header (-1: a head that does not end),
+    then, with ``body``, a body that does not end. A 302 points to the server itself (a
+    loop of redirects). Yields its base URL and the paths it was asked for."""
     asked: list[str] = []
     stopping = asyncio.Event()
     answering: set[asyncio.Task[Any]] = set()
 
+    async def drip(writer: asyncio.StreamWriter, count: int) -> bool:
+        for _ in range(count):
+            if stopping.is_set():
+                return False
+            await asyncio.sleep(DRIP)
+            writer.write(b".")
+            await writer.drain()
+        return True
+
     async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         answering.add(asyncio.current_task())  # type: ignore[arg-type]
         try:
-            head = await reader.readuntil(b"\r\n\r\n")
-            asked.append(head.split(b" ", 2)[1].decode())
-            writer.write(b"HTTP/1.1 200 OK\r\n" if not pieces else b"HTTP/1.1 302 Found\r\n")
-            writer.write(b"X-Drip: ")
-            for _ in range(pieces or DRIPS):
-                if stopping.is_set():
-                    return
-                await asyncio.sleep(DRIP)
-                writer.write(b".")
-                await writer.drain()
-            writer.write(b"\r\nLocation: %s?hop=%d\r\nContent-Length: 0\r\n"
-                         b"Connection: close\r\n\r\n" % (DOWNLOAD_PATH.encode(), len(asked)))
+            request = await reader.readuntil(b"\r\n\r\n")
+            asked.append(request.split(b" ", 2)[1].decode())
+            writer.write(b"HTTP/1.1 %d Dripping\r\nX-Drip: " % status)
+            if not await drip(writer, DRIPS if head < 0 else head):
+                return
+            if status == 302:
+                writer.write(b"\r\nLocation: %s?hop=%d" % (DOWNLOAD_PATH.encode(), len(asked)))
+            writer.write(b"\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+                         b"Connection: close\r\n\r\n" % (DRIPS if body else 0))
             await writer.drain()
+            if body:
+                await drip(writer, DRIPS)
         except (OSError, asyncio.IncompleteReadError):
             pass  # the client went away: as it should once its budget ended
         finally:
@@ -194,15 +203,20 @@ async def _dripping_server(pieces: int) -> AsyncIterator[tuple[str, list[str]]]:
         await server.wait_closed()
 
 
-@pytest.mark.parametrize(("pieces", "why"), [(20, "each 302 in 0.4 s"),
-                                             (0, "a head that never ends")])
+@pytest.mark.parametrize(("status", "head", "body", "why"), [
+    (302, 20, False, "each 302 in 0.4 s"),
+    (200, -1, False, "a head that never ends"),
+    (503, 0, True, "a 503 (retried) whose body never ends"),
+    (404, 0, True, "a 404 (refused) whose body never ends"),
+])
 async def test_a_streams_head_and_its_redirects_end_within_the_budget(
-        stream: Stream, pieces: int, why: str) -> None:
-    """A budget of 0.5 s: the stream's head, every redirect hop included, ends with it.
-    Before, each hop had a bound of its own reads only (a read never waited more than
-    ``DRIP``): a loop of 302s each taking 0.4 s kept the caller 11 x 0.4 s and ended
-    with "redirects could not be followed"; a head dripped a byte at a time, forever."""
-    async with _dripping_server(pieces) as (base, asked), asyncsdk.Client(
+        stream: Stream, status: int, head: int, body: bool, why: str) -> None:
+    """A budget of 0.5 s: the stream's head, every redirect hop included, and the body
+    of an answer retried or refused end with it. Before, each hop had a bound of its
+    own reads only (a read never waited more than ``DRIP``): a loop of 302s each taking
+    0.4 s kept the caller 11 x 0.4 s and ended with "redirects could not be followed";
+    a head or an error's body dripped a byte at a time, forever."""
+    async with _dripping_server(status, head, body) as (base, asked), asyncsdk.Client(
             "k", "u", base_url=base, max_retries=2) as client:
         with pytest.raises(asyncsdk.APITimeoutError) as info:
             await asyncio.wait_for(stream(client.validation.job(1), 0.5), HANG)
