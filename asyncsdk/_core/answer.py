@@ -40,7 +40,7 @@ from .credentials import Credentials
 from .failures import TRANSPORT_ERRORS, Failure, message_from_body, message_from_data
 from .operation import Call, Operation
 from .raw import RAW_CAPTURE, shown_headers
-from .retry import parse_retry_after
+from .retry import asked_wait
 
 M = TypeVar("M")
 
@@ -158,8 +158,7 @@ class Interpreter:
                                     url=url, attempts=1),
         }
         if cls is RateLimitError or cls is ServerError:  # the two that say when to return
-            return cls(message, retry_after=parse_retry_after(headers.get("Retry-After")),
-                       **kwargs)
+            return cls(message, retry_after=asked_wait(headers), **kwargs)
         return cls(message, **kwargs)
 
     def connection_error(self, call: Call, failure: Failure) -> APIConnectionError:

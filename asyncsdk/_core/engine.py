@@ -55,9 +55,11 @@ class Engine(Protocol):
 
     def stream(self, op: Operation, *, query: Mapping[str, Any] | None = None,
                timeout: float | None = None, absolute_url: str | None = None,
+               deadline: Deadline | None = None,
                ) -> AbstractAsyncContextManager[StreamedResponse]:
         """Send ``op`` and hand out its 2xx answer unread (``absolute_url``: a result
-        hosted elsewhere, sent there without credentials or extras)."""
+        hosted elsewhere, sent there without credentials or extras; ``deadline``:
+        instead of ``timeout``, a budget begun before, shared with earlier streams)."""
         ...
 
     async def pause(self, seconds: float, *, operation: str) -> None:

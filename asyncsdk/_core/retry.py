@@ -26,6 +26,10 @@ decisions, checked against urllib3's and openai-python's test tables
 * A wait longer than ``MAX_RETRY_AFTER`` is capped to it (openai-python ignores a value
   over 120 s and backs off instead, urllib3 sleeps it whole); the retry is then taken
   only if it can finish within the call's ``timeout``.
+* A date is counted from the answer's own ``Date`` (``asked_wait``): both are the
+  server's clock, so a client whose clock is off from the server's waits what was
+  asked, and no clock of the client's is read (a ``VirtualClock`` client gets the same
+  wait). Only an answer without a readable ``Date`` is counted from this machine's time.
 """
 
 from __future__ import annotations
@@ -36,26 +40,36 @@ import math
 import random
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from .. import _constants as C
 from .failures import Failure
 
-__all__ = ["backoff_delay", "parse_retry_after", "retries_answer", "retries_at_once",
-           "retries_failure"]
+__all__ = ["asked_wait", "backoff_delay", "parse_retry_after", "retries_answer",
+           "retries_at_once", "retries_failure"]
 
 _SECONDS = re.compile(r"[0-9]+(?:\.[0-9]+)?", re.ASCII)
 
 
+def asked_wait(headers: Mapping[str, str]) -> float | None:
+    """The wait an answer's ``Retry-After`` asks for (``parse_retry_after``), a date
+    counted from the answer's ``Date``."""
+    return parse_retry_after(headers.get("Retry-After"), date=headers.get("Date"))
+
+
 def parse_retry_after(
-    value: str | None, *, now: float | None = None, cap: float = C.MAX_RETRY_AFTER
+    value: str | None, *, now: float | None = None, date: str | None = None,
+    cap: float = C.MAX_RETRY_AFTER,
 ) -> float | None:
     """Seconds to wait from a ``Retry-After`` header, at most ``cap``; None (use the
     normal backoff) when absent, unreadable, zero, or a date not in the future.
 
     Args:
         value: the header's value (seconds or an HTTP date).
-        now: the current time as a Unix timestamp (default: ``time.time()``).
+        now: the current time as a Unix timestamp (default: ``time.time()``), for a date
+            when ``date`` is not given or unreadable.
+        date: the answer's ``Date`` header, what a date is counted from (the server's
+            clock, whatever this machine's says).
         cap: the longest wait returned.
     """
     if not value:
@@ -64,19 +78,29 @@ def parse_retry_after(
     if _SECONDS.fullmatch(value):
         seconds = float(value)
     else:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError, OverflowError):
+        when = _http_date(value)
+        if when is None:
             return None
-        if when is None:  # pragma: no cover - older Pythons return None
-            return None
-        if when.tzinfo is None:  # no zone, or -0000: HTTP dates are GMT
-            when = when.replace(tzinfo=dt.timezone.utc)
-        seconds = when.timestamp() - (time.time() if now is None else now)
+        sent = _http_date(date) if date else None
+        seconds = when - (sent if sent is not None else time.time() if now is None else now)
     if math.isnan(seconds) or seconds <= 0:
         return None
     # A number of digits too long for a float (inf) still says "wait long": the cap.
     return float(min(seconds, cap))
+
+
+def _http_date(value: str) -> float | None:
+    """An HTTP date as a Unix timestamp (None: unreadable); without a zone, or with
+    ``-0000``, it is GMT, never the machine's local time."""
+    try:
+        when = email.utils.parsedate_to_datetime(value.strip(" \t"))
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when is None:  # pragma: no cover - older Pythons return None
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    return when.timestamp()
 
 
 def backoff_delay(retry: int, rand: Callable[[], float] = random.random) -> float:

@@ -11,8 +11,10 @@ aiohttp's ``ClientTimeout`` (``TimeLimits``).
   that a call that never got one says "not sent" (a stream's too).
 * A stream (a download) bounds the wait for a connection and each read, not its length,
   by what is left of the budget as its attempt begins (the whole of it, for a first
-  attempt). aiohttp has no bound of a stream's head alone: a loop of slow redirects, each
-  within a read's bound, is bounded by ``max_redirects`` reads, not by the budget.
+  attempt). aiohttp has no bound of a stream's head alone (each redirect hop gets its
+  reads' bounds afresh): the transport ends the head, every hop included, and the body
+  of an answer refused or retried, when that rest of the budget ends (a loop of slow
+  redirects, a head or an error's body dripped a byte at a time).
 * No bound is rounded up to a whole second (aiohttp's default from 5 s on: up to a second
   past the budget): every ``ClientTimeout`` here has ``ceil_threshold=inf``.
 """
@@ -20,6 +22,9 @@ aiohttp's ``ClientTimeout`` (``TimeLimits``).
 from __future__ import annotations
 
 import math
+import sys
+from collections.abc import Awaitable
+from typing import TypeVar
 
 import aiohttp
 import attrs
@@ -27,7 +32,14 @@ import attrs
 from .. import _constants as C
 from .._checks import check_seconds
 
-__all__ = ["TimeLimits", "ran_out"]
+if sys.version_info >= (3, 11):
+    from asyncio import timeout as _timeout
+else:  # the same, from the package aiohttp itself needs before 3.11
+    from async_timeout import timeout as _timeout
+
+__all__ = ["TimeLimits", "ran_out", "within"]
+
+T = TypeVar("T")
 
 #: The whole attempt ends this much after aiohttp's bound of the wait for a connection,
 #: so that a timeout while connecting is aiohttp's (known as not sent): aiohttp starts
@@ -126,3 +138,12 @@ def ran_out(budget: float, per_attempt: float | None, left: float, attempts: int
                 f"client's timeout), {attempts} attempt(s)")
     return (f"each attempt's bound passed: {per_attempt:g} s (attempt_timeout), "
             f"{attempts} attempt(s)")
+
+
+async def within(awaitable: Awaitable[T], seconds: float) -> T:
+    """``await awaitable``, ended after ``seconds`` (``asyncio.TimeoutError``). In the
+    awaiting task itself, not one of its own (as ``asyncio.wait_for`` before 3.12): a
+    task more would let a stream's connection close before its first read (aiohttp then
+    drops what had arrived)."""
+    async with _timeout(seconds):
+        return await awaitable

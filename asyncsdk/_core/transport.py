@@ -60,6 +60,7 @@ from .clock import Clock, SystemClock
 from .credentials import Credentials, SecretValue, without_credential_fields
 from .engine import Deadline
 from .failures import (
+    ATTEMPT_TIMED_OUT,
     CLOSED_IN_FLIGHT,
     TIME_RAN_OUT,
     TRANSPORT_ERRORS,
@@ -72,15 +73,15 @@ from .operation import Call, Extras, Operation
 from .options import CallOptions
 from .policy import SINGLE, Admission, PacedPolicy, PaceTable, SendPolicy, key_fingerprint
 from .retry import (
+    asked_wait,
     backoff_delay,
-    parse_retry_after,
     retries_answer,
     retries_at_once,
     retries_failure,
 )
 from .session import ClosedInFlight, SessionOwner
 from .streamed import StreamedResponse
-from .timeouts import TimeLimits, ran_out
+from .timeouts import TimeLimits, ran_out, within
 from .urls import BaseUrls, split_login
 
 __all__ = ["Answer", "Attempts", "Transport", "make_transport"]
@@ -110,14 +111,15 @@ class Attempts:
     ``attempts`` tell), what the last gave (``answer`` to
     retry, or ``failure``), and whether any may have reached the service."""
 
-    __slots__ = ("answer", "begun", "budget", "call", "deadline", "dropped", "failure",
-                 "free", "left", "made", "many", "model", "outgoing", "per_attempt",
-                 "policy", "retry", "sent", "sent_maybe", "streaming")
+    __slots__ = ("answer", "answered", "begun", "budget", "call", "deadline", "dropped",
+                 "ends_at", "failure", "free", "left", "made", "many", "model", "outgoing",
+                 "per_attempt", "policy", "retry", "sent", "sent_maybe", "streaming")
 
     def __init__(self, call: Call, outgoing: Outgoing | None, json_body: Any,
                  budget: float, per_attempt: float | None, *,
                  model: type[Any] | None = None, many: bool = False,
-                 streaming: bool = False, policy: SendPolicy = SINGLE) -> None:
+                 streaming: bool = False, policy: SendPolicy = SINGLE,
+                 ends_at: float | None = None) -> None:
         self.call = call
         self.outgoing = outgoing
         self.budget = budget
@@ -127,8 +129,12 @@ class Attempts:
         self.streaming = streaming
         self.policy = policy
         self.begun = self.deadline = 0.0  # ``start``
+        #: The deadline of a call that began before this request (None: ``budget`` from
+        #: ``start``): a result hosted elsewhere, fetched within the job answer's budget.
+        self.ends_at = ends_at
         self.left = budget  # what was left of the budget as the last attempt began
         self.retry = self.free = self.made = 0
+        self.answered = 0  # the last attempt whose answer's head came (its DEBUG line)
         self.sent_maybe = False
         self.dropped = False  # a connection already dropped before its answer
         self.answer: Answer | None = None
@@ -146,9 +152,10 @@ class Attempts:
             self.sent["headers"] = call.headers
 
     def start(self, now: float) -> None:
-        """The call's clock starts: its deadline is its budget from ``now``."""
+        """The call's clock starts: its deadline is its budget from ``now`` (or
+        ``ends_at``, when given)."""
         self.begun = now
-        self.deadline = now + self.budget
+        self.deadline = now + self.budget if self.ends_at is None else self.ends_at
 
     @property
     def spent(self) -> int:
@@ -241,11 +248,15 @@ class Transport:
     @asynccontextmanager
     async def stream(self, op: Operation, *, query: Mapping[str, Any] | None = None,
                      timeout: float | None = None, absolute_url: str | None = None,
+                     deadline: Deadline | None = None,
                      ) -> AsyncIterator[StreamedResponse]:
         """Send ``op`` and hand out its 2xx answer unread, releasing it on exit.
 
-        ``timeout`` bounds the wait for a pooled connection, connecting and each read (a
-        download may take long, a stall may not). With ``absolute_url`` the request goes
+        ``timeout`` bounds the wait for a pooled connection, connecting, the answer's
+        head (every redirect hop of it) and each read (a download may take long, a
+        stall may not). ``deadline`` (instead of ``timeout``): a budget that began
+        before this request (``deadline``), shared with the call's earlier streams.
+        With ``absolute_url`` the request goes
         there *without credentials* (a result hosted elsewhere; a credential field in
         its query taken out), and without the caller's extras. A non-2xx answer raises
         as ``request`` does. ``Client.close()`` aborts the stream (``StreamedResponse``).
@@ -253,7 +264,7 @@ class Transport:
         """
         # Opened by a method of its own: this frame stays in the traceback of an error
         # raised while the stream is read, so it holds no URL, query or answer.
-        streamed = await self._open_stream(op, query, timeout, absolute_url)
+        streamed = await self._open_stream(op, query, timeout, absolute_url, deadline)
         owner = self.sessions
         try:
             owner.add_stream(streamed)
@@ -336,7 +347,7 @@ class Transport:
 
     async def _open_stream(self, op: Operation, query: Mapping[str, Any] | None,
                            timeout: float | None, absolute_url: str | None,
-                           ) -> StreamedResponse:
+                           deadline: Deadline | None) -> StreamedResponse:
         try:
             if absolute_url is None:
                 if self.extras is not None:
@@ -349,8 +360,12 @@ class Transport:
                 absolute_url = without_credential_fields(absolute_url) or absolute_url
                 call = Call(op, absolute_url, query, with_credentials=False)
                 outgoing = Outgoing(URL(absolute_url), (), in_form=False)  # none added
-            attempts = Attempts(call, outgoing, None, self.limits.budget(timeout), None,
-                                streaming=True)
+            if deadline is None:
+                attempts = Attempts(call, outgoing, None, self.limits.budget(timeout), None,
+                                    streaming=True)
+            else:
+                attempts = Attempts(call, outgoing, None, deadline.seconds, None,
+                                    streaming=True, ends_at=deadline.ends_at)
         except SDKError as exc:
             self.credentials.clean(exc)
             raise
@@ -443,9 +458,12 @@ class Transport:
             limits, remaining = self.limits, attempts.deadline - self._now()
             attempts.made += 1
             attempts.left = remaining
-            attempt = self._attempt(session, attempts, limits.stream(
-                remaining, attempts.budget) if attempts.streaming else limits.attempt(
-                remaining, attempts.per_attempt))
+            if attempts.streaming:
+                attempt = self._stream_attempt(session, attempts,
+                                               limits.stream(remaining, attempts.budget))
+            else:
+                attempt = self._attempt(session, attempts,
+                                        limits.attempt(remaining, attempts.per_attempt))
             result = await (attempt if sessions.owns_session
                             else sessions.in_own_task(attempt, _discard))
             status = 200 if result is not _RETRY else attempts.status
@@ -466,7 +484,7 @@ class Transport:
     def _asked_wait(attempts: Attempts) -> float | None:
         """The wait the last answer (a 429 to retry) asked for (None: it said nothing)."""
         answer = attempts.answer
-        return None if answer is None else parse_retry_after(answer[1].get("Retry-After"))
+        return None if answer is None else asked_wait(answer[1])
 
     def _closed(self, attempts: Attempts) -> SDKError:
         """The error of a call whose wait ``close()`` ended."""
@@ -529,7 +547,7 @@ class Transport:
         if call.op.fail_in_body and (meant := self._decided(call, answer)):
             raise self._timed(meant, attempts)  # its answer's attempts and time are the call's
         status, headers, _ = answer
-        delay = parse_retry_after(headers.get("Retry-After"))
+        delay = asked_wait(headers)
         if delay:
             return f"HTTP {status}", delay
         free = attempts.policy.resends_free(status)
@@ -615,6 +633,7 @@ class Transport:
         finally:
             OUTGOING.reset(marked)
         status = response.status
+        attempts.answered = attempts.made
         if started is not None:
             self._log_attempt(call, status, started, attempts)
         if retries_answer(status, call.op.safe_to_repeat) and (
@@ -630,6 +649,19 @@ class Transport:
         except APIError as exc:
             self._refused_at_last(exc, attempts)
             raise
+
+    async def _stream_attempt(self, session: aiohttp.ClientSession, attempts: Attempts,
+                              timeout: aiohttp.ClientTimeout) -> Any:
+        """One attempt of a stream (``_attempt``) whose head, every redirect hop of it,
+        and the body of an answer refused or retried end with the budget: aiohttp bounds
+        a stream's connections and reads only, each hop afresh (``_core.timeouts``)."""
+        started = self._now()
+        try:
+            return await within(self._attempt(session, attempts, timeout), attempts.left)
+        except asyncio.TimeoutError:  # within's: aiohttp's own are the attempt's failures
+            if attempts.answered != attempts.made and logger.isEnabledFor(logging.DEBUG):
+                self._log_attempt(attempts.call, ATTEMPT_TIMED_OUT.message, started, attempts)
+            return attempts.retry_with(None, ATTEMPT_TIMED_OUT)
 
     def _log_attempt(self, call: Call, outcome: int | str, started: float,
                      attempts: Attempts) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import datetime as dt
+import email.utils
 import math
 import os
 import time
@@ -157,3 +158,61 @@ def test_a_delay_of_any_length_is_capped_not_ignored(digits: int) -> None:
 
     assert parse_retry_after("9" * digits) == _constants.MAX_RETRY_AFTER
     assert parse_retry_after("9" * digits, cap=5.0) == 5.0
+
+
+# --- a date counted from the answer's own Date ----------------------------------------
+YEAR = 365 * 86400.0
+
+
+@pytest.mark.parametrize("skew", [-YEAR, -3600.0, 3600.0, YEAR])
+@pytest.mark.parametrize(("value", "respect", "sleep"), _SLEEP["rows"])
+def test_urllib3_dates_counted_from_the_answers_date_whatever_this_clock_says(
+    value: str, respect: bool, sleep: int | None, skew: float
+) -> None:
+    """urllib3's rows, the answer dated at their "now": this machine's clock off by
+    ``skew`` changes nothing (before: the wait was counted from ``time.time()``)."""
+    if not respect:
+        pytest.skip("asyncsdk always honours Retry-After")
+    sent = dt.datetime.fromisoformat(_SLEEP["now_utc"])
+    date = email.utils.format_datetime(sent, usegmt=True)
+    got = parse_retry_after(value, date=date, now=sent.timestamp() + skew, cap=NO_CAP)
+    assert got == sleep
+
+
+@pytest.mark.parametrize("date", ["", "not a date", "Mon, 99 Jun 2019 11:00:00 GMT"])
+def test_an_answer_without_a_readable_date_is_counted_from_this_machines_time(
+        date: str) -> None:
+    now = dt.datetime(2019, 6, 3, 11, 0, tzinfo=dt.timezone.utc).timestamp()
+    assert parse_retry_after("Mon, 03 Jun 2019 11:00:30 GMT", date=date, now=now) == 30.0
+
+
+def _http_date(moment: float) -> str:
+    return email.utils.formatdate(moment, usegmt=True)
+
+
+@pytest.mark.parametrize("skew", [-3600.0, -30.0, 30.0, 3600.0])
+async def test_a_server_whose_clock_is_off_gets_the_wait_it_asked_for(skew: float) -> None:
+    """End to end, on a virtual clock: a 429 dated by a server whose clock is ``skew``
+    seconds off this machine's asks for 7 s, as an HTTP date. A ``RateLimitError`` (no
+    retry left) says 7 s, and a retry waits 7 s. Before: the date was counted from this
+    machine's time: 30 s or an hour behind, a date "in the past" (``retry_after`` None,
+    the 0.5 s backoff); ahead, 37 s or the 60 s cap."""
+    from aiohttp import web
+
+    limited = [True, True, False]  # the first call's answer, the second's two
+
+    async def handler(request: web.Request) -> web.Response:
+        if not limited.pop(0):
+            return web.json_response([])
+        sent = float(int(time.time() + skew))  # an HTTP date has whole seconds
+        return web.json_response({}, status=429, headers={
+            "Date": _http_date(sent), "Retry-After": _http_date(sent + 7)})
+
+    clock = VirtualClock(random=1.0)
+    async with serve(handler) as base, asyncsdk.Client("k", "u", base_url=base,
+                                                       clock=clock) as client:
+        with pytest.raises(asyncsdk.RateLimitError) as info:
+            await client.with_options(max_retries=0).contacts.list()
+        assert info.value.retry_after == 7.0
+        assert await client.contacts.list() == []
+    assert clock.sleeps == [7.0]

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -57,6 +58,24 @@ async def test_a_stream_retried_late_in_its_budget_gets_only_the_rest(
             with pytest.raises(asyncsdk.APITimeoutError):
                 await asyncio.wait_for(stream(client.validation.job(1), 60.5), HANG)
         assert server.count(DOWNLOAD_PATH) == 2
+
+
+async def test_a_hosted_result_file_gets_only_the_rest_of_the_budget(stream: Stream) -> None:
+    """The job's answer (after a 503 asking for 60 s of a 60.5 s budget, on a virtual
+    clock) points to a result file hosted elsewhere, whose host never answers: its head
+    has the half second left, not a budget of its own (before: the whole 60.5 s again,
+    the hosted file a call of its own)."""
+    async with scripted_server() as server:
+        hosted = f"{server.base_url}/files/emaillist.csv"
+        server.on(DOWNLOAD_PATH, server.answer({}, 503, {"Retry-After": "60"}),
+                  server.answer({"status": "success", "result": hosted}))
+        server.on("/files/emaillist.csv", server.stall())
+        async with asyncsdk.Client("k", "u", base_url=server.base_url, max_retries=1,
+                                   clock=VirtualClock()) as client:
+            with pytest.raises(asyncsdk.APITimeoutError) as info:
+                await asyncio.wait_for(stream(client.validation.job(1), 60.5), HANG)
+        assert server.count("/files/emaillist.csv") >= 1
+    assert "the call's budget ran out: 60.5 s" in str(info.value)
 
 
 @pytest.mark.parametrize("remaining", [5.0, 7.3, 60.0, 3600.25])
@@ -123,3 +142,86 @@ async def test_a_timeout_names_the_bound_that_ended_it() -> None:
         "validation.check: the call's budget ran out: 1e-12 s (request_timeout, else the "
         "client's timeout), 0 attempt(s)")
     assert not before_any.value.may_have_been_sent
+
+
+#: A dripping answer's pause between two of its bytes: far below any bound of a
+#: read here, so that only a bound of the whole head (or error body) ends it.
+DRIP = 0.02
+#: At most this many bytes dripped at once (the server stops by itself: 30 s).
+DRIPS = 1500
+
+
+@asynccontextmanager
+async def _dripping_server(status: int, head: int, body: bool
+                           ) -> AsyncIterator[tuple[str, list[str]]]:
+    """A server on 127.0.0.1 that answers each request with ``status``, dripping a byte
+    every ``DRIP`` seconds: ``head`` bytes of a header (-1: a head that does not end),
+    then, with ``body``, a body that does not end. A 302 points to the server itself (a
+    loop of redirects). Yields its base URL and the paths it was asked for."""
+    asked: list[str] = []
+    stopping = asyncio.Event()
+    answering: set[asyncio.Task[Any]] = set()
+
+    async def drip(writer: asyncio.StreamWriter, count: int) -> bool:
+        for _ in range(count):
+            if stopping.is_set():
+                return False
+            await asyncio.sleep(DRIP)
+            writer.write(b".")
+            await writer.drain()
+        return True
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        answering.add(asyncio.current_task())  # type: ignore[arg-type]
+        try:
+            request = await reader.readuntil(b"\r\n\r\n")
+            asked.append(request.split(b" ", 2)[1].decode())
+            writer.write(b"HTTP/1.1 %d Dripping\r\nX-Drip: " % status)
+            if not await drip(writer, DRIPS if head < 0 else head):
+                return
+            if status == 302:
+                writer.write(b"\r\nLocation: %s?hop=%d" % (DOWNLOAD_PATH.encode(), len(asked)))
+            writer.write(b"\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+                         b"Connection: close\r\n\r\n" % (DRIPS if body else 0))
+            await writer.drain()
+            if body:
+                await drip(writer, DRIPS)
+        except (OSError, asyncio.IncompleteReadError):
+            pass  # the client went away: as it should once its budget ended
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}", asked
+    finally:
+        stopping.set()
+        server.close()
+        if answering:
+            await asyncio.wait(answering)
+        await server.wait_closed()
+
+
+@pytest.mark.parametrize(("status", "head", "body", "why"), [
+    (302, 20, False, "each 302 in 0.4 s"),
+    (200, -1, False, "a head that never ends"),
+    (503, 0, True, "a 503 (retried) whose body never ends"),
+    (404, 0, True, "a 404 (refused) whose body never ends"),
+])
+async def test_a_streams_head_and_its_redirects_end_within_the_budget(
+        stream: Stream, status: int, head: int, body: bool, why: str) -> None:
+    """A budget of 0.5 s: the stream's head, every redirect hop included, and the body
+    of an answer retried or refused end with it. Before, each hop had a bound of its
+    own reads only (a read never waited more than ``DRIP``): a loop of 302s each taking
+    0.4 s kept the caller 11 x 0.4 s and ended with "redirects could not be followed";
+    a head or an error's body dripped a byte at a time, forever."""
+    async with _dripping_server(status, head, body) as (base, asked), asyncsdk.Client(
+            "k", "u", base_url=base, max_retries=2) as client:
+        with pytest.raises(asyncsdk.APITimeoutError) as info:
+            await asyncio.wait_for(stream(client.validation.job(1), 0.5), HANG)
+    assert str(info.value).endswith(
+        "the call's budget ran out: 0.5 s (request_timeout, else the client's timeout), "
+        "1 attempt(s)"), why
+    assert info.value.may_have_been_sent
+    assert len(asked) < 11, f"{len(asked)} hops: the budget did not bound them ({why})"

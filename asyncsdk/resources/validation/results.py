@@ -370,12 +370,15 @@ async def _answer_texts(engine: Engine, job_id: int, request_timeout: float | No
     (``ResultText.hosted_url``, fetched without credentials); ``read`` counts its bytes.
     Its locals may hold that URL: run it only through ``csv_text``."""
     hosted: str | None = None
+    # One budget for the job's answer and the hosted file's head: the hosted file is a
+    # hop of the same download, not a call with a budget of its own.
+    deadline = engine.deadline(engine.budget(request_timeout))
     while True:
         if hosted is None:
-            stream = engine.stream(DOWNLOAD, query={"job_id": job_id}, timeout=request_timeout)
+            stream = engine.stream(DOWNLOAD, query={"job_id": job_id}, deadline=deadline)
         else:
             read.hosted = True
-            stream = engine.stream(DOWNLOAD, absolute_url=hosted, timeout=request_timeout)
+            stream = engine.stream(DOWNLOAD, absolute_url=hosted, deadline=deadline)
         async with stream as response:
             result = ResultText(response, hosted=hosted is not None)
             chunks = response.iter_chunks()
