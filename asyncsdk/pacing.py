@@ -20,12 +20,15 @@ and through Redis by the fleet).
   retry_after)`` ("what came back"), ``resends_free(status)`` and ``held_until``.
   Implement it to pace a run your own way (the fleet's ``SharedPace`` does, through
   Redis).
+* ``PaceState``: what the client's own pace is doing, as ``client.validation.pace()``
+  shows it (a frozen snapshot: the phase, the rate, the hold, the checks in flight).
 """
 
 from __future__ import annotations
 
+from ._core.pace_state import PaceState
 from ._core.policy import Admission, SendPolicy
 from ._core.rate import DEFAULT_CONSTANTS, PaceConstants, Phase, RateFinder
 
-__all__ = ["DEFAULT_CONSTANTS", "Admission", "PaceConstants", "Phase", "RateFinder",
-           "SendPolicy"]
+__all__ = ["DEFAULT_CONSTANTS", "Admission", "PaceConstants", "PaceState", "Phase",
+           "RateFinder", "SendPolicy"]

@@ -18,10 +18,7 @@ import pytest
 import trustme
 from aiohttp import web
 
-import asyncsdk
 from asyncsdk._core.credentials import Credentials
-from asyncsdk._core.pace import Pace
-from asyncsdk._core.policy import key_fingerprint
 from asyncsdk._core.session import SessionOwner
 from asyncsdk._core.transport import Transport, make_transport
 from asyncsdk.resources._areas import Area
@@ -160,19 +157,6 @@ async def engine_of(clock: Any, base: str = BASE, **settings: Any) -> AsyncItera
         yield engine
     finally:
         await owner.close()
-
-
-def pace_of(client: asyncsdk.Client, area: Area = Area.VALIDATION, key: str = API_KEY
-            ) -> Pace:
-    """``client``'s pace of ``area`` for ``key`` (default ``API_KEY``). White-box: the
-    client's table of paces."""
-    return client._paces.pace(key_fingerprint(key), area.argument)
-
-
-def paced_in_flight(client: asyncsdk.Client, area: Area = Area.VALIDATION) -> int:
-    """The attempts ``client``'s pace of ``area`` let out and has not heard of (0 once
-    every place in its window is given back)."""
-    return pace_of(client, area).in_flight
 
 
 class TokenBucket:

@@ -63,6 +63,7 @@ LAYERS: dict[str, float] = {
     "asyncsdk._core.timeouts": 5,
     "asyncsdk._core.failures": 5,
     "asyncsdk._core.rate": 5,
+    "asyncsdk._core.pace_state": 5.5,  # PaceState: a pace seen from outside
     "asyncsdk._core.urls": 6,
     "asyncsdk._core.retry": 6,
     "asyncsdk._core.middleware": 6,
@@ -383,8 +384,10 @@ TESTS_DIR = Path(__file__).resolve().parent
 RESOURCES_DIR = PACKAGE_DIR / "resources"
 #: Attributes of the engine's insides that only ``_core`` and the client (the
 #: composition root) touch: reached from a resource or a test, they are a way around
-#: ``Engine`` (resources) or around the ``Client(clock=...)`` seam (tests).
-CORE_PRIVATE = {"_transport", "_engine", "sessions", "credentials"}
+#: ``Engine`` (resources) or around the ``Client(clock=...)`` seam (tests). The bulk
+#: paces (the client's table of them, by key fingerprint and area) are seen through
+#: ``client.validation.pace()``; a ``Pace`` itself is a test's to compose (tests/core).
+CORE_PRIVATE = {"_transport", "_engine", "sessions", "credentials", "_paces", "_pace_key"}
 #: The old test seam: a test that assigns these swaps the engine's time by hand.
 TIME_ATTRIBUTES = {"sleep", "rand", "clock"}
 #: The core's own exception for a wait ``close()`` ended: the engine reports it.
@@ -455,9 +458,14 @@ def test_the_face_test_sees_a_reach() -> None:
     """The oracle itself, on lines of the code this test replaced."""
     old = ("c._transport.sleep = s\nc.rand = r\nfrom asyncsdk._core.session import "
            "ClosedInFlight\nt.sessions.session()\nt.credentials.clean(e)\n"
-           "job._engine.now()\n")
+           "job._engine.now()\n"
+           # tests/helpers.py's ``pace_of``, before ``client.validation.pace()``
+           "return client._paces.pace(key_fingerprint(key), area.argument)\n"
+           "pace = c._transport._paces.pace(c._transport._pace_key, 'validation')\n")
     found = _reaches_into_the_core(old, own_engine=True)
-    assert len(found) == 7, found  # line 1 twice: the reach and the assignment
+    # line 1 twice (the reach and the assignment), line 8 four times (two of each)
+    assert len(found) == 12, found
+    assert "line 7: client._paces" in found and "line 8: c._transport._pace_key" in found
     assert _reaches_into_the_core("self._engine.now()", own_engine=True) == []
 
 

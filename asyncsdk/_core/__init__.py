@@ -5,8 +5,8 @@ What the layers above may use of it is exactly ``__all__`` (``tests/test_archite
 holds the resources to it): the ``Engine`` interface and the records it takes
 (``CallOptions``, ``Operation``, ``Extras``, a ``SendPolicy``), the ``Clock`` seam, the
 credential placements an area names, ``forget_own_frames`` for a stream's own edge,
-the ``Window`` primitive (``check_many``'s slots) and the ``Backlog`` a bulk run counts
-down for its pace.
+the ``Window`` primitive (``check_many``'s slots), the ``Backlog`` a bulk run counts
+down for its pace and the ``PaceState`` it shows of that pace.
 Each name is imported on first use (PEP 562): ``from asyncsdk._core import Placement``
 does not load aiohttp.
 """
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .operation import Extras as Extras
     from .operation import Operation as Operation
     from .options import CallOptions as CallOptions
+    from .pace_state import PaceState as PaceState
     from .policy import SINGLE as SINGLE
     from .policy import Admission as Admission
     from .policy import SendPolicy as SendPolicy
@@ -48,6 +49,7 @@ _WHERE = {
     "forget_own_frames": ".failures",
     "AreaRules": ".operation", "Extras": ".operation", "Operation": ".operation",
     "CallOptions": ".options",
+    "PaceState": ".pace_state",
     "SINGLE": ".policy", "Admission": ".policy", "SendPolicy": ".policy",
     "StreamedResponse": ".streamed",
     "Window": ".window",
@@ -55,8 +57,8 @@ _WHERE = {
 
 __all__ = ["KEY_AND_USER_IN_FORM", "KEY_AND_USER_IN_QUERY", "KEY_IN_QUERY", "SINGLE",
            "Admission", "AreaRules", "Backlog", "CallOptions", "Clock", "Deadline",
-           "Engine", "Extras", "Operation", "Placement", "SendPolicy", "StreamedResponse",
-           "SystemClock", "Window", "forget_own_frames"]
+           "Engine", "Extras", "Operation", "PaceState", "Placement", "SendPolicy",
+           "StreamedResponse", "SystemClock", "Window", "forget_own_frames"]
 
 
 if not TYPE_CHECKING:  # hidden from type checkers: a module ``__getattr__`` would make

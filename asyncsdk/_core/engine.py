@@ -20,6 +20,7 @@ from .._errors import ResponseDecodeError, SDKError
 from .backlog import Backlog
 from .operation import Extras, Operation
 from .options import CallOptions
+from .pace_state import PaceState
 from .policy import SendPolicy
 from .streamed import StreamedResponse
 
@@ -106,4 +107,9 @@ class Engine(Protocol):
         ``adaptive``: its rate and window too, not only its holds; ``backlog``: the
         run's inputs not yet sent, counted down by the run, which tells its pace when
         the end is near)."""
+        ...
+
+    def pace_state(self, op: Operation) -> PaceState:
+        """What the pace of ``op``'s area for this client's key is doing now (read
+        only; ``PaceState()`` while no bulk call has used it, and none is made)."""
         ...

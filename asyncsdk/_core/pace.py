@@ -35,12 +35,14 @@ transport holds one ``Pace`` per area. Time is the transport's (``clock``, ``sle
 from __future__ import annotations
 
 import asyncio
+import math
 import weakref
 from bisect import insort
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .backlog import Backlog
+from .pace_state import PaceState
 from .rate import RateFinder
 from .window import Window
 
@@ -203,6 +205,22 @@ class Pace:
             window = self._window if finder.window == self._size else self._resized()
             if ticket.paced:
                 window.release()
+
+    def snapshot(self) -> PaceState:
+        """What the pace is doing now, as its user may see it (``PaceState``; read only:
+        nothing is reserved, changed or made). The next send's wait is the one a paced
+        attempt asking now would be given: a moment given back if one is left, else the
+        pacer's next free one, never before a hold ends (``_paced_moment``)."""
+        now = self._clock()
+        finder = self.finder
+        at = next((a for a, _ in self._returned if a >= now), None)
+        if at is None:
+            at = max(now, self._next, self._held_until)
+        return PaceState(
+            phase=finder.phase, rate=finder.rate if math.isfinite(finder.rate) else None,
+            service_rate=finder.estimate or None, max_in_flight=math.ceil(finder.window),
+            in_flight=self._window.in_use, hold_seconds=max(0.0, self._held_until - now),
+            next_send_seconds=at - now, inputs_left=self.inputs_left)
 
     def _ticket(self, paced: bool) -> Ticket:
         now = self._clock()

@@ -174,5 +174,10 @@ class PaceTable:
             pace = self._paces[key, area] = Pace(clock.now, _no_park, clock.random)
         return pace
 
+    def find(self, key: bytes, area: str) -> Pace | None:
+        """The pace of ``area`` for ``key`` if one was made (None: no bulk call has used
+        it yet); makes none (a look at a pace is no use of it)."""
+        return self._paces.get((key, area))
+
     def __repr__(self) -> str:  # never a fingerprint: the number of paces only
         return f"<PaceTable paces={len(self._paces)}>"

@@ -71,6 +71,7 @@ from .log import log_attempt, log_give_up, log_retry, logger
 from .middleware import OUTGOING, Outgoing
 from .operation import Call, Extras, Operation
 from .options import CallOptions
+from .pace_state import PaceState
 from .policy import SINGLE, Admission, PacedPolicy, PaceTable, SendPolicy, key_fingerprint
 from .retry import (
     asked_wait,
@@ -330,6 +331,12 @@ class Transport:
         if backlog is not None:
             pace.expect(backlog)
         return PacedPolicy(pace, self._park, adaptive=adaptive)
+
+    def pace_state(self, op: Operation) -> PaceState:
+        """What the pace of ``op``'s area for this client's key (its copies' of the same
+        key too) is doing now; ``PaceState()`` while none was made: a look makes none."""
+        pace = self._paces.find(self._pace_key, op.area.argument)
+        return PaceState() if pace is None else pace.snapshot()
 
     # --- the call -------------------------------------------------------------------
     def _attempts_of(self, options: CallOptions) -> Attempts:

@@ -15,7 +15,7 @@ import random
 from collections.abc import Callable
 
 import pytest
-from helpers import API_KEY, USERNAME, pace_of
+from helpers import API_KEY, USERNAME
 from rate_traces import episode_at_400
 from test_pace import park
 from test_rate_dark_and_cap import Service, run
@@ -151,11 +151,10 @@ async def test_check_many_tells_its_pace_the_inputs_left(source: str) -> None:
     seen: list[int | None] = []
     async with Sandbox(api_key=API_KEY, username=USERNAME) as sb, sb.client(
             max_retries=0) as client:
-        pace = pace_of(client)
-        assert pace.inputs_left is None
+        assert client.validation.pace().inputs_left is None
         given = emails if source == "list" else (e for e in emails)
         async for _ in client.validation.check_many(given, concurrency=2):
-            seen.append(pace.inputs_left)
+            seen.append(client.validation.pace().inputs_left)
     assert len(seen) == len(emails)
     if source == "list":
         assert seen == sorted(seen, reverse=True)  # type: ignore[type-var]

@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from helpers import pace_of
 
 import asyncsdk
+from asyncsdk.pacing import PaceState
 from asyncsdk.testing import RateLimit, Sandbox
 
 CHECK = "/api/v1/single/check"
@@ -44,19 +44,36 @@ async def test_each_key_has_its_bucket_whichever_client_sends() -> None:
 
 
 async def test_copies_share_the_pace_of_their_key_and_no_other() -> None:
+    """The service, having answered nothing, asks the parent's first check to come back
+    in a minute: every client on the parent's pace shows that hold in its
+    ``validation.pace()`` (a copy, a copy of a copy, a copy back on the key after
+    another), and holds its own checks for it; a copy with another key and another
+    ``Client`` on the same key show none, and their checks are answered."""
     async with Sandbox() as sb:
         sb.add_account("key-2", "user-2")
+        sb.faults.rate_limit(CHECK, retry_after=60)
         async with sb.client() as parent, sb.client() as another_client:
             copy = parent.with_options(timeout=60)
             copy_of_copy = copy.with_options(max_retries=1)
             other_key = parent.with_options(api_key="key-2", username="user-2")
             back = other_key.with_options(api_key=sb.api_key, username=sb.username)
-            pace = pace_of(parent, key=sb.api_key)
-            assert pace_of(copy, key=sb.api_key) is pace
-            assert pace_of(copy_of_copy, key=sb.api_key) is pace
-            assert pace_of(back, key=sb.api_key) is pace  # the same key again
-            assert pace_of(other_key, key="key-2") is not pace
-            assert pace_of(another_client, key=sb.api_key) is not pace
+            [refused] = [o async for o in parent.validation.check_many(
+                ["first@example.com"], request_timeout=5)]
+            assert isinstance(refused.error, asyncsdk.RateLimitError)
+            for sharing in (parent, copy, copy_of_copy, back):
+                assert sharing.validation.pace().hold_seconds > 50
+            for apart in (other_key, another_client):
+                assert apart.validation.pace() == PaceState()  # never used
+            [held] = [o async for o in back.validation.check_many(
+                ["held@example.com"], request_timeout=5)]
+            assert isinstance(held.error, asyncsdk.RateLimitError)
+            assert held.error.status_code is None  # held back by the shared pace: not sent
+            for apart in (other_key, another_client):
+                assert [o.ok for o in await checks(apart, 2, "apart")] == [True, True]
+    sent = [(r.query["api"], r.query["email"], r.status) for r in sb.requests]
+    assert sent[0] == (sb.api_key, "first@example.com", 429)
+    assert sorted(sent[1:]) == sorted(  # and nothing of the held pace
+        (key, f"apart{i}@example.com", 200) for key in (sb.api_key, "key-2") for i in (0, 1))
 
 
 async def test_closing_a_copy_with_checks_on_the_wire_leaves_the_parents_pace_whole() -> None:
@@ -66,14 +83,14 @@ async def test_closing_a_copy_with_checks_on_the_wire_leaves_the_parents_pace_wh
         sb.faults.delay(CHECK, 3600.0, times=4)  # the copy's first four stay unanswered
         async with sb.client(timeout=30) as parent:
             copy = parent.with_options(timeout=30)
-            pace = pace_of(parent, key=sb.api_key)
             run = asyncio.ensure_future(checks(copy, 20, "copy"))
-            while sb.in_flight < 4 or pace.in_flight < 4:
+            # the copy's checks on the wire, in the parent's view: one pace
+            while sb.in_flight < 4 or parent.validation.pace().in_flight < 4:
                 await asyncio.sleep(0.005)
             await copy.close()
             ended = await run
             assert len(ended) == 20 and not all(o.ok for o in ended)
-            assert pace.in_flight == 0
+            assert parent.validation.pace().in_flight == 0
             outcomes = await checks(parent, 40, "parent")
             assert all(o.ok for o in outcomes) and len(outcomes) == 40
-            assert pace.in_flight == 0 and not parent.closed
+            assert parent.validation.pace().in_flight == 0 and not parent.closed

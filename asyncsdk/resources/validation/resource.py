@@ -10,7 +10,7 @@ from typing import Any
 
 from ..._checks import MAX_ID, check_email, check_http_url, check_job_id, check_seconds
 from ..._constants import DEFAULT_CHECK_CONCURRENCY, DEFAULT_VALIDITY_TIMEOUT
-from ..._core import Backlog, CallOptions, Extras, Operation, SendPolicy
+from ..._core import Backlog, CallOptions, Extras, Operation, PaceState, SendPolicy
 from ..._errors import InvalidInputError
 from ..._serde.converter import parse_int
 from ...models.validation import CheckOutcome, CheckResult
@@ -224,6 +224,28 @@ class Validation(Resource):
         return check_many(check, emails, concurrency=concurrency, adaptive=adaptive,
                           validity_timeout=validity_timeout, request_timeout=request_timeout,
                           backlog=backlog, policy=policy, stop=stop)
+
+    def pace(self) -> PaceState:
+        """What the pace of this client's bulk checks is doing now: how fast the service
+        lets ``check_many`` go, for a log line or a progress bar::
+
+            state = client.validation.pace()
+            print(state.phase.value, state.rate, state.hold_seconds, state.in_flight)
+
+        The pace is the one ``check_many`` runs at (not a ``pace=`` policy of your own,
+        which neither uses nor changes it), of this client's API key: a
+        ``with_options`` copy with the same key shows the same pace (a 429 to either
+        shows as a hold in both), a copy with another key or another ``Client`` its
+        own. See ``asyncsdk.pacing.PaceState`` for what each field means; it holds
+        nothing of the key.
+
+        A method, not a property: each call takes a new snapshot (a frozen record
+        that does not change as the pace does), at the client's clock's time. It sends
+        nothing, makes nothing and raises nothing, on a closed client too; before any
+        bulk call it is ``PaceState()`` (nothing learnt, nothing held), and looking
+        changes nothing of what a later ``check_many`` does.
+        """
+        return self._engine.pace_state(CHECK)
 
     async def create_job(
         self,

@@ -11,14 +11,13 @@ bulk a 429 is "not processed, come back later").
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import Counter
 from typing import Any
 
 import pytest
 from aiohttp import web
 from aioresponses import aioresponses
-from helpers import API_KEY, USERNAME, SkippedSleeps, TokenBucket, pace_of, paced_in_flight
+from helpers import API_KEY, USERNAME, SkippedSleeps, TokenBucket
 from validation_tools import LocalServer, other_tasks, url_of
 
 import asyncsdk
@@ -97,7 +96,7 @@ async def test_no_input_fails_for_a_429_and_none_is_answered_twice(
     inputs = emails(150)
     async with asyncsdk.Client(API_KEY, USERNAME, base_url=local.url, max_retries=0) as c:
         outcomes = [o async for o in c.validation.check_many(inputs)]
-        assert paced_in_flight(c) == 0  # every place in the window given back
+        assert c.validation.pace().in_flight == 0  # every place in the window given back
     assert sorted(o.email for o in outcomes) == sorted(inputs)
     assert all(o.ok for o in outcomes), [o.error for o in outcomes if not o.ok][:3]
     assert bucket.limited > 0  # the limit was met: the path under test ran
@@ -176,17 +175,16 @@ async def test_closing_a_copy_ends_only_its_own_checks_waiting_in_the_shared_pac
     local.routes[CHECK_PATH] = handle
     client = asyncsdk.Client(API_KEY, USERNAME, base_url=local.url, timeout=300)
     copy = client.with_options(timeout=300)
-    pace = pace_of(client)
 
     async def run(of: asyncsdk.Client, email: str) -> list[asyncsdk.CheckOutcome]:
         return [o async for o in of.validation.check_many([email])]
 
     first = asyncio.ensure_future(run(client, "first@b.com"))  # its 429 starts the hold
-    while local.count(CHECK_PATH) < 1 or pace.held_until <= time.monotonic():
+    while copy.validation.pace().hold_seconds == 0.0:  # the parent's, in the copy's view
         await asyncio.sleep(0.005)
     parents = asyncio.ensure_future(run(client, "parent@b.com"))
     copys = asyncio.ensure_future(run(copy, "copy@b.com"))
-    while pace.in_flight < 2:  # both wait in the pace for the hold's end
+    while client.validation.pace().in_flight < 2:  # both wait in the pace for the hold's end
         await asyncio.sleep(0.005)
     await copy.close()
     [ended] = await asyncio.wait_for(copys, HANG)
@@ -220,7 +218,7 @@ async def test_cancelling_the_consumer_gives_the_window_back(local: LocalServer)
         with pytest.raises(asyncio.CancelledError):
             await task
         release.set()
-        assert paced_in_flight(c) == 0
+        assert c.validation.pace().in_flight == 0
         # and the client goes on
         outcomes = [o async for o in c.validation.check_many(emails(5, "v"))]
         assert all(o.ok for o in outcomes)
@@ -269,16 +267,19 @@ async def test_checks_that_gave_up_in_a_hold_leave_the_pace_free(
 
     local.routes[CHECK_PATH] = handle
     async with asyncsdk.Client(API_KEY, USERNAME, base_url=local.url, max_retries=0) as c:
-        first = [o async for o in c.validation.check_many(emails(1000),
-                                                          request_timeout=0.5)]
+        first: list[asyncsdk.CheckOutcome] = []
+        held = 0.0
+        async for outcome in c.validation.check_many(emails(1000), request_timeout=0.5):
+            first.append(outcome)
+            held = max(held, c.validation.pace().hold_seconds)
         assert len(first) == 1000 and not any(o.ok for o in first)
         assert local.count(CHECK_PATH) < 100  # held back, not sent
-        pace = pace_of(c)
-        assert pace.held_until > 0  # the hold the issue is about came
+        assert held > 0  # the hold the issue is about came (the checks gave up in it)
+        pace = c.validation.pace()
         assert pace.in_flight == 0
-        # The schedule is not ahead of the hold (the client's clock is the system's,
-        # time.monotonic).
-        assert pace.next_free <= max(time.monotonic(), pace.held_until) + 1.0
+        # The schedule is not ahead of the hold: the next check would leave within a
+        # second of its end.
+        assert pace.next_send_seconds <= pace.hold_seconds + 1.0
         refusing = False
         later = [o async for o in c.validation.check_many(emails(5, "v"),
                                                           request_timeout=10)]
@@ -304,6 +305,6 @@ async def test_a_machine_suspended_with_checks_in_flight_does_not_lock_the_run(
     async with asyncsdk.Client(API_KEY, USERNAME, base_url=local.url, clock=clock,
                                timeout=10**6) as c:  # waits move a VirtualClock at once
         outcomes = [o async for o in c.validation.check_many(emails(100), concurrency=16)]
-        assert paced_in_flight(c) == 0
+        assert c.validation.pace().in_flight == 0
     assert [o.error for o in outcomes if not o.ok] == []
     assert sorted(o.email for o in outcomes) == sorted(emails(100))

@@ -16,16 +16,14 @@ each answer, in place of the client's pace (DESIGN §3: one seam; the fleet's
 from __future__ import annotations
 
 import asyncio
-import math
 from typing import Any
 
 import pytest
 from aioresponses import aioresponses
-from helpers import pace_of
 from validation_tools import url_of
 
 import asyncsdk
-from asyncsdk.pacing import Admission, Phase, SendPolicy
+from asyncsdk.pacing import Admission, PaceState, SendPolicy
 
 CHECK = url_of("/api/v1/single/check")
 
@@ -91,9 +89,9 @@ async def test_the_policy_is_asked_before_every_send_and_told_every_answer(
                                    ("report", 200, None)]
     # The check's budget, on the client's clock (virtual: it moves only by its sleeps).
     assert policy.events[0][2] == start + 20.0
-    pace = pace_of(client)  # the client's own pace: not used
-    assert pace.finder.phase is Phase.STARTUP and pace.finder.unanswered() == 0
-    assert pace.finder.rate == math.inf
+    # The client's own pace was not used: as before any bulk call (a send through it,
+    # answered or refused, would have left it a rate).
+    assert client.validation.pace() == PaceState()
 
 
 @pytest.mark.parametrize("free", [True, False])
