@@ -4,9 +4,11 @@ described by ``AreaRules``) and the call in flight (``Call``). Made once, never 
 A caller may add to one call's request (``extra_query=``, ``extra_headers=``, as in
 openai-python and stripe-python): ``Extras`` checks them before anything is sent, and
 refuses whatever would replace a credential (a field of ``CREDENTIAL_FIELDS``, in any
-letter case; ``Authorization`` where the area's base URL has a login) or the library's
-``User-Agent`` (``Client(app_name=...)`` extends it), and whatever aiohttp or yarl could
-not send as given (they would raise a bare ``ValueError`` at send time, or drop part).
+letter case; ``Authorization`` where the area's base URL has a login), the library's
+``User-Agent`` (``Client(app_name=...)`` extends it) or the body's ``Content-Type`` and
+``Content-Encoding`` (the body is the library's: JSON, or the mail's form), and
+whatever aiohttp or yarl could not send as given (they would raise a bare ``ValueError``
+at send time, or drop part).
 """
 
 from __future__ import annotations
@@ -85,6 +87,9 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 #: The message's framing, aiohttp's to set from the body: another value would desync the
 #: connection (a GET announcing a body) or fail in aiohttp at send time.
 _FRAMING = frozenset({"content-length", "transfer-encoding"})
+#: How the body is encoded, the library's to say from it (JSON, or the mail's form):
+#: another value would have the service read it otherwise, or not at all.
+_BODY_ENCODING = frozenset({"content-type", "content-encoding"})
 
 
 class Extras:
@@ -183,6 +188,9 @@ def _header_name(name: object) -> str:
     if folded in _FRAMING:
         raise _refused("extra_headers", f"{name!r} frames the message: aiohttp sets it "
                        "from the body")
+    if folded in _BODY_ENCODING:
+        raise _refused("extra_headers", f"{name!r} says how the body is encoded: the "
+                       "client sets it (JSON, or a form for mail)")
     return text
 
 

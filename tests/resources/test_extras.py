@@ -176,6 +176,13 @@ HOSTILE: list[tuple[dict[str, Any], str]] = [
     ({"extra_headers": {"Tënant": "1"}}, "'Tënant' is not a header name"),
     ({"extra_headers": {"Content-Length": "5"}}, "'Content-Length' frames the message"),
     ({"extra_headers": {"transfer-encoding": "chunked"}}, "'transfer-encoding' frames"),
+    # The body is the library's, JSON or the mail's form: another Content-Type had the
+    # mail's form go out labelled JSON (or a JSON body as text/plain), Content-Encoding
+    # a body the service cannot inflate (it answered 500).
+    ({"extra_headers": {"Content-Type": "application/json"}},
+     "'Content-Type' says how the body is encoded"),
+    ({"extra_headers": {"content-type": "text/plain"}}, "'content-type' says how the body"),
+    ({"extra_headers": {"Content-Encoding": "gzip"}}, "'Content-Encoding' says how"),
     ({"extra_headers": {"X-A": 5}}, "'X-A': expected one line of text, got int"),
     ({"extra_query": {"n": math.nan}}, "'n': a number is finite, got nan"),
     ({"extra_query": {"n": math.inf}}, "'n': a number is finite, got inf"),
