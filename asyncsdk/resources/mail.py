@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._checks import check_email, check_single_line, check_text
+from .._checks import check_one_address, check_single_line, check_text
 from .._core import CallOptions, Operation
 from .._errors import InvalidInputError
 from ..models.mail import MailResult
@@ -39,7 +39,8 @@ class Mail(Resource):
         Args:
             sender: the ``from`` address (its domain must be verified at the service);
                 like ``to``, one line (no line separator, even in a quoted part).
-            to: the recipient's address.
+            to: the recipient's address: one (a list such as ``"a@x.com,b@y.com"`` is
+                refused; send one mail per recipient).
             subject: one line of text (no CR, LF or other control characters).
             html: the HTML body, non-empty.
             request_timeout: this call's timeout, overriding the client's.
@@ -60,8 +61,8 @@ class Mail(Resource):
         """
         # Both go into the mail's header lines: a quoted part may hold U+2028/U+2029,
         # which end a line as much as CR/LF do (refused, as in the subject).
-        check_single_line(check_email(sender, "sender"), "sender")
-        check_single_line(check_email(to, "to"), "to")
+        check_single_line(check_one_address(sender, "sender"), "sender")
+        check_single_line(check_one_address(to, "to"), "to")
         check_single_line(subject, "subject")
         if not subject.strip():
             raise InvalidInputError("subject: expected a non-empty line of text",

@@ -37,6 +37,37 @@ async def test_an_address_holding_a_line_separator_is_refused_before_sending(
     assert not mocked.requests
 
 
+@pytest.mark.parametrize("field", ["sender", "to"])
+@pytest.mark.parametrize("value", [
+    "ann@example.com,bob@example.org", "ann@example.com;bob@example.org",
+    "ann,bob@example.org", "ann@example.com@example.org",
+    '"quoted"@example.com,bob@example.org',
+])
+async def test_a_list_of_addresses_is_refused_before_sending(
+    client: asyncsdk.Client, mocked: aioresponses, field: str, value: str
+) -> None:
+    # The interface sends a mail to one recipient; a list was sent as one ``to`` field,
+    # for the service to refuse or to split and deliver to each.
+    with pytest.raises(asyncsdk.InvalidInputError) as info:
+        await client.mail.send(**{**ARGS, field: value})
+    assert info.value.field == field
+    assert str(info.value).startswith(f"{field}: expected one address like name@example.com")
+    assert "not a list" in str(info.value)
+    assert not mocked.requests
+
+
+@pytest.mark.parametrize("to", [
+    '"ann,lee;x@y"@example.org', "ann@[IPv6:2001:db8::1]", '"a\\"b,c"@example.org',
+])
+async def test_one_address_with_commas_or_at_signs_in_quotes_is_still_sent(
+    client: asyncsdk.Client, mocked: aioresponses, to: str
+) -> None:
+    mocked.post(SEND, payload={"status": "success", "message": "Queued", "id": "m1"})
+    await client.mail.send(**{**ARGS, "to": to})
+    [[request]] = mocked.requests.values()
+    assert request.kwargs["data"]["to"] == to
+
+
 async def test_a_quoted_address_with_a_space_is_still_sent(
     client: asyncsdk.Client, mocked: aioresponses
 ) -> None:
