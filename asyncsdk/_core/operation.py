@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import attrs
@@ -58,7 +58,7 @@ class Operation:
     ``error`` text is a refused request (the mapped ``APIError`` subclass is raised). A
     ``fail`` *without* a text is an ``APIError`` too, except where ``bare_fail_is_state``:
     jobs/status uses the same field for the job's own state, so there a bare ``fail`` is
-    an answer, not an error.
+    an answer, not an error. ``check_answer`` says what else a 2xx answer must hold.
     """
 
     name: str
@@ -67,6 +67,13 @@ class Operation:
     path: str
     safe_to_repeat: bool
     bare_fail_is_state: bool = attrs.field(default=False, kw_only=True)
+    #: Why a 2xx answer (its parsed JSON) is no answer of this operation, or None when
+    #: it is one: read by the answer interpreter, so that the ``ResponseDecodeError``
+    #: carries the answer's status, URL and body (a mail answer that does not say
+    #: ``success``, a job answer without its id). The reason may quote the answer: it
+    #: is shown scrubbed and cut.
+    check_answer: Callable[[Any], str | None] | None = attrs.field(
+        default=None, kw_only=True, eq=False, repr=False)
     #: The area's ``answers_in_body``, read by the answer interpreter on every answer:
     #: an attribute set once, not a property called per answer.
     fail_in_body: bool = attrs.field(init=False, eq=False, repr=False)

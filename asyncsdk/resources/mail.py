@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from .._checks import check_one_address, check_single_line, check_text
 from .._core import CallOptions, Operation
 from .._errors import InvalidInputError
@@ -9,8 +11,24 @@ from ..models.mail import MailResult
 from ._areas import Area
 from ._base import ExtraHeaders, ExtraQuery, Resource, extras_of
 
+
+def _not_success(data: Any) -> str | None:
+    """Why a 2xx answer whose ``status`` is not ``success`` (a gateway's ``error``, a
+    blank one; ``fail`` is a refusal, raised before) is no result: it did not say that
+    the mail went out, nor that it did not (None: it says ``success``, or it is of
+    another shape, which reading it as a ``MailResult`` reports)."""
+    if not isinstance(data, dict) or "status" not in data:
+        return None
+    status = data["status"]
+    if isinstance(status, str) and status.strip().lower() == "success":
+        return None
+    return (f'MailResult at $.status: expected "success", got {status!r}; the service '
+            "answered (2xx) without saying what it did: the mail may have been sent")
+
+
 #: Sending a mail is not safe to repeat: sent at most once (DESIGN §3).
-SEND = Operation("mail.send", "POST", Area.MAIL, "/api/v1/mail/send/", safe_to_repeat=False)
+SEND = Operation("mail.send", "POST", Area.MAIL, "/api/v1/mail/send/", safe_to_repeat=False,
+                 check_answer=_not_success)
 
 
 class Mail(Resource):
@@ -74,22 +92,4 @@ class Mail(Resource):
         extras = extras_of(extra_headers, extra_query)
         result: MailResult = await self._engine.request(CallOptions(
             SEND, form=form, timeout=request_timeout, model=MailResult, extras=extras))
-        if not _says_success(result.status):
-            why = _not_success(self._engine.scrub(result.status))  # scrubbed, then cut
-            error = self._engine.decode_error(SEND, result.to_dict(), why)
-            del result  # the answer (it may echo the request) stays out of tracebacks
-            raise error
         return result
-
-
-def _says_success(status: str) -> bool:
-    """Whether an answer's ``status`` says the mail was taken (``fail`` raised before)."""
-    return status.strip().lower() == "success"
-
-
-def _not_success(status: str) -> str:
-    """Why a 2xx answer with another ``status`` (a gateway's ``error``, a blank one) is
-    no result: it did not say that the mail went out, nor that it did not."""
-    shown = status if len(status) <= 40 else status[:37] + "..."
-    return (f'MailResult at $.status: expected "success", got {shown!r}; the service '
-            "answered (2xx) without saying what it did: the mail may have been sent")

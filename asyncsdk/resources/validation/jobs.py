@@ -39,8 +39,16 @@ from .rows import EmailRows, email_rows
 
 __all__ = ["ValidationJob"]
 
+
+
+def _no_status(data: Any) -> str | None:
+    """Why a jobs/status answer is none: it has no ``status`` text (None: it has)."""
+    raw = data.get("status") if isinstance(data, dict) else None
+    return None if isinstance(raw, str) and raw.strip() else "jobs/status gave no status"
+
+
 STATUS = Operation("validation.job_status", "GET", Area.VALIDATION, "/api/v1/jobs/status",
-                   safe_to_repeat=True, bare_fail_is_state=True)
+                   safe_to_repeat=True, bare_fail_is_state=True, check_answer=_no_status)
 
 #: ``on_status(status, elapsed_seconds)``; may be a plain function or a coroutine function.
 StatusCallback = Callable[[JobStatus, float], "Awaitable[Any] | Any"]
@@ -141,12 +149,7 @@ class ValidationJob:
         data = await self._engine.request(CallOptions(
             STATUS, query={"job_id": self.job_id}, timeout=request_timeout,
             extras=extras_of(extra_headers, extra_query)))
-        raw = data.get("status") if isinstance(data, dict) else None
-        if not isinstance(raw, str) or not raw.strip():
-            error = self._engine.decode_error(STATUS, data, "jobs/status gave no status")
-            data = raw = None  # the answer (it may echo the request) stays out of tracebacks
-            raise error
-        return JobStatus(raw)
+        return JobStatus(data["status"])  # a text: ``_no_status`` refused any other
 
     async def wait(
         self,

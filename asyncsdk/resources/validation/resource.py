@@ -21,9 +21,26 @@ from .jobs import ValidationJob
 
 CHECK = Operation("validation.check", "GET", Area.VALIDATION, "/api/v1/single/check",
                   safe_to_repeat=True)
+
+
+def _job_id_in(data: Any) -> int | None:
+    """The job id of a jobs/create answer: an integer ``job_id`` (or its digits) that
+    ``job()`` would take; None when there is none."""
+    try:
+        job_id = parse_int(data.get("job_id") if isinstance(data, dict) else None)
+    except ValueError:
+        return None
+    return job_id if 0 <= job_id <= MAX_ID else None
+
+
+def _no_job_id(data: Any) -> str | None:
+    """Why a jobs/create answer is none: it has no job id (None: it has)."""
+    return "jobs/create gave no job id" if _job_id_in(data) is None else None
+
+
 #: jobs/create spends credit and starts a job: never repeated once it may have arrived.
 CREATE_JOB = Operation("validation.create_job", "GET", Area.VALIDATION, "/api/v1/jobs/create",
-                       safe_to_repeat=False)
+                       safe_to_repeat=False, check_answer=_no_job_id)
 
 
 
@@ -261,15 +278,8 @@ class Validation(Resource):
         extras = extras_of(extra_headers, extra_query)
         data = await self._engine.request(CallOptions(
             CREATE_JOB, query=params, timeout=request_timeout, extras=extras))
-        raw = data.get("job_id") if isinstance(data, dict) else None
-        try:
-            job_id = parse_int(raw)
-        except ValueError:
-            job_id = -1
-        if not 0 <= job_id <= MAX_ID:  # what ``job()`` would refuse is no job id either
-            error = self._engine.decode_error(CREATE_JOB, data, "jobs/create gave no job id")
-            data = raw = None  # the answer (it may echo the request) stays out of tracebacks
-            raise error
+        job_id = _job_id_in(data)
+        assert job_id is not None  # ``_no_job_id`` refused an answer without one
         return ValidationJob(self._engine, job_id, file_url=url,
                              submitted_at=dt.datetime.now(dt.timezone.utc))
 
