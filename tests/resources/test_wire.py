@@ -266,3 +266,13 @@ async def test_the_reason_quoting_a_long_answer_is_cut_after_its_credentials_are
     assert "REDACTED" in message and API_KEY[:8] not in message
     assert len(message) < 600 and "..." in message
     assert "it may have taken effect" in message  # the 2xx said so, whatever the cut
+
+
+@pytest.mark.parametrize("path_id", [21, "21", "0021"])
+async def test_an_invoice_id_in_the_body_that_is_the_path_s_is_sent(
+        wire: WireServer, wire_client: asyncsdk.Client, path_id: int | str) -> None:
+    wire.answer = {"id": 21}
+    await wire_client.invoices.update(path_id, asyncsdk.InvoiceUpdate(id=21, subject="S"))
+    [seen] = wire.seen
+    assert split(seen.raw_path)[0] == f"/mysite/api/v1/invoices/{path_id}/"
+    assert json.loads(seen.body) == {"id": 21, "subject": "S"}
