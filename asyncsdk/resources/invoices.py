@@ -12,15 +12,7 @@ from .._checks import check_id
 from .._errors import InvalidInputError
 from ..models.invoices import Invoice, InvoiceUpdate
 from ._areas import Area
-from ._base import (
-    CrudResource,
-    ExtraHeaders,
-    ExtraQuery,
-    ResourceId,
-    check_model,
-    crud_operations,
-    per_call,
-)
+from ._base import CrudResource, ExtraHeaders, ExtraQuery, ResourceId, crud_operations, per_call
 
 
 class Invoices(CrudResource):
@@ -44,7 +36,8 @@ class Invoices(CrudResource):
     ) -> Invoice:
         """Change the invoice ``id``: only the fields set in ``invoice`` are sent
         (``invoice.id``, if set, must be ``id``)."""
-        _same_invoice(check_id(id), check_model(invoice, InvoiceUpdate, "invoice").id)
+        if isinstance(invoice, InvoiceUpdate):  # anything else: refused by ``_update``
+            _same_invoice(check_id(id), invoice.id)
         return await self._update(
             self._ops.update, id, ("invoice", invoice), InvoiceUpdate, Invoice,
             per_call(request_timeout, attempt_timeout, extra_headers, extra_query))
