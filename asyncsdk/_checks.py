@@ -18,7 +18,9 @@ Decisions:
   control characters, white space outside a quoted part, or over 254 characters (the
   rule of issue 13, applied literally: even ``a@`` is sent, and the service answers).
   Quoted local parts (``"a b"@example.com``), address literals (``me@[IPv6:::1]``) and
-  dotless domains (``test@io``) pass: judging addresses is the service's job.
+  dotless domains (``test@io``) pass: judging addresses is the service's job. A mail's
+  ``sender`` and ``to`` must also name one address (``check_one_address``): a list such
+  as ``a@x.com,b@y.com`` is refused rather than left for the service to split.
   Lead and customer emails (the ``Email`` marker) are checked more strictly, since the
   interface says they must be valid: a dot-free local part of printable characters, one
   ``@``, and a dotted domain.
@@ -58,6 +60,7 @@ __all__ = [
     "check_id",
     "check_job_id",
     "check_number",
+    "check_one_address",
     "check_seconds",
     "check_single_line",
     "check_text",
@@ -151,10 +154,11 @@ def single_line_value(value: Any) -> str:
 _SPACE_RE = re.compile(r"\s")  # what str.isspace() says is white space
 
 
-def _outside_quotes_has_space(text: str) -> bool:
-    """True if white space occurs outside a quoted part (``"..."`` with ``\\`` escapes)."""
-    if '"' not in text:  # the common case, without a loop per character
-        return _SPACE_RE.search(text) is not None
+def _unquoted(text: str) -> str:
+    """``text`` without its quoted parts (``"..."`` with ``\\`` escapes)."""
+    if '"' not in text:
+        return text
+    kept: list[str] = []
     quoted = escaped = False
     for ch in text:
         if escaped:
@@ -163,9 +167,14 @@ def _outside_quotes_has_space(text: str) -> bool:
             escaped = True
         elif ch == '"':
             quoted = not quoted
-        elif not quoted and ch.isspace():
-            return True
-    return False
+        elif not quoted:
+            kept.append(ch)
+    return "".join(kept)
+
+
+def _outside_quotes_has_space(text: str) -> bool:
+    """True if white space occurs outside a quoted part (``"..."`` with ``\\`` escapes)."""
+    return _SPACE_RE.search(_unquoted(text)) is not None
 
 
 def email_value(value: Any) -> str:
@@ -334,6 +343,19 @@ def check_email(value: Any, field: str) -> str:
     ):
         return value
     text: str = checked(email_value, value, field)
+    return text
+
+
+def check_one_address(value: Any, field: str) -> str:
+    """``value`` if ``check_email`` takes it and it names one address: one ``@`` and no
+    ``,`` or ``;`` outside a quoted part. A mail's sender and recipient: a list such as
+    ``"a@x.com,b@y.com"`` is no address the service could judge, but one it could split
+    and deliver to each (the interface sends a mail to one recipient)."""
+    text = check_email(value, field)
+    bare = _unquoted(text)
+    if bare.count("@") != 1 or "," in bare or ";" in bare:
+        raise refuse(field, "one address like name@example.com, not a list (send one mail "
+                     "per recipient)", value)
     return text
 
 

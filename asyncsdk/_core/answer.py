@@ -49,6 +49,10 @@ M = TypeVar("M")
 _json_loads: Callable[[bytes], Any] = parse_json
 
 
+#: The most characters of an ``Operation.check_answer`` reason an error shows.
+_WHY_LIMIT = 240
+
+
 def _run_loads() -> Callable[[str], Any] | None:
     """How ``read_json`` parses runs of a big listing: orjson with the speedups extra,
     where it reads as ``json`` does (None: the ``json`` scanner)."""
@@ -68,7 +72,8 @@ class Interpreter:
         Where ``op.fail_in_body`` ``status: fail`` raises the error its ``error`` text
         maps to whatever the HTTP status (a bare ``fail`` too, unless the operation's
         ``bare_fail_is_state``); then a non-2xx status raises by status; then a body that
-        is neither blank nor JSON raises ``ResponseDecodeError``. Returns the parsed JSON
+        is neither blank nor JSON raises ``ResponseDecodeError``, as does an answer
+        ``op.check_answer`` gives a reason for (with its status and URL). Returns the parsed JSON
         (None for a blank body). ``data``: ``raw`` already parsed (``_big_data``).
         """
         parsed = data is not NOT_READ
@@ -102,7 +107,16 @@ class Interpreter:
                 f"answer is not JSON (HTTP {status}, {headers.get('Content-Type', '?')})",
                 operation=op.name, status_code=status, url=call.shown_url,
                 body=self._body_text(raw))
+        why = None if op.check_answer is None else op.check_answer(data)
+        if why is not None:
+            raise self.decode_error(op, data, self._shown_why(why), call, status)
         return data
+
+    def _shown_why(self, why: str) -> str:
+        """An operation's reason that an answer is none (it may quote the answer):
+        scrubbed, then cut at ``_WHY_LIMIT`` characters, never inside a credential."""
+        shown = self.credentials.preview(why, _WHY_LIMIT)
+        return shown + "..." if len(why) > _WHY_LIMIT else shown
 
     def refused(self, call: Call, status: int, headers: Mapping[str, str],
                 raw: bytes) -> SDKError:

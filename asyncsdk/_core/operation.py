@@ -4,9 +4,11 @@ described by ``AreaRules``) and the call in flight (``Call``). Made once, never 
 A caller may add to one call's request (``extra_query=``, ``extra_headers=``, as in
 openai-python and stripe-python): ``Extras`` checks them before anything is sent, and
 refuses whatever would replace a credential (a field of ``CREDENTIAL_FIELDS``, in any
-letter case; ``Authorization`` where the area's base URL has a login) or the library's
-``User-Agent`` (``Client(app_name=...)`` extends it), and whatever aiohttp or yarl could
-not send as given (they would raise a bare ``ValueError`` at send time, or drop part).
+letter case; ``Authorization`` where the area's base URL has a login), the library's
+``User-Agent`` (``Client(app_name=...)`` extends it) or the body's ``Content-Type`` and
+``Content-Encoding`` (the body is the library's: JSON, or the mail's form), and
+whatever aiohttp or yarl could not send as given (they would raise a bare ``ValueError``
+at send time, or drop part).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import attrs
@@ -56,7 +58,7 @@ class Operation:
     ``error`` text is a refused request (the mapped ``APIError`` subclass is raised). A
     ``fail`` *without* a text is an ``APIError`` too, except where ``bare_fail_is_state``:
     jobs/status uses the same field for the job's own state, so there a bare ``fail`` is
-    an answer, not an error.
+    an answer, not an error. ``check_answer`` says what else a 2xx answer must hold.
     """
 
     name: str
@@ -65,6 +67,13 @@ class Operation:
     path: str
     safe_to_repeat: bool
     bare_fail_is_state: bool = attrs.field(default=False, kw_only=True)
+    #: Why a 2xx answer (its parsed JSON) is no answer of this operation, or None when
+    #: it is one: read by the answer interpreter, so that the ``ResponseDecodeError``
+    #: carries the answer's status, URL and body (a mail answer that does not say
+    #: ``success``, a job answer without its id). The reason may quote the answer: it
+    #: is shown scrubbed and cut.
+    check_answer: Callable[[Any], str | None] | None = attrs.field(
+        default=None, kw_only=True, eq=False, repr=False)
     #: The area's ``answers_in_body``, read by the answer interpreter on every answer:
     #: an attribute set once, not a property called per answer.
     fail_in_body: bool = attrs.field(init=False, eq=False, repr=False)
@@ -85,6 +94,9 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 #: The message's framing, aiohttp's to set from the body: another value would desync the
 #: connection (a GET announcing a body) or fail in aiohttp at send time.
 _FRAMING = frozenset({"content-length", "transfer-encoding"})
+#: How the body is encoded, the library's to say from it (JSON, or the mail's form):
+#: another value would have the service read it otherwise, or not at all.
+_BODY_ENCODING = frozenset({"content-type", "content-encoding"})
 
 
 class Extras:
@@ -183,6 +195,9 @@ def _header_name(name: object) -> str:
     if folded in _FRAMING:
         raise _refused("extra_headers", f"{name!r} frames the message: aiohttp sets it "
                        "from the body")
+    if folded in _BODY_ENCODING:
+        raise _refused("extra_headers", f"{name!r} says how the body is encoded: the "
+                       "client sets it (JSON, or a form for mail)")
     return text
 
 

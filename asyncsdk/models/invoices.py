@@ -5,8 +5,9 @@ Gaps of the document, decided here:
 
 * Every field of ``InvoiceUpdate`` is optional (``UNSET`` by default, left out of the
   body), so an update may be partial; ``None`` is sent as null. ``id`` in the body is
-  optional and not compared with the id in the path; it, ``customer`` and a line's
-  ``products`` are record ids (0 to 2**63-1, as an id in a path).
+  optional; ``client.invoices.update`` refuses one that is not the id in the path. It,
+  ``customer`` and a line's ``products`` are record ids (0 to 2**63-1, as an id in a
+  path).
 * Dates go out as ``YYYY-MM-DD``.
 * An ``InvoiceLine`` requires ``products`` (the product id), ``quantity`` and ``rate``;
   ``discount`` and ``discount_unit`` are optional. Quantities and amounts are

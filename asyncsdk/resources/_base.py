@@ -40,14 +40,23 @@ class Limits(NamedTuple):
     extras: Extras | None = None
 
 
-def extras_of(extra_headers: ExtraHeaders | None,
-              extra_query: ExtraQuery | None) -> Extras | None:
+def extras_of(extra_headers: ExtraHeaders | None, extra_query: ExtraQuery | None,
+              own: tuple[tuple[str, str], ...] = ()) -> Extras | None:
     """A call's ``Extras`` (None: none); ``InvalidInputError`` for extras that are not
     headers or query fields, that would replace a credential, or that aiohttp or yarl
-    could not send as given (``_core.operation.Extras``)."""
+    could not send as given (``_core.operation.Extras``), or a query field of ``own``
+    (each: a field the call sets from a checked argument, and that argument's name):
+    replaced, the call would ask about another address, file or job than its argument
+    names, unchecked, and read the answer as its argument's."""
     if extra_headers is None and extra_query is None:
         return None
-    return Extras(extra_headers, extra_query)
+    extras = Extras(extra_headers, extra_query)
+    for field, argument in own:
+        if extras.query is not None and field in extras.query:
+            raise InvalidInputError(
+                f"extra_query: {field!r} is this call's own field, set from {argument}; "
+                f"give it as {argument}", field="extra_query")
+    return extras
 
 
 def per_call(request_timeout: float | None, attempt_timeout: float | None,

@@ -2,15 +2,33 @@
 
 from __future__ import annotations
 
-from .._checks import check_email, check_single_line, check_text
+from typing import Any
+
+from .._checks import check_one_address, check_single_line, check_text
 from .._core import CallOptions, Operation
 from .._errors import InvalidInputError
 from ..models.mail import MailResult
 from ._areas import Area
 from ._base import ExtraHeaders, ExtraQuery, Resource, extras_of
 
+
+def _not_success(data: Any) -> str | None:
+    """Why a 2xx answer whose ``status`` is not ``success`` (a gateway's ``error``, a
+    blank one; ``fail`` is a refusal, raised before) is no result: it did not say that
+    the mail went out, nor that it did not (None: it says ``success``, or it is of
+    another shape, which reading it as a ``MailResult`` reports)."""
+    if not isinstance(data, dict) or "status" not in data:
+        return None
+    status = data["status"]
+    if isinstance(status, str) and status.strip().lower() == "success":
+        return None
+    return (f'MailResult at $.status: expected "success", got {status!r}; the service '
+            "answered (2xx) without saying what it did: the mail may have been sent")
+
+
 #: Sending a mail is not safe to repeat: sent at most once (DESIGN §3).
-SEND = Operation("mail.send", "POST", Area.MAIL, "/api/v1/mail/send/", safe_to_repeat=False)
+SEND = Operation("mail.send", "POST", Area.MAIL, "/api/v1/mail/send/", safe_to_repeat=False,
+                 check_answer=_not_success)
 
 
 class Mail(Resource):
@@ -39,7 +57,8 @@ class Mail(Resource):
         Args:
             sender: the ``from`` address (its domain must be verified at the service);
                 like ``to``, one line (no line separator, even in a quoted part).
-            to: the recipient's address.
+            to: the recipient's address: one (a list such as ``"a@x.com,b@y.com"`` is
+                refused; send one mail per recipient).
             subject: one line of text (no CR, LF or other control characters).
             html: the HTML body, non-empty.
             request_timeout: this call's timeout, overriding the client's.
@@ -60,8 +79,8 @@ class Mail(Resource):
         """
         # Both go into the mail's header lines: a quoted part may hold U+2028/U+2029,
         # which end a line as much as CR/LF do (refused, as in the subject).
-        check_single_line(check_email(sender, "sender"), "sender")
-        check_single_line(check_email(to, "to"), "to")
+        check_single_line(check_one_address(sender, "sender"), "sender")
+        check_single_line(check_one_address(to, "to"), "to")
         check_single_line(subject, "subject")
         if not subject.strip():
             raise InvalidInputError("subject: expected a non-empty line of text",
@@ -73,22 +92,4 @@ class Mail(Resource):
         extras = extras_of(extra_headers, extra_query)
         result: MailResult = await self._engine.request(CallOptions(
             SEND, form=form, timeout=request_timeout, model=MailResult, extras=extras))
-        if not _says_success(result.status):
-            why = _not_success(self._engine.scrub(result.status))  # scrubbed, then cut
-            error = self._engine.decode_error(SEND, result.to_dict(), why)
-            del result  # the answer (it may echo the request) stays out of tracebacks
-            raise error
         return result
-
-
-def _says_success(status: str) -> bool:
-    """Whether an answer's ``status`` says the mail was taken (``fail`` raised before)."""
-    return status.strip().lower() == "success"
-
-
-def _not_success(status: str) -> str:
-    """Why a 2xx answer with another ``status`` (a gateway's ``error``, a blank one) is
-    no result: it did not say that the mail went out, nor that it did not."""
-    shown = status if len(status) <= 40 else status[:37] + "..."
-    return (f'MailResult at $.status: expected "success", got {shown!r}; the service '
-            "answered (2xx) without saying what it did: the mail may have been sent")

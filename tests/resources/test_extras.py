@@ -176,6 +176,13 @@ HOSTILE: list[tuple[dict[str, Any], str]] = [
     ({"extra_headers": {"Tënant": "1"}}, "'Tënant' is not a header name"),
     ({"extra_headers": {"Content-Length": "5"}}, "'Content-Length' frames the message"),
     ({"extra_headers": {"transfer-encoding": "chunked"}}, "'transfer-encoding' frames"),
+    # The body is the library's, JSON or the mail's form: another Content-Type had the
+    # mail's form go out labelled JSON (or a JSON body as text/plain), Content-Encoding
+    # a body the service cannot inflate (it answered 500).
+    ({"extra_headers": {"Content-Type": "application/json"}},
+     "'Content-Type' says how the body is encoded"),
+    ({"extra_headers": {"content-type": "text/plain"}}, "'content-type' says how the body"),
+    ({"extra_headers": {"Content-Encoding": "gzip"}}, "'Content-Encoding' says how"),
     ({"extra_headers": {"X-A": 5}}, "'X-A': expected one line of text, got int"),
     ({"extra_query": {"n": math.nan}}, "'n': a number is finite, got nan"),
     ({"extra_query": {"n": math.inf}}, "'n': a number is finite, got inf"),
@@ -240,3 +247,40 @@ async def test_extra_query_goes_after_the_operations_own_fields() -> None:
     assert seen[0].query["timeout"] == "5" and seen[0].query["z"] == "1"
     assert "z=1" in raw.url and "api=REDACTED" in raw.url  # the URL as it was sent
     assert json.dumps(dict(seen[0].query))
+
+
+async def _rows(job: asyncsdk.ValidationJob, **extras: Any) -> None:
+    async for _ in job.rows(**extras):
+        pass
+
+
+#: Each call's own query field, set from its checked argument (the address, the file's
+#: URL, the job): an ``extra_query`` of that name replaced it, unchecked, and the answer
+#: about another address, file or job was read as the argument's. Each call is given the
+#: client and a folder (where a download would go).
+OWN_FIELDS: list[tuple[str, str, Callable[..., Awaitable[Any]]]] = [
+    ("email", "email", lambda c, _, **x: OTHER_CALLS["validation.check"](c, **x)),
+    ("file_name", "file_url", lambda c, _, **x: OTHER_CALLS["validation.create_job"](c, **x)),
+    ("job_id", "the job", lambda c, _, **x: OTHER_CALLS["job.status"](c, **x)),
+    ("job_id", "the job", lambda c, _, **x: OTHER_CALLS["job.wait"](c, **x)),
+    ("job_id", "the job", lambda c, _, **x: _rows(c.validation.job(5), **x)),
+    ("job_id", "the job", lambda c, folder, **x: c.validation.job(5).download(
+        folder / "emaillist.csv", **x)),
+]
+
+
+@pytest.mark.parametrize(("field", "argument", "call"), OWN_FIELDS,
+                         ids=["check", "create_job", "status", "wait", "rows", "download"])
+async def test_extra_query_cannot_replace_the_field_a_call_sets_from_its_argument(
+        field: str, argument: str, call: Callable[..., Awaitable[Any]],
+        tmp_path: Path) -> None:
+    seen: list[web.Request] = []
+    async with serve(_answering(CASES, seen)) as base, \
+            asyncsdk.Client(KEY, USER, base_url=base) as client:
+        with pytest.raises(asyncsdk.InvalidInputError) as info:
+            await call(client, tmp_path, extra_query={field: "ftp://elsewhere/9@x"})
+    assert info.value.field == "extra_query"
+    assert str(info.value).startswith(
+        f"extra_query: {field!r} is this call's own field, set from {argument}")
+    assert seen == []
+    assert list(tmp_path.iterdir()) == []

@@ -37,6 +37,30 @@ async def test_an_address_holding_a_line_separator_is_refused_before_sending(
     assert not mocked.requests
 
 
+async def test_a_list_of_recipients_is_refused_saying_to_send_one_mail_each(
+    client: asyncsdk.Client, mocked: aioresponses
+) -> None:
+    # The interface sends a mail to one recipient; a list was sent as one ``to`` field,
+    # for the service to refuse or to split and deliver to each. (More lists, and the
+    # sender's: tests/resources/validation/test_mail.py.)
+    with pytest.raises(asyncsdk.InvalidInputError, match=r"^to: expected one address like "
+                       r"name@example.com, not a list \(send one mail per recipient\)"):
+        await client.mail.send(**{**ARGS, "to": "ann@example.com,bob@example.org"})
+    assert not mocked.requests
+
+
+@pytest.mark.parametrize("to", [
+    '"ann,lee;x@y"@example.org', "ann@[IPv6:2001:db8::1]", '"a\\"b,c"@example.org',
+])
+async def test_one_address_with_commas_or_at_signs_in_quotes_is_still_sent(
+    client: asyncsdk.Client, mocked: aioresponses, to: str
+) -> None:
+    mocked.post(SEND, payload={"status": "success", "message": "Queued", "id": "m1"})
+    await client.mail.send(**{**ARGS, "to": to})
+    [[request]] = mocked.requests.values()
+    assert request.kwargs["data"]["to"] == to
+
+
 async def test_a_quoted_address_with_a_space_is_still_sent(
     client: asyncsdk.Client, mocked: aioresponses
 ) -> None:

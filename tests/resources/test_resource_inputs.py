@@ -120,6 +120,11 @@ BAD_VALUES: list[Any] = [
         21, InvoiceUpdate(customer=-1)), "customer", "a record id"),
     ("invoice id negative", lambda c: c.invoices.update(21, InvoiceUpdate(id=-21)), "id",
      "a record id"),
+    # The body's id naming another invoice than the path's: which one would change?
+    ("invoice id not the path's", lambda c: c.invoices.update(21, InvoiceUpdate(id=22)),
+     "id", "the invoice's id in the path (21)"),
+    ("invoice id not the text path's", lambda c: c.invoices.update(
+        "INV-21", InvoiceUpdate(id=21)), "id", "the invoice's id in the path ('INV-21')"),
     ("line product negative", lambda c: c.invoices.update(21, InvoiceUpdate(productinvoices=[
         InvoiceLine(products=-4, quantity=Decimal(1), rate=Decimal(1))])), "products",
      "a record id"),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import decimal
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from decimal import Decimal
 from typing import Any
 from urllib.parse import parse_qsl, unquote
@@ -217,3 +217,62 @@ async def test_amounts_do_not_depend_on_the_caller_s_decimal_context(
     assert product["selling_price"] == "12345.67"
     assert invoice["productinvoices"] == [
         {"products": 4, "quantity": "1000.50", "rate": "99999.99"}]
+
+
+#: Calls whose 2xx answer must say more than its shape: the mail that it was sent, a job
+#: answer its job's id or state.
+ANSWER_CHECKS: dict[str, tuple[Callable[[asyncsdk.Client], Awaitable[Any]], Any, str]] = {
+    "mail.send": (lambda c: c.mail.send(sender="me@example.com", to="you@example.org",
+                                        subject="Hi", html="<p>Hi</p>"),
+                  {"status": "queued?", "id": "m1"},
+                  "MailResult at $.status: expected \"success\", got 'queued?'"),
+    "validation.job_status": (lambda c: c.validation.job(7).status(),
+                              {"state": "processing"}, "jobs/status gave no status"),
+    "validation.create_job": (lambda c: c.validation.create_job("https://files.test/a.csv"),
+                              {"status": "success", "job": 5}, "jobs/create gave no job id"),
+}
+
+
+@pytest.mark.parametrize("status", [200, 201])
+@pytest.mark.parametrize("name", sorted(ANSWER_CHECKS))
+async def test_a_2xx_answer_that_is_no_answer_carries_its_status_url_and_body(
+        wire: WireServer, wire_client: asyncsdk.Client, name: str, status: int) -> None:
+    """As every other ``ResponseDecodeError`` of an answer does: where the answer came
+    from and with which status, to tell a gateway's 2xx from the service's own."""
+    call, wire.answer, why = ANSWER_CHECKS[name]
+    wire.status = status
+    with pytest.raises(asyncsdk.ResponseDecodeError) as info:
+        await call(wire_client)
+    error = info.value
+    assert error.operation == name and why in str(error)
+    assert error.status_code == status
+    path = split(wire.seen[0].raw_path)[0]
+    assert error.url is not None and error.url.startswith(wire.url + path)
+    assert API_KEY not in error.url and USERNAME not in error.url
+    assert error.body is not None and json.loads(error.body) == wire.answer
+    assert len(wire.seen) == 1  # never sent again
+
+
+async def test_the_reason_quoting_a_long_answer_is_cut_after_its_credentials_are_out(
+        wire: WireServer, wire_client: asyncsdk.Client) -> None:
+    """A status of kilobytes is not a message of kilobytes, and a credential it echoes
+    is redacted before the cut, never shown in part."""
+    prefix = "MailResult at $.status: expected \"success\", got '"
+    # The key straddles the cut (240 characters): cut first, a piece of it would show.
+    wire.answer = {"status": "x" * (234 - len(prefix)) + f" {API_KEY} " + "y" * 10_000}
+    with pytest.raises(asyncsdk.ResponseDecodeError) as info:
+        await ANSWER_CHECKS["mail.send"][0](wire_client)
+    message = str(info.value)
+    assert "REDACTED" in message and API_KEY[:8] not in message
+    assert len(message) < 600 and "..." in message
+    assert "it may have taken effect" in message  # the 2xx said so, whatever the cut
+
+
+@pytest.mark.parametrize("path_id", [21, "21", "0021"])
+async def test_an_invoice_id_in_the_body_that_is_the_path_s_is_sent(
+        wire: WireServer, wire_client: asyncsdk.Client, path_id: int | str) -> None:
+    wire.answer = {"id": 21}
+    await wire_client.invoices.update(path_id, asyncsdk.InvoiceUpdate(id=21, subject="S"))
+    [seen] = wire.seen
+    assert split(seen.raw_path)[0] == f"/mysite/api/v1/invoices/{path_id}/"
+    assert json.loads(seen.body) == {"id": 21, "subject": "S"}

@@ -39,8 +39,20 @@ from .rows import EmailRows, email_rows
 
 __all__ = ["ValidationJob"]
 
+
+
+def _no_status(data: Any) -> str | None:
+    """Why a jobs/status answer is none: it has no ``status`` text (None: it has)."""
+    raw = data.get("status") if isinstance(data, dict) else None
+    return None if isinstance(raw, str) and raw.strip() else "jobs/status gave no status"
+
+
 STATUS = Operation("validation.job_status", "GET", Area.VALIDATION, "/api/v1/jobs/status",
-                   safe_to_repeat=True, bare_fail_is_state=True)
+                   safe_to_repeat=True, bare_fail_is_state=True, check_answer=_no_status)
+
+#: The query field of every job call, set from the job: not replaced by ``extra_query``
+#: (the call would be about another job, its answer read as this one's).
+_JOB_ID = (("job_id", "the job (client.validation.job(job_id))"),)
 
 #: ``on_status(status, elapsed_seconds)``; may be a plain function or a coroutine function.
 StatusCallback = Callable[[JobStatus, float], "Awaitable[Any] | Any"]
@@ -123,7 +135,7 @@ class ValidationJob:
         Args:
             request_timeout: this call's timeout, overriding the client's.
             extra_headers, extra_query: headers and query fields added to the request
-                (a credential field is refused).
+                (a credential field, or ``job_id``, is refused).
 
         Returns:
             ``JobStatus.PROCESSING``, ``SUCCESS`` or ``FAIL`` (a ``fail`` answer without
@@ -140,13 +152,8 @@ class ValidationJob:
         """
         data = await self._engine.request(CallOptions(
             STATUS, query={"job_id": self.job_id}, timeout=request_timeout,
-            extras=extras_of(extra_headers, extra_query)))
-        raw = data.get("status") if isinstance(data, dict) else None
-        if not isinstance(raw, str) or not raw.strip():
-            error = self._engine.decode_error(STATUS, data, "jobs/status gave no status")
-            data = raw = None  # the answer (it may echo the request) stays out of tracebacks
-            raise error
-        return JobStatus(raw)
+            extras=extras_of(extra_headers, extra_query, _JOB_ID)))
+        return JobStatus(data["status"])  # a text: ``_no_status`` refused any other
 
     async def wait(
         self,
@@ -192,7 +199,7 @@ class ValidationJob:
             request_timeout: the timeout of each poll, overriding the client's
                 (shortened to the time left before ``deadline``).
             extra_headers, extra_query: headers and query fields added to each poll
-                (a credential field is refused).
+                (a credential field, or ``job_id``, is refused).
 
         Returns:
             ``JobStatus.SUCCESS``.
@@ -223,7 +230,7 @@ class ValidationJob:
     def _bound(self, extra_headers: ExtraHeaders | None,
                extra_query: ExtraQuery | None) -> Engine:
         """The engine for one call, whose requests carry its extras (checked)."""
-        return self._engine.with_extras(extras_of(extra_headers, extra_query))
+        return self._engine.with_extras(extras_of(extra_headers, extra_query, _JOB_ID))
 
     # --- results ---------------------------------------------------------------------
     def rows(

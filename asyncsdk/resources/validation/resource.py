@@ -11,7 +11,6 @@ from typing import Any
 from ..._checks import MAX_ID, check_email, check_http_url, check_job_id, check_seconds
 from ..._constants import DEFAULT_CHECK_CONCURRENCY, DEFAULT_VALIDITY_TIMEOUT
 from ..._core import Backlog, CallOptions, Extras, Operation, PaceState, SendPolicy
-from ..._errors import InvalidInputError
 from ..._serde.converter import parse_int
 from ...models.validation import CheckOutcome, CheckResult
 from .._areas import Area
@@ -21,9 +20,30 @@ from .jobs import ValidationJob
 
 CHECK = Operation("validation.check", "GET", Area.VALIDATION, "/api/v1/single/check",
                   safe_to_repeat=True)
+
+
+def _job_id_in(data: Any) -> int | None:
+    """The job id of a jobs/create answer: an integer ``job_id`` (or its digits) that
+    ``job()`` would take; None when there is none."""
+    try:
+        job_id = parse_int(data.get("job_id") if isinstance(data, dict) else None)
+    except ValueError:
+        return None
+    return job_id if 0 <= job_id <= MAX_ID else None
+
+
+def _no_job_id(data: Any) -> str | None:
+    """Why a jobs/create answer is none: it has no job id (None: it has)."""
+    return "jobs/create gave no job id" if _job_id_in(data) is None else None
+
+
+#: The query field a check sets from its address, and that argument: not replaced by
+#: ``extra_query`` (the answer would be another address's, read as this one's).
+_EMAIL = (("email", "email"),)
+
 #: jobs/create spends credit and starts a job: never repeated once it may have arrived.
 CREATE_JOB = Operation("validation.create_job", "GET", Area.VALIDATION, "/api/v1/jobs/create",
-                       safe_to_repeat=False)
+                       safe_to_repeat=False, check_answer=_no_job_id)
 
 
 
@@ -52,7 +72,7 @@ class Validation(Resource):
             attempt_timeout: seconds one attempt may take before it is retried within
                 ``request_timeout``, overriding the client's.
             extra_headers, extra_query: headers and query fields added to the request
-                (a credential field is refused).
+                (a credential field, or ``email``, is refused).
 
         Returns:
             The ``CheckResult`` (``result`` is a ``Verdict``, ``role`` a bool).
@@ -67,7 +87,7 @@ class Validation(Resource):
             check_seconds(validity_timeout, "validity_timeout")
         params = {"email": email, "timeout": validity_timeout}
         extras = None if extra_headers is None and extra_query is None else extras_of(
-            extra_headers, extra_query)  # none: nearly every call, no call made for it
+            extra_headers, extra_query, _EMAIL)  # none: nearly every call, no call made
         return await self._engine.request(CallOptions(  # type: ignore[no-any-return]
             CHECK, query=params, timeout=request_timeout, attempt_timeout=attempt_timeout,
             model=CheckResult, extras=extras))
@@ -193,7 +213,7 @@ class Validation(Resource):
             request_timeout: each check's timeout, overriding the client's: the budget
                 within which a rate-limited check is sent again.
             extra_headers, extra_query: headers and query fields added to each check's
-                request (a credential field is refused).
+                request (a credential field, or ``email``, is refused).
             stop: an ``asyncio.Event`` of yours that, once set, stops the run (above);
                 None (the default): the run ends with its input.
 
@@ -211,12 +231,8 @@ class Validation(Resource):
             Whatever iterating ``emails`` raises, once the outcomes of every input
             already sent have been yielded.
         """
-        extras = extras_of(extra_headers, extra_query)  # checked at once
-        if extras is not None and extras.query is not None and "email" in extras.query:
-            # It would replace every input's address: each outcome another's answer.
-            raise InvalidInputError(
-                "extra_query: 'email' is each check's own field, set from its input; "
-                "give the addresses as emails", field="extra_query")
+        # Checked at once; an "email" would replace every input's: each outcome another's.
+        extras = extras_of(extra_headers, extra_query, (("email", "emails"),))
         backlog = Backlog.of(emails)  # a list's length tells the pace when the end is near
         policy = (self._engine.bulk_policy(CHECK, adaptive=adaptive is True, backlog=backlog)
                   if pace is None else callers_policy(pace, adaptive))
@@ -267,7 +283,8 @@ class Validation(Resource):
             validity_timeout: the service's ``timeout`` parameter, in seconds.
             request_timeout: this call's timeout, overriding the client's.
             extra_headers, extra_query: headers and query fields added to the request
-                (a credential field is refused). The job's own calls take their own.
+                (a credential field, or ``file_name``, is refused). The job's own
+                calls take their own.
 
         Returns:
             The ``ValidationJob`` (``job_id``, ``file_url``, ``submitted_at``).
@@ -280,18 +297,11 @@ class Validation(Resource):
         """
         url = check_http_url(file_url, "file_url", what="an absolute http(s) URL of the file")
         params = {"file_name": url, "timeout": check_seconds(validity_timeout, "validity_timeout")}
-        extras = extras_of(extra_headers, extra_query)
+        extras = extras_of(extra_headers, extra_query, (("file_name", "file_url"),))
         data = await self._engine.request(CallOptions(
             CREATE_JOB, query=params, timeout=request_timeout, extras=extras))
-        raw = data.get("job_id") if isinstance(data, dict) else None
-        try:
-            job_id = parse_int(raw)
-        except ValueError:
-            job_id = -1
-        if not 0 <= job_id <= MAX_ID:  # what ``job()`` would refuse is no job id either
-            error = self._engine.decode_error(CREATE_JOB, data, "jobs/create gave no job id")
-            data = raw = None  # the answer (it may echo the request) stays out of tracebacks
-            raise error
+        job_id = _job_id_in(data)
+        assert job_id is not None  # ``_no_job_id`` refused an answer without one
         return ValidationJob(self._engine, job_id, file_url=url,
                              submitted_at=dt.datetime.now(dt.timezone.utc))
 

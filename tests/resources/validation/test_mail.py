@@ -90,6 +90,11 @@ async def test_unknown_outcome_says_it_may_have_been_sent(
     ("subject", "Hi\r\nBcc: victim@example.com"), ("subject", "tab\there"),
     ("subject", "\x00"), ("subject", ""), ("subject", 5),
     ("html", ""), ("html", "   "), ("html", b"<p>"), ("html", None),
+    # A list of addresses is no one address (the interface sends a mail to one).
+    *[(field, listed) for field in ("sender", "to") for listed in (
+        "ann@example.com,bob@example.org", "ann@example.com;bob@example.org",
+        "ann,bob@example.org", "ann@example.com@example.org",
+        '"quoted"@example.com,bob@example.org')],
 ])
 async def test_bad_arguments_are_refused_before_sending(
     client: asyncsdk.Client, mocked: aioresponses, field: str, value: Any
