@@ -309,7 +309,7 @@ class _Run:
                 self.waiter = None
             # Every worker has ended: the source ended or failed, or the run stopped, and
             # every check sent has been yielded.
-            cause = self.stopped or self._failed_run() or self._halted_run()
+            cause = self._stop_cause()
             if cause is not None:
                 async with aclosing(self._not_attempted(cause)) as rest:
                     async for outcome in rest:
@@ -330,6 +330,15 @@ class _Run:
             self.lock = asyncio.Lock()
         else:
             self.source = iter(emails)
+
+    def _stop_cause(self) -> SDKError | None:
+        """What stopped the run, told to the inputs it kept from being sent (None: it
+        was not stopped). Compared with None, never by truth: an error's class (one a
+        caller's pace raised) may define ``__bool__`` or ``__len__``."""
+        if self.stopped is not None:
+            return self.stopped
+        failed = self._failed_run()
+        return failed if failed is not None else self._halted_run()
 
     def _failed_run(self) -> SDKError | None:
         """What the inputs taken but kept from being sent are told when the source (or a
