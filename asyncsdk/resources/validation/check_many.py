@@ -30,6 +30,7 @@ from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
     AsyncIterator,
+    Callable,
     Iterable,
     Iterator,
 )
@@ -84,6 +85,7 @@ def check_many(
     backlog: Backlog | None = None,
     policy: SendPolicy | None = None,
     stop: asyncio.Event | None = None,
+    usable: Callable[[], None] | None = None,
 ) -> AsyncGenerator[CheckOutcome, None]:
     """The generator of ``Validation.check_many`` (documented there), each input checked
     with ``check`` (for ``adaptive``, see ``Validation._bulk_check``); the arguments are
@@ -91,7 +93,8 @@ def check_many(
     down as inputs are taken, and set to 0 when the run ends. ``policy``: the run's send
     policy, given to ``check`` as ``policy=`` behind the run's gate (``_StopGate``: once
     the run stops, no check waiting for it is sent). ``stop``: the caller's event that
-    stops the run (``_Run.halt``)."""
+    stops the run (``_Run.halt``). ``usable``: raises the error every check would (a
+    closed client), asked once as the iteration starts, before any input is read."""
     check_count(concurrency, "concurrency")
     check_bool(adaptive, "adaptive")
     check_seconds(validity_timeout, "validity_timeout")
@@ -108,7 +111,7 @@ def check_many(
         raise InvalidInputError(
             f"stop: expected an asyncio.Event, got {type(stop).__name__}", field="stop")
     return _Run(check, concurrency, validity_timeout, request_timeout,
-                backlog, policy).outcomes(emails, stop)
+                backlog, policy).outcomes(emails, stop, usable)
 
 
 def callers_policy(pace: object, adaptive: object) -> SendPolicy:
@@ -283,16 +286,21 @@ class _Run:
 
     # --- the consumer's side -----------------------------------------------------------
     async def outcomes(
-        self, emails: Iterable[str] | AsyncIterable[str], stop: asyncio.Event | None = None
+        self, emails: Iterable[str] | AsyncIterable[str], stop: asyncio.Event | None = None,
+        usable: Callable[[], None] | None = None,
     ) -> AsyncGenerator[CheckOutcome, None]:
         """The run, as the caller's generator: the outcome of every check as it is ready,
         then, once every worker has ended, those of the inputs a stopped run did not
         send; the source's own error last. Closing it ends the workers. However it
         ends, an async source with ``aclose()`` is then closed (``_close_source``).
-        ``stop``: once set, the run halts (``halt``)."""
+        ``stop``: once set, the run halts (``halt``). ``usable``: raises when no check
+        could be sent (a closed client): then the run raises it, once, having read and
+        sent nothing (``emails`` is left as it was, to give to an open client)."""
         self.loop = asyncio.get_running_loop()
         watcher = None if stop is None else self.loop.create_task(self._halt_at(stop))
         try:
+            if usable is not None:
+                usable()
             self._read_from(emails)
             self._spawn()
             ready, release = self.ready, self.window.release
