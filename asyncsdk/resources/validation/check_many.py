@@ -31,11 +31,14 @@ from collections.abc import (
     AsyncIterable,
     AsyncIterator,
     Callable,
+    Coroutine,
+    Generator,
     Iterable,
     Iterator,
 )
 from contextlib import aclosing
 from functools import partial
+from types import CoroutineType, coroutine
 from typing import Any, Protocol, cast
 
 from ..._checks import check_bool, check_count, check_seconds
@@ -164,6 +167,10 @@ def _skipped(value: object, cause: SDKError) -> CheckOutcome:
     return CheckFailure(email=_shown(value), error=error, attempted=False)
 
 
+#: A wait of the pace, stepped by hand: a coroutine, or another awaitable's iterator.
+_Steps = Coroutine[Any, Any, Any] | Generator[Any, Any, Any]
+
+
 class _NotSent(Exception):
     """A check the run kept from leaving: it stopped while the check waited for its
     pace (never seen outside the run)."""
@@ -184,7 +191,7 @@ class _StopGate:
     def __init__(self, policy: SendPolicy) -> None:
         self._policy = policy
         self.stopped = False
-        self._waiting: set[asyncio.Task[Any]] = set()  # in ``admit``, waiting for a moment
+        self._waiting: set[asyncio.Task[Any]] = set()  # made to wait by the pace, now
         self._cut: set[asyncio.Task[Any]] = set()  # cancelled by ``stop``, not yet out
 
     def stop(self, ours: list[asyncio.Task[None]]) -> None:
@@ -203,12 +210,29 @@ class _StopGate:
     async def admit(self, deadline: float) -> Admission | None:
         if self.stopped:
             raise _NotSent
+        # The pace's first step, taken here: most checks leave at once, and only a
+        # check the pace makes wait is registered for ``stop`` to end (``_waited``).
+        waiting = self._policy.admit(deadline)
+        steps = waiting if type(waiting) is CoroutineType else waiting.__await__()
+        try:
+            first = steps.send(None)
+        except StopIteration as at_once:
+            admission = at_once.value
+        else:
+            admission = await self._waited(steps, first)
+        if admission is not None and self.stopped:
+            self._policy.report(admission, None, None)  # not sent: nothing came back
+            raise _NotSent
+        return cast("Admission | None", admission)
+
+    async def _waited(self, steps: _Steps, first: Any) -> Any:
+        """The rest of a wait of the pace that began (``steps`` yielded ``first``), its
+        task registered meanwhile: ``stop`` ends it (``_NotSent``)."""
         task = asyncio.current_task()
-        if task is None:  # pragma: no cover - admit always runs in a task
-            return await self._policy.admit(deadline)
+        assert task is not None  # a wait that yielded runs in a task
         self._waiting.add(task)
         try:
-            admission = await self._policy.admit(deadline)
+            return await _go_on(steps, first)
         except asyncio.CancelledError:
             if task in self._cut:  # ``stop``'s cancellation: not sent, unless another came
                 self._cut.discard(task)
@@ -217,10 +241,6 @@ class _StopGate:
             raise
         finally:
             self._waiting.discard(task)
-        if admission is not None and self.stopped:
-            self._policy.report(admission, None, None)  # not sent: nothing came back
-            raise _NotSent
-        return admission
 
     def report(self, admission: Admission, status: int | None,
                retry_after: float | None) -> None:
@@ -228,6 +248,29 @@ class _StopGate:
 
     def resends_free(self, status: int) -> bool:
         return self._policy.resends_free(status)
+
+
+@coroutine
+def _go_on(steps: _Steps, value: Any) -> Generator[Any, Any, Any]:
+    """What ``await`` of a wait would do from its first yield (``value``) on: each
+    value yielded up to the task, each thing sent or thrown in (a cancellation) handed
+    down to ``steps``, its result returned (``yield from``, its first step taken)."""
+    while True:
+        try:
+            sent = yield value
+        except GeneratorExit:
+            steps.close()
+            raise
+        except BaseException as exc:
+            try:
+                value = steps.throw(exc)
+            except StopIteration as done:
+                return done.value
+        else:
+            try:
+                value = steps.send(sent)
+            except StopIteration as done:
+                return done.value
 
 
 def _only_cancellation(task: asyncio.Task[Any]) -> bool:
