@@ -35,7 +35,6 @@ transport holds one ``Pace`` per area. Time is the transport's (``clock``, ``sle
 from __future__ import annotations
 
 import asyncio
-import math
 import weakref
 from bisect import insort
 from collections.abc import Awaitable, Callable
@@ -77,7 +76,7 @@ class Pace:
 
     __slots__ = ("_backlogs", "_clock", "_held_until", "_next", "_park", "_rand",
                  "_respaced", "_returned", "_size", "_sped_up", "_wait_asked",
-                 "_wait_asked_until", "_window", "finder")
+                 "_wait_held", "_window", "finder")
 
     def __init__(self, clock: Callable[[], float], park: Park,
                  rand: Callable[[], float]) -> None:
@@ -102,10 +101,10 @@ class Pace:
         # The runs this pace serves, each counting down its inputs (``expect``); a run
         # that is gone is forgotten with it.
         self._backlogs: weakref.WeakSet[Backlog] = weakref.WeakSet()
-        # The wait the last 429 asked for (0.0: none), and until when it is the wait a
-        # 429 would make a check wait (``ending``): a hold's until the hold ends.
+        # The wait the last 429 asked while the service took checks (0.0: none): what a
+        # probe's 429 would cost (``ending``); and the wait of the last hold's 429.
         self._wait_asked = 0.0
-        self._wait_asked_until = 0.0
+        self._wait_held = 0.0
 
     @property
     def held_until(self) -> float:
@@ -143,15 +142,15 @@ class Pace:
         (False while their count is unknown). What the finder asks when a probe is due.
 
         The wait asked is what a probe's 429 would cost: that of the last 429 while
-        the service took checks (none said: none), until another 429 says otherwise;
-        that of a 429 while it took nothing (the hold's: how long an outage lasts)
-        only until the hold ends."""
+        the service took checks (none said: none), until another such 429 says
+        otherwise; that of a 429 while it took nothing (the hold's: how long an outage
+        lasts) only until the hold ends."""
         left = self.inputs_left
         if left is None:
             return False
-        quiet = self.finder.constants.no_probe_before_end_seconds
-        if self._wait_asked > quiet and self._clock() < self._wait_asked_until:
-            quiet = self._wait_asked
+        quiet = max(self.finder.constants.no_probe_before_end_seconds, self._wait_asked)
+        if self._wait_held > quiet and self._clock() < self._held_until:
+            quiet = self._wait_held
         return left < rate * quiet
 
     def expect(self, backlog: Backlog) -> None:
@@ -370,6 +369,6 @@ class Pace:
         within = max(self.finder.constants.starved_within_seconds, wait or 0.0)
         if wait and self.finder.starved(now, within):
             self._held_until = max(self._held_until, now + wait)
-            self._wait_asked, self._wait_asked_until = wait, self._held_until
-        else:  # what a probe's 429 would ask again: kept until a 429 says otherwise
-            self._wait_asked, self._wait_asked_until = wait or 0.0, math.inf
+            self._wait_held = wait
+        else:  # what a probe's 429 would ask again: kept until another says otherwise
+            self._wait_asked = wait or 0.0
