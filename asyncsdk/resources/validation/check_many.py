@@ -31,14 +31,11 @@ from collections.abc import (
     AsyncIterable,
     AsyncIterator,
     Callable,
-    Coroutine,
-    Generator,
     Iterable,
     Iterator,
 )
 from contextlib import aclosing
 from functools import partial
-from types import CoroutineType, coroutine
 from typing import Any, Protocol, cast
 
 from ..._checks import check_bool, check_count, check_seconds
@@ -167,10 +164,6 @@ def _skipped(value: object, cause: SDKError) -> CheckOutcome:
     return CheckFailure(email=_shown(value), error=error, attempted=False)
 
 
-#: A wait of the pace, stepped by hand: a coroutine, or another awaitable's iterator.
-_Steps = Coroutine[Any, Any, Any] | Generator[Any, Any, Any]
-
-
 class _NotSent(Exception):
     """A check the run kept from leaving: it stopped while the check waited for its
     pace (never seen outside the run)."""
@@ -184,22 +177,24 @@ class _StopGate:
     when it stopped were sent all the same, up to ``concurrency`` of them). A moment the
     pace gives then is handed back unused, as an attempt without an answer; a wait for
     one in progress then is cut short (``stop``), so a run stopped while the service
-    takes nothing does not wait for its budget to end."""
+    takes nothing does not wait for its budget to end.
 
-    __slots__ = ("_cut", "_policy", "_waiting", "stopped")
+    Nothing is recorded per check (most leave at once): ``stop`` finds the run's tasks
+    that the pace makes wait by reading what each awaits (``_waits_in_admit``)."""
+
+    __slots__ = ("_cut", "_policy", "stopped")
 
     def __init__(self, policy: SendPolicy) -> None:
         self._policy = policy
         self.stopped = False
-        self._waiting: set[asyncio.Task[Any]] = set()  # made to wait by the pace, now
         self._cut: set[asyncio.Task[Any]] = set()  # cancelled by ``stop``, not yet out
 
     def stop(self, ours: list[asyncio.Task[None]]) -> None:
         """No check leaves any more; the waits of the run's own tasks (``ours``: never
         another's) for a moment of the pace end now."""
         self.stopped = True
-        for task in self._waiting:
-            if task in ours and task not in self._cut:
+        for task in ours:
+            if task not in self._cut and not task.done() and _waits_in_admit(task):
                 self._cut.add(task)
                 task.cancel()
 
@@ -210,37 +205,19 @@ class _StopGate:
     async def admit(self, deadline: float) -> Admission | None:
         if self.stopped:
             raise _NotSent
-        # The pace's first step, taken here: most checks leave at once, and only a
-        # check the pace makes wait is registered for ``stop`` to end (``_waited``).
-        waiting = self._policy.admit(deadline)
-        steps = waiting if type(waiting) is CoroutineType else waiting.__await__()
         try:
-            first = steps.send(None)
-        except StopIteration as at_once:
-            admission = at_once.value
-        else:
-            admission = await self._waited(steps, first)
+            admission = await self._policy.admit(deadline)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task in self._cut:  # ``stop``'s cancellation: not sent, unless another came
+                self._cut.discard(task)
+                if task is not None and _only_cancellation(task):
+                    raise _NotSent from None
+            raise
         if admission is not None and self.stopped:
             self._policy.report(admission, None, None)  # not sent: nothing came back
             raise _NotSent
-        return cast("Admission | None", admission)
-
-    async def _waited(self, steps: _Steps, first: Any) -> Any:
-        """The rest of a wait of the pace that began (``steps`` yielded ``first``), its
-        task registered meanwhile: ``stop`` ends it (``_NotSent``)."""
-        task = asyncio.current_task()
-        assert task is not None  # a wait that yielded runs in a task
-        self._waiting.add(task)
-        try:
-            return await _go_on(steps, first)
-        except asyncio.CancelledError:
-            if task in self._cut:  # ``stop``'s cancellation: not sent, unless another came
-                self._cut.discard(task)
-                if _only_cancellation(task):
-                    raise _NotSent from None
-            raise
-        finally:
-            self._waiting.discard(task)
+        return admission
 
     def report(self, admission: Admission, status: int | None,
                retry_after: float | None) -> None:
@@ -250,27 +227,20 @@ class _StopGate:
         return self._policy.resends_free(status)
 
 
-@coroutine
-def _go_on(steps: _Steps, value: Any) -> Generator[Any, Any, Any]:
-    """What ``await`` of a wait would do from its first yield (``value``) on: each
-    value yielded up to the task, each thing sent or thrown in (a cancellation) handed
-    down to ``steps``, its result returned (``yield from``, its first step taken)."""
-    while True:
-        try:
-            sent = yield value
-        except GeneratorExit:
-            steps.close()
-            raise
-        except BaseException as exc:
-            try:
-                value = steps.throw(exc)
-            except StopIteration as done:
-                return done.value
-        else:
-            try:
-                value = steps.send(sent)
-            except StopIteration as done:
-                return done.value
+#: The code of the one place where a run's task waits for its pace.
+_ADMIT = _StopGate.admit.__code__
+
+
+def _waits_in_admit(task: asyncio.Task[Any]) -> bool:
+    """Whether ``task`` (one of the run's workers) is suspended in ``_StopGate.admit``:
+    the chain of what its coroutine awaits (``cr_await``, each a coroutine of the run's
+    own call down to the gate) is read, nothing changed. Asked at a stop only."""
+    awaited: Any = task.get_coro()
+    while awaited is not None:
+        if getattr(awaited, "cr_code", None) is _ADMIT:
+            return True
+        awaited = getattr(awaited, "cr_await", None)
+    return False
 
 
 def _only_cancellation(task: asyncio.Task[Any]) -> bool:

@@ -1,9 +1,9 @@
-"""The run's gate (``check_many``'s send policy around the caller's ``pace``) steps the
-pace's ``admit`` itself: a check the pace lets go at once costs no registration, and
-only a check the pace makes wait is registered so that a stop ends its wait at once.
-Any awaitable ``admit`` gives is waited for as ``await`` would (a coroutine, a future,
-an object with ``__await__``), a cancellation handed down to it; nothing is sent after
-a stop (issue 39)."""
+"""The run's gate (``check_many``'s send policy around the caller's ``pace``) records
+nothing per check (most leave at once); at a stop it finds the run's tasks that the
+pace makes wait and ends those waits at once, whatever awaitable ``admit`` gave (a
+coroutine, a future, an object with ``__await__``): the cancellation reaches the
+pace's wait, nothing is reported for it, and nothing is sent after the stop (issue 39).
+"""
 
 from __future__ import annotations
 
