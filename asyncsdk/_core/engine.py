@@ -3,7 +3,8 @@
 A resource method checks its arguments, builds one ``CallOptions`` and awaits
 ``request``; a download reads ``stream``; a wait between polls ``pause``s and counts its
 ``deadline`` on the engine's clock (``now``, ``jitter``); a bulk call carries the
-policy ``bulk_policy`` gives. Errors a resource builds from an answer are made here too
+policy ``bulk_policy`` gives (a bulk run asks first whether a call could be sent at all:
+``usable``). Errors a resource builds from an answer are made here too
 (``decode_error``), and text or errors that may quote an answer pass ``scrub`` /
 ``clean`` (every credential out). No session, credentials object, clock or internal
 exception of the engine reaches a resource. ``_core.transport.Transport`` is the one
@@ -61,6 +62,11 @@ class Engine(Protocol):
         """Send ``op`` and hand out its 2xx answer unread (``absolute_url``: a result
         hosted elsewhere, sent there without credentials or extras; ``deadline``:
         instead of ``timeout``, a budget begun before, shared with earlier streams)."""
+        ...
+
+    def usable(self) -> None:
+        """Nothing if a call could be sent now; else the ``UsageError`` every call would
+        raise (the client is closed, or used outside its event loop)."""
         ...
 
     async def pause(self, seconds: float, *, operation: str) -> None:

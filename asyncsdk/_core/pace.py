@@ -77,8 +77,8 @@ class Pace:
     time, whichever comes first (the session owner's, which ``close()`` wakes)."""
 
     __slots__ = ("_backlogs", "_clock", "_held_until", "_next", "_park", "_rand",
-                 "_respaced", "_returned", "_size", "_sped_up", "_wait_asked", "_window",
-                 "finder")
+                 "_respaced", "_returned", "_size", "_sped_up", "_wait_asked",
+                 "_wait_held", "_window", "finder")
 
     def __init__(self, clock: Callable[[], float], park: Park,
                  rand: Callable[[], float]) -> None:
@@ -103,7 +103,10 @@ class Pace:
         # The runs this pace serves, each counting down its inputs (``expect``); a run
         # that is gone is forgotten with it.
         self._backlogs: weakref.WeakSet[Backlog] = weakref.WeakSet()
-        self._wait_asked = 0.0  # the last wait a 429 asked for (0.0: none yet)
+        # The wait the last 429 asked while the service took checks (0.0: none): what a
+        # probe's 429 would cost (``ending``); and the wait of the last hold's 429.
+        self._wait_asked = 0.0
+        self._wait_held = 0.0
 
     @property
     def held_until(self) -> float:
@@ -138,11 +141,18 @@ class Pace:
     def ending(self, rate: float) -> bool:
         """Whether the inputs left take less than the end's quiet at ``rate``:
         ``no_probe_before_end_seconds``, or the wait the service last asked if longer
-        (False while their count is unknown). What the finder asks when a probe is due."""
+        (False while their count is unknown). What the finder asks when a probe is due.
+
+        The wait asked is what a probe's 429 would cost: that of the last 429 while
+        the service took checks (none said: none), until another such 429 says
+        otherwise; that of a 429 while it took nothing (the hold's: how long an outage
+        lasts) only until the hold ends."""
         left = self.inputs_left
         if left is None:
             return False
         quiet = max(self.finder.constants.no_probe_before_end_seconds, self._wait_asked)
+        if self._wait_held > quiet and self._clock() < self._held_until:
+            quiet = self._wait_held
         return left < rate * quiet
 
     def expect(self, backlog: Backlog) -> None:
@@ -372,10 +382,11 @@ class Pace:
         no token left); if the service takes nothing at all, everyone is held for the
         wait it asked."""
         self._respaced += 1
-        if wait:
-            self._wait_asked = wait
         self._returned.clear()
         self._next = now + self._interval()
         within = max(self.finder.constants.starved_within_seconds, wait or 0.0)
         if wait and self.finder.starved(now, within):
             self._held_until = max(self._held_until, now + wait)
+            self._wait_held = wait
+        else:  # what a probe's 429 would ask again: kept until another says otherwise
+            self._wait_asked = wait or 0.0

@@ -274,6 +274,11 @@ class Transport:
             owner.discard_stream(streamed)
             streamed.release()
 
+    def usable(self) -> None:
+        """``UsageError`` now when no call could be sent: the client is closed, or used
+        outside its event loop (the session is made, as the first call makes it)."""
+        self.sessions.session()
+
     async def pause(self, seconds: float, *, operation: str) -> None:
         """Wait ``seconds`` on the clock; ``UsageError`` when the client is closed now,
         ``APIConnectionError`` (nothing sent) when ``close()`` ends the wait."""

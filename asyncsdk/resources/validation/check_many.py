@@ -30,6 +30,7 @@ from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
     AsyncIterator,
+    Callable,
     Iterable,
     Iterator,
 )
@@ -84,6 +85,7 @@ def check_many(
     backlog: Backlog | None = None,
     policy: SendPolicy | None = None,
     stop: asyncio.Event | None = None,
+    usable: Callable[[], None] | None = None,
 ) -> AsyncGenerator[CheckOutcome, None]:
     """The generator of ``Validation.check_many`` (documented there), each input checked
     with ``check`` (for ``adaptive``, see ``Validation._bulk_check``); the arguments are
@@ -91,7 +93,8 @@ def check_many(
     down as inputs are taken, and set to 0 when the run ends. ``policy``: the run's send
     policy, given to ``check`` as ``policy=`` behind the run's gate (``_StopGate``: once
     the run stops, no check waiting for it is sent). ``stop``: the caller's event that
-    stops the run (``_Run.halt``)."""
+    stops the run (``_Run.halt``). ``usable``: raises the error every check would (a
+    closed client), asked once as the iteration starts, before any input is read."""
     check_count(concurrency, "concurrency")
     check_bool(adaptive, "adaptive")
     check_seconds(validity_timeout, "validity_timeout")
@@ -108,7 +111,7 @@ def check_many(
         raise InvalidInputError(
             f"stop: expected an asyncio.Event, got {type(stop).__name__}", field="stop")
     return _Run(check, concurrency, validity_timeout, request_timeout,
-                backlog, policy).outcomes(emails, stop)
+                backlog, policy).outcomes(emails, stop, usable)
 
 
 def callers_policy(pace: object, adaptive: object) -> SendPolicy:
@@ -174,22 +177,24 @@ class _StopGate:
     when it stopped were sent all the same, up to ``concurrency`` of them). A moment the
     pace gives then is handed back unused, as an attempt without an answer; a wait for
     one in progress then is cut short (``stop``), so a run stopped while the service
-    takes nothing does not wait for its budget to end."""
+    takes nothing does not wait for its budget to end.
 
-    __slots__ = ("_cut", "_policy", "_waiting", "stopped")
+    Nothing is recorded per check (most leave at once): ``stop`` finds the run's tasks
+    that the pace makes wait by reading what each awaits (``_waits_in_admit``)."""
+
+    __slots__ = ("_cut", "_policy", "stopped")
 
     def __init__(self, policy: SendPolicy) -> None:
         self._policy = policy
         self.stopped = False
-        self._waiting: set[asyncio.Task[Any]] = set()  # in ``admit``, waiting for a moment
         self._cut: set[asyncio.Task[Any]] = set()  # cancelled by ``stop``, not yet out
 
     def stop(self, ours: list[asyncio.Task[None]]) -> None:
         """No check leaves any more; the waits of the run's own tasks (``ours``: never
         another's) for a moment of the pace end now."""
         self.stopped = True
-        for task in self._waiting:
-            if task in ours and task not in self._cut:
+        for task in ours:
+            if task not in self._cut and not task.done() and _waits_in_admit(task):
                 self._cut.add(task)
                 task.cancel()
 
@@ -200,20 +205,15 @@ class _StopGate:
     async def admit(self, deadline: float) -> Admission | None:
         if self.stopped:
             raise _NotSent
-        task = asyncio.current_task()
-        if task is None:  # pragma: no cover - admit always runs in a task
-            return await self._policy.admit(deadline)
-        self._waiting.add(task)
         try:
             admission = await self._policy.admit(deadline)
         except asyncio.CancelledError:
+            task = asyncio.current_task()
             if task in self._cut:  # ``stop``'s cancellation: not sent, unless another came
                 self._cut.discard(task)
-                if _only_cancellation(task):
+                if task is not None and _only_cancellation(task):
                     raise _NotSent from None
             raise
-        finally:
-            self._waiting.discard(task)
         if admission is not None and self.stopped:
             self._policy.report(admission, None, None)  # not sent: nothing came back
             raise _NotSent
@@ -225,6 +225,22 @@ class _StopGate:
 
     def resends_free(self, status: int) -> bool:
         return self._policy.resends_free(status)
+
+
+#: The code of the one place where a run's task waits for its pace.
+_ADMIT = _StopGate.admit.__code__
+
+
+def _waits_in_admit(task: asyncio.Task[Any]) -> bool:
+    """Whether ``task`` (one of the run's workers) is suspended in ``_StopGate.admit``:
+    the chain of what its coroutine awaits (``cr_await``, each a coroutine of the run's
+    own call down to the gate) is read, nothing changed. Asked at a stop only."""
+    awaited: Any = task.get_coro()
+    while awaited is not None:
+        if getattr(awaited, "cr_code", None) is _ADMIT:
+            return True
+        awaited = getattr(awaited, "cr_await", None)
+    return False
 
 
 def _only_cancellation(task: asyncio.Task[Any]) -> bool:
@@ -283,16 +299,21 @@ class _Run:
 
     # --- the consumer's side -----------------------------------------------------------
     async def outcomes(
-        self, emails: Iterable[str] | AsyncIterable[str], stop: asyncio.Event | None = None
+        self, emails: Iterable[str] | AsyncIterable[str], stop: asyncio.Event | None = None,
+        usable: Callable[[], None] | None = None,
     ) -> AsyncGenerator[CheckOutcome, None]:
         """The run, as the caller's generator: the outcome of every check as it is ready,
         then, once every worker has ended, those of the inputs a stopped run did not
         send; the source's own error last. Closing it ends the workers. However it
         ends, an async source with ``aclose()`` is then closed (``_close_source``).
-        ``stop``: once set, the run halts (``halt``)."""
+        ``stop``: once set, the run halts (``halt``). ``usable``: raises when no check
+        could be sent (a closed client): then the run raises it, once, having read and
+        sent nothing (``emails`` is left as it was, to give to an open client)."""
         self.loop = asyncio.get_running_loop()
         watcher = None if stop is None else self.loop.create_task(self._halt_at(stop))
         try:
+            if usable is not None:
+                usable()
             self._read_from(emails)
             self._spawn()
             ready, release = self.ready, self.window.release
@@ -309,7 +330,7 @@ class _Run:
                 self.waiter = None
             # Every worker has ended: the source ended or failed, or the run stopped, and
             # every check sent has been yielded.
-            cause = self.stopped or self._failed_run() or self._halted_run()
+            cause = self._stop_cause()
             if cause is not None:
                 async with aclosing(self._not_attempted(cause)) as rest:
                     async for outcome in rest:
@@ -330,6 +351,15 @@ class _Run:
             self.lock = asyncio.Lock()
         else:
             self.source = iter(emails)
+
+    def _stop_cause(self) -> SDKError | None:
+        """What stopped the run, told to the inputs it kept from being sent (None: it
+        was not stopped). Compared with None, never by truth: an error's class (one a
+        caller's pace raised) may define ``__bool__`` or ``__len__``."""
+        if self.stopped is not None:
+            return self.stopped
+        failed = self._failed_run()
+        return failed if failed is not None else self._halted_run()
 
     def _failed_run(self) -> SDKError | None:
         """What the inputs taken but kept from being sent are told when the source (or a

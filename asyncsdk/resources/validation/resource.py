@@ -228,6 +228,10 @@ class Validation(Resource):
                 headers or query fields, would replace a credential or each check's
                 ``email``, or could not be sent as given (checked once for every
                 input: nothing is sent).
+            UsageError: as the iteration starts, for a client already closed (or used
+                from another event loop), as ``check`` raises it: once, before
+                ``emails`` is read (nothing was taken or sent: give it to an open
+                client). A client closed during the run stops it instead (above).
             Whatever iterating ``emails`` raises, once the outcomes of every input
             already sent have been yielded.
         """
@@ -239,7 +243,8 @@ class Validation(Resource):
         check = partial(self._bulk_check, extras=extras)  # its policy: the run's gate
         return check_many(check, emails, concurrency=concurrency, adaptive=adaptive,
                           validity_timeout=validity_timeout, request_timeout=request_timeout,
-                          backlog=backlog, policy=policy, stop=stop)
+                          backlog=backlog, policy=policy, stop=stop,
+                          usable=self._engine.usable)
 
     def pace(self) -> PaceState:
         """What the pace of this client's bulk checks is doing now: how fast the service
