@@ -177,24 +177,22 @@ class _StopGate:
     when it stopped were sent all the same, up to ``concurrency`` of them). A moment the
     pace gives then is handed back unused, as an attempt without an answer; a wait for
     one in progress then is cut short (``stop``), so a run stopped while the service
-    takes nothing does not wait for its budget to end.
+    takes nothing does not wait for its budget to end."""
 
-    Nothing is recorded per check (most leave at once): ``stop`` finds the run's tasks
-    that the pace makes wait by reading what each awaits (``_waits_in_admit``)."""
-
-    __slots__ = ("_cut", "_policy", "stopped")
+    __slots__ = ("_cut", "_policy", "_waiting", "stopped")
 
     def __init__(self, policy: SendPolicy) -> None:
         self._policy = policy
         self.stopped = False
+        self._waiting: set[asyncio.Task[Any]] = set()  # in ``admit``, waiting for a moment
         self._cut: set[asyncio.Task[Any]] = set()  # cancelled by ``stop``, not yet out
 
     def stop(self, ours: list[asyncio.Task[None]]) -> None:
         """No check leaves any more; the waits of the run's own tasks (``ours``: never
         another's) for a moment of the pace end now."""
         self.stopped = True
-        for task in ours:
-            if task not in self._cut and not task.done() and _waits_in_admit(task):
+        for task in self._waiting:
+            if task in ours and task not in self._cut:
                 self._cut.add(task)
                 task.cancel()
 
@@ -205,15 +203,20 @@ class _StopGate:
     async def admit(self, deadline: float) -> Admission | None:
         if self.stopped:
             raise _NotSent
+        task = asyncio.current_task()
+        if task is None:  # pragma: no cover - admit always runs in a task
+            return await self._policy.admit(deadline)
+        self._waiting.add(task)
         try:
             admission = await self._policy.admit(deadline)
         except asyncio.CancelledError:
-            task = asyncio.current_task()
             if task in self._cut:  # ``stop``'s cancellation: not sent, unless another came
                 self._cut.discard(task)
-                if task is not None and _only_cancellation(task):
+                if _only_cancellation(task):
                     raise _NotSent from None
             raise
+        finally:
+            self._waiting.discard(task)
         if admission is not None and self.stopped:
             self._policy.report(admission, None, None)  # not sent: nothing came back
             raise _NotSent
@@ -225,22 +228,6 @@ class _StopGate:
 
     def resends_free(self, status: int) -> bool:
         return self._policy.resends_free(status)
-
-
-#: The code of the one place where a run's task waits for its pace.
-_ADMIT = _StopGate.admit.__code__
-
-
-def _waits_in_admit(task: asyncio.Task[Any]) -> bool:
-    """Whether ``task`` (one of the run's workers) is suspended in ``_StopGate.admit``:
-    the chain of what its coroutine awaits (``cr_await``, each a coroutine of the run's
-    own call down to the gate) is read, nothing changed. Asked at a stop only."""
-    awaited: Any = task.get_coro()
-    while awaited is not None:
-        if getattr(awaited, "cr_code", None) is _ADMIT:
-            return True
-        awaited = getattr(awaited, "cr_await", None)
-    return False
 
 
 def _only_cancellation(task: asyncio.Task[Any]) -> bool:
