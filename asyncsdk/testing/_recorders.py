@@ -16,8 +16,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import asyncsdk
-from asyncsdk import CREDENTIAL_FIELDS
+from asyncsdk import CREDENTIAL_FIELDS, redact_secrets
 
 __all__ = ["vcr_config"]
 
@@ -44,7 +43,7 @@ def _redacted_text(text: str) -> str:
     by_name = _ECHOED.sub(lambda m: "".join(
         m.group(name) or "" for name in ("start", "field", "json", "escaped")) + "REDACTED",
         text)
-    return asyncsdk.redact_secrets(by_name)
+    return redact_secrets(by_name)
 
 
 def _redacted(value: Any) -> Any:

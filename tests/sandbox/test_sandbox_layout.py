@@ -37,8 +37,9 @@ def test_no_module_or_class_over_the_limit(path: Path) -> None:
 def test_the_sandbox_imports_nothing_of_the_library(path: Path) -> None:
     """An independent fake: no model, check or transport of asyncsdk behind its answers.
     Only public names of ``asyncsdk`` are imported (``Client``, when ``sb.client()`` makes
-    one or for typing; ``CREDENTIAL_FIELDS`` for ``vcr_config``), and the package's
-    generic first-use loader ``_lazy`` (it knows nothing of the library)."""
+    one or for typing; ``CREDENTIAL_FIELDS`` and ``redact_secrets`` for ``vcr_config``),
+    and the package's generic first-use loader ``_lazy`` (it knows nothing of the
+    library)."""
     for node in ast.walk(_tree(path)):
         if isinstance(node, ast.ImportFrom) and node.level == 2 and node.module == "_lazy":
             continue
