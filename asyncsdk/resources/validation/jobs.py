@@ -249,7 +249,10 @@ class ValidationJob:
         use ``contextlib.aclosing(job.rows())`` to close it at once.
 
         Args:
-            request_timeout: bounds connecting and each read (not the whole download).
+            request_timeout: this call's budget (overriding the client's ``timeout``)
+                until the result starts to arrive: connecting, the answer's head and
+                every redirect hop, and a result file hosted elsewhere, all within
+                one budget; then each read of the result (not the whole download).
             extra_headers, extra_query: headers and query fields added to the request
                 to the service (not to a result hosted elsewhere; a credential field is
                 refused, at once).
@@ -300,7 +303,7 @@ class ValidationJob:
 
         Args:
             path: the destination file.
-            request_timeout: bounds connecting and each read.
+            request_timeout: as ``rows()`` takes it.
             extra_headers, extra_query: as ``rows()`` takes them.
 
         Returns:
