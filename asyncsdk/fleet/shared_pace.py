@@ -643,7 +643,7 @@ class SharedPace:
             self._waiting.remove((waiter, deadline))
             if waiter.done():  # left while its moment was reserved: unused
                 if admission is not None:
-                    self._outbox.append(f"f {admission.send}")
+                    self._tell_later(f"f {admission.send}")
             else:
                 waiter.set_result(admission)
         return max((a.at for a in given.values()), default=-math.inf)
@@ -674,9 +674,15 @@ class SharedPace:
             self._flusher = asyncio.get_running_loop().create_task(self._flush())
 
     async def _flush(self) -> None:
-        await asyncio.sleep(self._flush_seconds)
-        if self._outbox:
-            # Redis unreachable: the events stay in the outbox, told with the next call
-            # (whose caller hears the error).
-            with contextlib.suppress(Exception):
+        # Until the outbox is empty: an event told while a flush was on its way (its call
+        # had taken the outbox) waited for a next call, which a quiet worker never makes.
+        while self._outbox:
+            await asyncio.sleep(self._flush_seconds)
+            if not self._outbox:
+                return
+            try:
                 await self._shielded(self._sync)
+            except Exception:
+                # Redis unreachable: the events stay in the outbox, told with the next
+                # call (whose caller hears the error).
+                return

@@ -127,13 +127,22 @@ async def startup(ctx: dict[str, Any]) -> None:
 
 async def shutdown(ctx: dict[str, Any]) -> None:
     """arq ``on_shutdown``: close the Client and the pace (not reached on SIGKILL, and
-    that is fine)."""
+    that is fine).
+
+    Raises no Redis error: arq closes its pool only once this returns, and a pace whose
+    last events could not be told (Redis gone) left the pool and its connections open.
+    """
     client: asyncsdk.Client | None = ctx.get("client")
-    if client is not None:
-        await client.close()
     pace: SharedPace | None = ctx.get("pace")
-    if pace is not None:
-        await pace.aclose()
+    try:
+        if client is not None:
+            await client.close()
+    finally:
+        if pace is not None:
+            try:
+                await pace.aclose()
+            except (RedisError, OSError) as exc:  # its tasks are stopped all the same
+                log.warning("the fleet's pace could not tell its last events: %r", exc)
 
 
 async def _guarded(ctx: dict[str, Any], work: Awaitable[_T], what: str,
@@ -705,16 +714,24 @@ async def _run(worker: Worker) -> None:
         if worker.main_task is None or not worker.main_task.cancelled():
             raise  # not the worker's own stop: this task was cancelled
     finally:
+        await _close(worker)
+
+
+async def _close(worker: Worker) -> None:
+    """arq's close of ``worker``; where it stops part way (Redis gone; a run's end that a
+    second signal cancelled), what it did not get to: the runs' end (they end by
+    themselves, as Retry: their Redis fails them too), the Client and the pace, and
+    arq's pool, closed whatever the rest raised."""
+    try:
+        await worker.close()
+    except BaseException:
         try:
-            await worker.close()
-        except RedisError:
-            # Redis is gone: what arq's close did not get to (its batches' runs end by
-            # themselves, as Retry: their Redis fails them too).
             await asyncio.gather(*worker.tasks.values(), return_exceptions=True)
             await shutdown(worker.ctx)
-            with contextlib.suppress(RedisError):
+        finally:
+            with contextlib.suppress(RedisError, OSError):
                 await worker.pool.aclose()
-            raise
+        raise
 
 
 async def _redis_back(config: FleetConfig, stopping: asyncio.Event) -> bool:

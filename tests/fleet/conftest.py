@@ -9,9 +9,7 @@ test; ``start_redis_server`` starts a server of a test's own (to stop or stall i
 
 from __future__ import annotations
 
-import gc
 import sys
-import warnings
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from subprocess import Popen
@@ -20,7 +18,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from arq.connections import ArqRedis, RedisSettings, create_pool
-from fleet_tools import RedisServer
+from fleet_tools import RedisServer, close_pool, paces_left_open
 
 from asyncsdk.fleet.harness import (
     REDIS_SERVER_VARIABLE,
@@ -116,7 +114,7 @@ async def pool(redis_url: str) -> AsyncIterator[ArqRedis]:
     try:
         yield pool
     finally:
-        await pool.aclose()
+        await close_pool(pool)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -135,16 +133,13 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(f"fleet tests: skipped: {NO_REDIS}")
 
 
-@pytest.fixture(autouse=True)
-def _redis_connections_left_by_cancellation() -> Iterator[None]:
-    """After each fleet test, what it left unreachable is collected here, where an
-    unclosed Redis connection (and its socket) only warns: redis-py can drop the
-    connection of a command cancelled mid-read without closing it (the fleet cancels a
-    batch's run on a stop), and the collector would otherwise meet it in whichever test
-    runs next, failing that one (``error::ResourceWarning``, pyproject.toml). Not yet
-    traced to a cause of the fleet's own (closing note of 2026-11-29)."""
-    yield
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="unclosed", category=ResourceWarning)
-        gc.collect()
 
+@pytest.fixture(autouse=True)
+def _paces_closed() -> Iterator[None]:
+    """Every pace a test made with ``worker`` was closed before its pool was (the
+    ``pool`` fixture does it; a test's own pool is closed with ``close_pool``): a pace
+    left open may reach Redis after its pool closed, and leave a connection unclosed."""
+    yield
+    left = paces_left_open()
+    assert not left, (f"{left} pace(s) made by worker() left open: close their pool "
+                      "with fleet_tools.close_pool")

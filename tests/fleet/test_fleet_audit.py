@@ -23,7 +23,7 @@ import pytest
 from arq import Retry
 from arq.connections import ArqRedis, RedisSettings, create_pool
 from arq.jobs import Job
-from fleet_tools import CHECK, ROOT, RedisServer, checks, until, worker
+from fleet_tools import CHECK, ROOT, RedisServer, checks, close_pool, until, worker
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 import asyncsdk
@@ -134,7 +134,7 @@ async def test_a_redis_stall_mid_batch_ends_the_run_with_retry_before_arqs_timeo
         assert await OutcomeStore(stalled, "r").count() == 30
     finally:
         os.kill(proc.pid, signal.SIGCONT)
-        await stalled.aclose()
+        await close_pool(stalled)
         stop(proc)
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from arq.connections import RedisSettings, create_pool
-from fleet_tools import CHECK, tail, until, worker
+from fleet_tools import CHECK, close_pool, tail, until, worker
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from asyncsdk.fleet.harness import start_worker, stop
@@ -124,7 +124,7 @@ async def test_a_producers_wait_rides_out_a_redis_restart(
                 await check_batch(worker(client, writer, 1), "r", 0, EMAILS[:2])
             await writer.set(job_key("j") + ":state", "done")
         finally:
-            await writer.aclose()
+            await close_pool(writer)
         assert await asyncio.wait_for(run_wait, 60) == 2
         assert await asyncio.wait_for(job_wait, 60) == ("done", "")
         # Whether a wait met the outage (and said so) depends on when its polls fell:

@@ -291,17 +291,26 @@ async def _events(pool: ArqRedis, kind: str) -> list[list[str]]:
 
 class LateReplies:
     """The Redis a ``SharedPace`` is given, whose script replies reach the worker
-    ``seconds`` late (the reply waits for a busy worker's loop); all else is ``redis``'s."""
+    ``seconds`` late (the reply waits for a busy worker's loop), and not before ``gate``
+    is set (``held``: the replies it holds); all else is ``redis``'s."""
 
     def __init__(self, redis: ArqRedis) -> None:
         self._redis = redis
         self.seconds = 0.0
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.held = 0
 
     def register_script(self, source: str) -> Callable[..., Awaitable[Any]]:
         script = self._redis.register_script(source)
 
         async def replies_late(**kwargs: Any) -> Any:
             reply = await script(**kwargs)
+            self.held += 1
+            try:
+                await self.gate.wait()
+            finally:
+                self.held -= 1
             await asyncio.sleep(self.seconds)
             return reply
         return replies_late
@@ -334,6 +343,32 @@ async def test_a_late_reply_does_not_shorten_an_answer_time(pool: ArqRedis) -> N
     await pace.aclose()
     [(_, at, now)] = await _events(pool, "a")
     assert float(now) - float(at) >= elapsed
+
+
+async def test_an_answer_told_while_a_flush_is_on_its_way_is_told_too(
+        pool: ArqRedis) -> None:
+    """An answer reported while the pace's flush was on its way (its call had taken the
+    events to tell) waited for the worker's next call: on a worker gone quiet, never,
+    and every other worker's machine counted that check as in flight meanwhile."""
+    late = LateReplies(pool)
+    pace = SharedPace(cast(ArqRedis, late))
+    first, second = await pace.admit(), await pace.admit()
+    assert first is not None and second is not None
+    late.gate.clear()
+    pace.report(first, 200, None)  # told by a flush whose reply is held
+
+    async def flush_on_its_way() -> bool:
+        return late.held == 1
+
+    await until(flush_on_its_way, timeout=30, what="the flush's call")
+    pace.report(second, 200, None)
+    late.gate.set()
+
+    async def both_told() -> bool:
+        return len(await _events(pool, "a")) == 2
+
+    await until(both_told, timeout=10, what="the second answer told (no call came)")
+    await pace.aclose()
 
 
 async def test_the_moments_held_ahead_leave_the_window_to_the_checks_in_flight(
