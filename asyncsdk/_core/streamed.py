@@ -54,6 +54,17 @@ class StreamedResponse:
             transport.credentials.clean(exc)
             raise
 
+    @property
+    def url(self) -> str:
+        """The URL this answer came from, every credential redacted (a hosted result's
+        URL is the service's text and may hold one anywhere: scrubbed too)."""
+        return self._transport.credentials.scrub(self._call.shown_url)
+
+    def preview(self, raw: bytes) -> str:
+        """A short preview of ``raw`` (a part of this answer's body) for an error's
+        ``body``: scrubbed, then cut (``ERROR_BODY_PREVIEW``), never inside a credential."""
+        return self._transport.credentials.preview(raw, C.ERROR_BODY_PREVIEW)
+
     def release(self) -> None:
         """Give the connection back (``Transport.stream`` does it on exit)."""
         self._response.release()

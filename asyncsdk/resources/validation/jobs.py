@@ -34,7 +34,7 @@ from .._areas import Area
 from .._base import ExtraHeaders, ExtraQuery, extras_of
 from .destination import Destination
 from .readers import CsvRecordReader, StreamDecodeError
-from .results import csv_text, decode_error
+from .results import Received, csv_text, decode_error
 from .rows import EmailRows, email_rows
 
 __all__ = ["ValidationJob"]
@@ -270,14 +270,17 @@ class ValidationJob:
                 of a hosted result file refused it ("the result file hosted elsewhere
                 could not be fetched"; a 401/403 there is no AuthenticationError);
             ResponseDecodeError: not UTF-8 (the byte's offset said), malformed JSON or
-                CSV, a missing column;
+                CSV, a missing column; its ``status_code`` and ``url`` (redacted) are
+                the answer's that was being read (the service's, or the hosted file's
+                host's), its ``body`` the start of a JSON answer (scrubbed);
             APIConnectionError: the connection failed or broke (the bytes that had
                 arrived said);
             UsageError: the client was closed meanwhile.
         """
         engine = self._bound(extra_headers, extra_query)
-        return email_rows(csv_text(engine, self.job_id, request_timeout),
-                          partial(decode_error, engine))
+        read = Received()  # which answer the stream reads, for a decode error
+        return email_rows(csv_text(engine, self.job_id, request_timeout, read),
+                          partial(decode_error, engine, read))
 
     async def download(
         self, path: str | os.PathLike[str], *, request_timeout: float | None = None,
@@ -320,10 +323,11 @@ class ValidationJob:
         reader = CsvRecordReader()
         builder = EmailRows()
         count = 0
+        read = Received()  # which answer the stream reads, for a decode error
         failure: ResponseDecodeError | None = None
         try:
             with destination.open() as handle:
-                pieces_of = csv_text(engine, self.job_id, request_timeout)
+                pieces_of = csv_text(engine, self.job_id, request_timeout, read)
                 async with aclosing(pieces_of) as pieces:
                     async for text in pieces:
                         handle.write(text.encode("utf-8"))
@@ -340,7 +344,7 @@ class ValidationJob:
                 raise
             # Built here, raised below: outside the ``except`` it chains nothing (the
             # StreamDecodeError quotes the CSV unscrubbed, and its frames hold records).
-            failure = decode_error(self._engine, exc)
+            failure = decode_error(self._engine, read, exc)
         if failure is not None:
             raise failure
         return count

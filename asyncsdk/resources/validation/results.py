@@ -38,7 +38,7 @@ import aiohttp
 
 from ... import _constants as C
 from ..._checks import is_http_url
-from ..._core import Engine, Operation, forget_own_frames
+from ..._core import Engine, Operation, StreamedResponse, forget_own_frames
 from ..._errors import (
     APIConnectionError,
     APIError,
@@ -52,7 +52,8 @@ from ..._errors import (
 from .._areas import Area
 from .readers import JsonMemberReader, StreamDecodeError, Utf8Decoder
 
-__all__ = ["DOWNLOAD", "Answer", "ResultText", "csv_text", "decode_error", "is_hosted_url"]
+__all__ = ["DOWNLOAD", "Answer", "Received", "ResultText", "csv_text", "decode_error",
+           "is_hosted_url"]
 
 
 class _Disposition(Protocol):
@@ -197,6 +198,12 @@ class ResultText:
                 out += self._out(held)
         return out
 
+    def start(self) -> bytes:
+        """The start of a JSON answer as it came (up to ``MAX_RESULT_ERROR_BODY``
+        bytes), for an error's preview; b"" for a CSV one (its records, quoted by the
+        error where they fail, are the user's)."""
+        return b"".join(self._raw) if self._shape == _JSON else b""
+
     # --- inside ---------------------------------------------------------------------
     def _keep(self, chunk: bytes) -> None:
         """Keep the start of a JSON answer for the interpreter (white space before it
@@ -279,11 +286,12 @@ DOWNLOAD = Operation("validation.job_download", "GET", Area.VALIDATION,
 _FOREIGN = (RuntimeError, OSError, asyncio.TimeoutError, aiohttp.ClientError)
 
 
-async def csv_text(engine: Engine, job_id: int,
-                   request_timeout: float | None) -> AsyncGenerator[str, None]:
+async def csv_text(engine: Engine, job_id: int, request_timeout: float | None,
+                   read: Received) -> AsyncGenerator[str, None]:
     """The result CSV of job ``job_id`` as decoded text pieces, whichever shape it came
     in: the job's answer, then the hosted result file it may point to (fetched without
-    credentials), as ``_answer_texts`` reads them.
+    credentials), as ``_answer_texts`` reads them. ``read`` follows the stream (which
+    answer, how far) for the errors that end it, ``decode_error``'s included.
 
     The outermost frame of the stream's own, and what leaves it is clean: the hosted URL
     is the service's text and may carry a credential (``?api=...``), and so do the locals
@@ -296,7 +304,6 @@ async def csv_text(engine: Engine, job_id: int,
     the library's is raised as an SDK error outside the ``except`` (it chains nothing).
     """
     failure: SDKError | None = None
-    read = Received()
     try:
         async with aclosing(_answer_texts(engine, job_id, request_timeout, read)) as texts:
             async for text in texts:
@@ -322,15 +329,29 @@ async def csv_text(engine: Engine, job_id: int,
 
 class Received:
     """How far a result's stream came, for the error that ends it: how many bytes of
-    its answers had arrived (a cut is not a refusal at the start), and whether the
-    result file hosted elsewhere was being fetched (its host's refusal is not the
-    service's)."""
+    its answers had arrived (a cut is not a refusal at the start), whether the result
+    file hosted elsewhere was being fetched (its host's refusal is not the service's),
+    and the answer being read (its status, its URL redacted, and the scrubbed start of
+    a JSON answer that could not be read): what ``decode_error`` shows."""
 
-    __slots__ = ("bytes", "hosted")
+    __slots__ = ("body", "bytes", "hosted", "status", "url")
 
     def __init__(self) -> None:
         self.bytes = 0
         self.hosted = False  # the hosted result file is being fetched
+        self.status: int | None = None
+        self.url: str | None = None  # redacted: never a credential
+        self.body: str | None = None  # scrubbed and cut
+
+    def reading(self, response: StreamedResponse) -> None:
+        """The stream has reached ``response`` (the service's answer, or the host's)."""
+        self.status, self.url, self.body = response.status, response.url, None
+
+    def unreadable(self, response: StreamedResponse, result: ResultText) -> None:
+        """``response`` could not be read as a result: keep a preview of its start (a
+        JSON answer's; a CSV one's is the user's records)."""
+        start = result.start()
+        self.body = response.preview(start) if start else None
 
     def tell(self, exc: SDKError) -> SDKError | None:
         """Say in ``exc``'s message how far the stream came; the error to raise instead
@@ -380,6 +401,7 @@ async def _answer_texts(engine: Engine, job_id: int, request_timeout: float | No
             read.hosted = True
             stream = engine.stream(DOWNLOAD, absolute_url=hosted, deadline=deadline)
         async with stream as response:
+            read.reading(response)
             result = ResultText(response, hosted=hosted is not None)
             chunks = response.iter_chunks()
             try:
@@ -388,11 +410,14 @@ async def _answer_texts(engine: Engine, job_id: int, request_timeout: float | No
                     text = result.feed(chunk)
                     if text:
                         yield text
+                text = result.finish()
+            except StreamDecodeError:
+                read.unreadable(response, result)
+                raise
             finally:  # an async generator left suspended: closed now, not at GC
                 aclose = getattr(chunks, "aclose", None)
                 if aclose is not None:
                     await aclose()
-            text = result.finish()
             if text:
                 yield text
         hosted = result.hosted_url
@@ -400,12 +425,17 @@ async def _answer_texts(engine: Engine, job_id: int, request_timeout: float | No
             return
 
 
-def decode_error(engine: Engine, exc: StreamDecodeError) -> ResponseDecodeError:
-    """The ``ResponseDecodeError`` of an unreadable result. The reason may quote the
-    answer (a header, a JSON member): credentials are scrubbed first, then the text is
-    shortened (a cut through a credential would leave its prefix)."""
+def decode_error(engine: Engine, read: Received, exc: StreamDecodeError) -> ResponseDecodeError:
+    """The ``ResponseDecodeError`` of an unreadable result, naming the answer that was
+    being read (``read``: the service's or the hosted file's host; its status, its URL
+    redacted, a preview of a JSON answer). The reason may quote the answer (a header,
+    a JSON member): credentials are scrubbed first, then the text is shortened (a cut
+    through a credential would leave its prefix)."""
     why = engine.scrub(str(exc))[: C.ERROR_BODY_PREVIEW]
-    return ResponseDecodeError(f"job result unreadable: {why}", operation=DOWNLOAD.name)
+    where = " (the result file hosted elsewhere)" if read.hosted else ""
+    return ResponseDecodeError(f"job result unreadable{where}: {why}",
+                               operation=DOWNLOAD.name, status_code=read.status,
+                               url=read.url, body=read.body)
 
 
 def _sdk_error(exc: BaseException) -> SDKError:

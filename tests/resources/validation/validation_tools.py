@@ -47,10 +47,10 @@ def other_tasks() -> set[asyncio.Task[Any]]:
 
 
 def streaming(body: bytes, content_type: str, piece: int = 7,
-              disposition: str | None = None) -> Handler:
-    """A handler that streams ``body`` in pieces of ``piece`` bytes."""
+              disposition: str | None = None, status: int = 200) -> Handler:
+    """A handler that streams ``body`` in pieces of ``piece`` bytes (with ``status``)."""
     async def handle(request: web.Request) -> web.StreamResponse:
-        response = web.StreamResponse()
+        response = web.StreamResponse(status=status)
         response.content_type = content_type
         if disposition:
             response.headers["Content-Disposition"] = disposition
