@@ -13,11 +13,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
+import pickle
 from collections.abc import AsyncIterable, AsyncIterator, Iterable
 from typing import Any
 
 import attrs
+import pytest
 from aioresponses import CallbackResult, aioresponses
 from helpers import API_KEY, BASE, USERNAME
 from test_check_many_policy import RecordingPolicy
@@ -104,6 +107,10 @@ async def test_the_view_holds_nothing_of_the_key(
     shown = repr(state) + str(state)
     for secret in (API_KEY, USERNAME, fingerprint.hex(), repr(fingerprint)):
         assert secret not in shown
+    pickled = pickle.dumps(state)
+    assert pickle.loads(pickled) == state
+    for raw in (API_KEY.encode(), USERNAME.encode(), fingerprint):
+        assert raw not in pickled
     await client.close()
     assert client.validation.pace() == state
 
@@ -168,3 +175,50 @@ async def test_a_finished_run_of_unknown_length_hides_no_later_count(
     left.clear()
     await run(client, EMAILS[:3], concurrency=1)
     assert left == [2, 1, 0]
+
+
+async def test_next_send_is_when_the_next_check_leaves(
+        client: asyncsdk.Client, mocked: aioresponses,
+        clock: asyncsdk.testing.VirtualClock) -> None:
+    """On the client's clock, a one-check run started at a look sends its check
+    ``next_send_seconds`` after it: at the end of a hold (30 s), then one interval of
+    the rate after the check before (answered at once: a wait above 0.0)."""
+    sent: list[float] = []
+
+    def answer(url: Any, **kwargs: Any) -> CallbackResult:
+        sent.append(clock.now())
+        if len(sent) == 1:
+            return CallbackResult(status=429, headers={"Retry-After": "30"}, body="x")
+        return CallbackResult(payload=ok("a@b.com"))
+
+    mocked.get(CHECK, callback=answer, repeat=True)
+    await run(client, ["a@b.com"], request_timeout=5)
+    waits = []
+    for _ in range(2):
+        looked, at = client.validation.pace(), clock.now()
+        assert all(o.ok for o in await run(client, ["b@c.com"]))
+        waits.append((looked.next_send_seconds, sent[-1] - at))
+    (shown_hold, given_hold), (shown_next, given_next) = waits
+    assert shown_hold == given_hold == 30.0
+    assert shown_next > 0.0 and shown_next == pytest.approx(given_next)
+
+
+def test_the_view_reads_in_no_loop_and_in_another() -> None:
+    """A client held in one event loop (``asyncio.run``) and closed there: its view
+    reads the same outside any loop and in another loop, raising nothing."""
+    clock = asyncsdk.testing.VirtualClock()
+    client = asyncsdk.Client(API_KEY, USERNAME, base_url=BASE, clock=clock)
+
+    async def held_then_closed() -> None:
+        async with client:
+            await run(client, ["a@b.com"], request_timeout=5)
+
+    async def look() -> PaceState:
+        return client.validation.pace()
+
+    with asyncsdk.testing.aioresponses() as mocked:
+        mocked.get(CHECK, status=429, headers={"Retry-After": "30"}, body="slow down")
+        asyncio.run(held_then_closed())
+    state = client.validation.pace()
+    assert state.hold_seconds == 30.0
+    assert asyncio.run(look()) == state
