@@ -14,6 +14,8 @@ What it shows about types:
   state is an unknown ``JobStatus`` value), and ``on_status`` receives one.
 * ``if outcome.ok:`` narrows a ``CheckOutcome`` to ``CheckSuccess``, whose ``result`` is
   a ``CheckResult`` (not ``None``).
+* ``client.validation.pace()`` is an ``asyncsdk.pacing.PaceState``: its ``rate`` is a
+  ``float | None``, its ``phase`` a ``Phase`` (compare with the members).
 * Ids of answers are ``int | None`` (every response field is optional): check before
   passing one to ``update``/``delete``.
 """
@@ -53,6 +55,7 @@ from asyncsdk import (
     ValidationJob,
     Verdict,
 )
+from asyncsdk.pacing import PaceState, Phase
 
 
 def describe(verdict: Verdict) -> str:
@@ -80,6 +83,18 @@ async def check_many(client: asyncsdk.Client, addresses: Iterable[str]) -> int:
         else:
             print(outcome.email, "failed:", outcome.error)
     return valid
+
+
+def pace_line(client: asyncsdk.Client) -> str:
+    """The README's "Seeing the pace": a frozen ``PaceState``; ``rate`` and
+    ``service_rate`` are ``float | None`` (None: not known yet), the seconds ``float``."""
+    state: PaceState = client.validation.pace()
+    rate = "unpaced" if state.rate is None else f"{state.rate:.0f}/s"
+    held = f", held {state.hold_seconds:.1f}s" if state.hold_seconds else ""
+    if state.phase is Phase.DARK:
+        held += " (the service takes nothing)"
+    return (f"{state.phase.value} at {rate}{held}, "
+            f"{state.in_flight}/{state.max_in_flight} in flight")
 
 
 def describe_outcome(outcome: CheckOutcome) -> str:
@@ -179,6 +194,7 @@ async def main() -> None:
     async with Sandbox() as sandbox, sandbox.client() as client:
         await quickstart(client)
         print(await check_many(client, ["a@example.com", "not an address"]))
+        print(pace_line(client))
 
 
 if __name__ == "__main__":

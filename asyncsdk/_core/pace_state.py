@@ -27,21 +27,27 @@ class PaceState:
             ``RESTING`` (holding at the rate found), ``PROBING`` (trying a little more),
             ``DARK`` (the service takes nothing: waiting for an answer).
         rate: checks a second the pace sends at now; None while it does not space them
-            (the start-up's first checks, before any answer: the window alone holds
-            them back).
+            (before an answer timed a round trip, as in the start-up's first checks:
+            the window alone holds them back).
         service_rate: checks a second the service was last found to take from this
             key (what the answers between two 429s showed); None until 429s showed it.
         max_in_flight: the most paced checks on the wire at once now (``check_many``'s
-            ``concurrency`` bounds each run too).
+            ``concurrency`` bounds each run too). A paced check is one of a
+            ``check_many`` run at the client's pace with ``adaptive=True`` (the
+            default); a run with ``adaptive=False`` is held by the hold alone: its
+            checks count in neither this nor ``in_flight``, though their answers teach
+            the pace (``phase``, ``rate``). A run given ``pace=`` shows nowhere here.
         in_flight: paced checks let out and not yet answered.
         hold_seconds: how long from now every bulk check of this key and area is held
             (a 429 from a service that answered nothing lately holds them for the wait
             it asked); 0.0 when none is.
         next_send_seconds: how long from now the next paced check would wait for its
             moment (the hold included, a place in the window permitting); 0.0: at once.
+            (A check of an ``adaptive=False`` run waits for the hold only, and a spread
+            of at most a second after it.)
         inputs_left: inputs the running ``check_many`` calls on this pace have not yet
             sent; None while one reads a source of unknown length (a generator), or no
-            run has said.
+            run has said. A run that ended counts 0 (until it is gone).
     """
 
     phase: Phase = Phase.STARTUP

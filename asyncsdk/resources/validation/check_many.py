@@ -325,8 +325,9 @@ class _Run:
             if self.failure is not None:
                 raise self.failure
         finally:
-            if self.backlog.left is not None:
-                self.backlog.left = 0  # nothing more is sent, however the run ended
+            # Nothing more is sent, however the run ended, whatever its source: a run
+            # of unknown length left at None would hide the count of every later run.
+            self.backlog.left = 0
             try:
                 await self._end_workers(watcher)
             finally:

@@ -254,7 +254,9 @@ class Validation(Resource):
             print(state.phase.value, state.rate, state.hold_seconds, state.in_flight)
 
         The pace is the one ``check_many`` runs at (not a ``pace=`` policy of your own,
-        which neither uses nor changes it), of this client's API key: a
+        which neither uses nor changes it: a run given one, as a fleet worker gives
+        each batch its ``SharedPace``, shows nothing here, and a client whose every run
+        is given one shows ``PaceState()``), of this client's API key: a
         ``with_options`` copy with the same key shows the same pace (a 429 to either
         shows as a hold in both), a copy with another key or another ``Client`` its
         own. See ``asyncsdk.pacing.PaceState`` for what each field means; it holds
