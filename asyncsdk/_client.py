@@ -248,6 +248,7 @@ class Client:
         ``clock`` and ``paces`` (the bulk paces by key and area) are shared with the
         client's copies."""
         self._sessions = sessions
+        self._credentials = credentials  # what a copy keeps unless told otherwise
         #: True once an ``async with`` entered this client (whose end closes it).
         self._entered = False
         self._clock = clock
@@ -309,7 +310,7 @@ class Client:
         Raises:
             ConfigurationError, InvalidInputError: a value ``Client`` would refuse.
         """
-        credentials = self._transport.credentials
+        credentials = self._credentials
         key = credentials.api_key if api_key is UNSET else api_key
         user = credentials.username if username is UNSET else username
         if not key:  # the copy reads no variable: "set ASYNCSDK_API_KEY" would mislead
@@ -518,7 +519,7 @@ class Client:
 
     def __repr__(self) -> str:
         urls = {a.argument: u for a, u in self._transport.urls.by_area.items() if u}
-        hosts = sorted({self._transport.credentials.scrub(u.split("@")[-1]) for u in
+        hosts = sorted({self._transport.scrub(u.split("@")[-1]) for u in
                         urls.values()})
         return f"<asyncsdk.Client hosts={hosts} closed={self.closed}>"
 
