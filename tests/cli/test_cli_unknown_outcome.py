@@ -5,11 +5,11 @@ own status; a failure that surely sent nothing says nothing of the kind."""
 from __future__ import annotations
 
 import signal
-import socket
 from pathlib import Path
 
 import pytest
 from cli_support import environment, run, start, wait_until
+from helpers import refused_port
 
 from asyncsdk.cli.app import build_parser
 from asyncsdk.testing import Sandbox
@@ -65,11 +65,9 @@ def test_a_mail_whose_answer_could_not_be_read_may_have_been_sent(
 
 
 def test_a_mail_surely_never_sent_is_a_plain_failure(tmp_path: Path) -> None:
-    with socket.socket() as closed:  # a port nobody listens on: connection refused
-        closed.bind(("127.0.0.1", 0))
-        url = f"http://127.0.0.1:{closed.getsockname()[1]}"
-    code, _, err = run("--api-key", "k", "--username", "u", "--base-url", url,
-                       "--max-retries", "0", *SEND)
+    with refused_port() as port:  # a port nobody listens on: connection refused
+        code, _, err = run("--api-key", "k", "--username", "u", "--base-url",
+                           f"http://127.0.0.1:{port}", "--max-retries", "0", *SEND)
     assert code == 1, err
     assert "may have been sent" not in err
 

@@ -23,6 +23,7 @@ from arq.connections import ArqRedis
 from arq.jobs import Job
 from arq.utils import args_to_string
 from fleet_tools import worker
+from helpers import refused_port
 
 import asyncsdk
 from asyncsdk.cli import main as cli_main
@@ -301,10 +302,9 @@ async def test_bad_usage_is_one_line_and_exit_2(
 async def test_redis_out_of_reach_is_one_line_without_its_password(
     tmp_path: Path,
 ) -> None:
-    from asyncsdk.fleet.harness import free_port
-
-    url = f"redis://:s3cret-pw@127.0.0.1:{free_port()}/0"
-    code, _, err = await fleet("status", "r", redis_url=url)
+    with refused_port() as port:
+        url = f"redis://:s3cret-pw@127.0.0.1:{port}/0"
+        code, _, err = await fleet("status", "r", redis_url=url)
     assert code == 1
     assert err.startswith("asyncsdk: error: cannot reach Redis at 127.0.0.1:")
     assert "s3cret" not in err
@@ -313,12 +313,11 @@ async def test_redis_out_of_reach_is_one_line_without_its_password(
 def test_redis_out_of_reach_is_one_line_from_the_command_line() -> None:
     """Before: arq tried five times, a second apart, logging a line for each (Python's
     last-resort handler printed them) before the command's own line."""
-    from asyncsdk.fleet.harness import free_port
-
-    done = subprocess.run(
-        [sys.executable, "-m", "asyncsdk", "fleet", "status", "r", "--redis-url",
-         f"redis://:s3cret-pw@127.0.0.1:{free_port()}/0"],
-        capture_output=True, text=True, timeout=60, check=False)
+    with refused_port() as port:
+        done = subprocess.run(
+            [sys.executable, "-m", "asyncsdk", "fleet", "status", "r", "--redis-url",
+             f"redis://:s3cret-pw@127.0.0.1:{port}/0"],
+            capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1, done.stderr
     assert done.stderr.startswith("asyncsdk: error: cannot reach Redis at 127.0.0.1:")

@@ -18,7 +18,6 @@ import ast
 import asyncio
 import base64
 import os
-import socket
 import sys
 import traceback
 import types
@@ -30,6 +29,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 from auth_helpers import leaks, serve
+from helpers import refused_port
 from scripted_server import CHECK_OK, CHECK_PATH, scripted_server
 from yarl import URL
 
@@ -300,13 +300,6 @@ def _leaks(text: str) -> list[str]:
         form for e in encoded for form in (e, e.rstrip("=")) if form in text]
 
 
-def _refused_url() -> str:
-    """A base URL on a port of 127.0.0.1 that is bound, never listened on: refused."""
-    with socket.socket() as closed:
-        closed.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{closed.getsockname()[1]}"
-
-
 async def _call(client: asyncsdk.Client, place: str) -> Any:
     """The call that reaches ``place``: one with a body for ``on_request_chunk_sent``."""
     if place == "on_request_chunk_sent":
@@ -327,27 +320,28 @@ async def _callers_failure(place: str, failing: Failing) -> BaseException:
             await release.wait()  # the first call holds the one connection
         return web.json_response(CHECK_OK)
 
-    async with serve(answer) as base, failing.session(place) as session:
-        if place == "on_request_exception":
-            base = _refused_url()
-        elif place.startswith("on_dns_"):
-            base = base.replace("127.0.0.1", "localhost")
-        async with asyncsdk.Client(KEY, USER, base_url=base, session=session,
-                                   max_retries=0) as client:
-            holder = None
-            if place == "on_connection_queued_start":
-                failing.armed = False  # the first call is not queued: it takes the connection
-                holder = asyncio.ensure_future(_call(client, place))
-                await asyncio.wait_for(first.wait(), 10)
-                failing.armed = True
-            try:
-                await _call(client, place)
-            except BaseException as exc:  # what the caller gets, whatever it is
-                return exc
-            finally:
-                release.set()
-                if holder is not None:
-                    await holder
+    with refused_port() as refused:
+        async with serve(answer) as base, failing.session(place) as session:
+            if place == "on_request_exception":
+                base = f"http://127.0.0.1:{refused}"
+            elif place.startswith("on_dns_"):
+                base = base.replace("127.0.0.1", "localhost")
+            async with asyncsdk.Client(KEY, USER, base_url=base, session=session,
+                                       max_retries=0) as client:
+                holder = None
+                if place == "on_connection_queued_start":
+                    failing.armed = False  # the first call is not queued: it takes the connection
+                    holder = asyncio.ensure_future(_call(client, place))
+                    await asyncio.wait_for(first.wait(), 10)
+                    failing.armed = True
+                try:
+                    await _call(client, place)
+                except BaseException as exc:  # what the caller gets, whatever it is
+                    return exc
+                finally:
+                    release.set()
+                    if holder is not None:
+                        await holder
     raise AssertionError(f"the call passed {place} without failing")
 
 
@@ -428,17 +422,19 @@ async def test_a_request_the_callers_hook_made_keeps_aiohttps_frames(
     """The frames aiohttp ran for the caller's own request keep their locals, however the
     failure reaches the caller; aiohttp's and the library's frames of the library's own
     request still hold no credential."""
-    own = OwnRequest(mode, _refused_url())
-    tracer = aiohttp.TraceConfig()
-    getattr(tracer, place).append(own.hook)
     async def answer(_: web.Request) -> web.Response:
         return web.json_response(CHECK_OK)
 
-    async with serve(answer) as base, \
-            aiohttp.ClientSession(trace_configs=[tracer]) as session, \
-            asyncsdk.Client(KEY, USER, base_url=base, session=session, max_retries=0) as client:
-        with pytest.raises(Exception) as info:
-            await client.validation.check("a@b.com")
+    with refused_port() as refused:
+        own = OwnRequest(mode, f"http://127.0.0.1:{refused}")
+        tracer = aiohttp.TraceConfig()
+        getattr(tracer, place).append(own.hook)
+        async with serve(answer) as base, \
+                aiohttp.ClientSession(trace_configs=[tracer]) as session, \
+                asyncsdk.Client(KEY, USER, base_url=base, session=session,
+                                max_retries=0) as client:
+            with pytest.raises(Exception) as info:
+                await client.validation.check("a@b.com")
     (failed,) = own.failed
     # Chained: the caller's own exception, raised from it. Let through: aiohttp's error
     # of a connection that failed in the call, which the library reads as its own.
