@@ -257,15 +257,20 @@ class Client:
         #: ``user:password@`` login in them shows in no repr, ``vars(client)`` included).
         self._urls = {area: _kept(url) for area, url in urls.items()}
         self._base_url = _kept(base_url.rstrip("/") if base_url else None)
+        # The settings as checked, kept here: the properties and copies read them, not
+        # the transport they configure.
+        self._timeout = float(check_seconds(timeout, "timeout"))
+        self._attempt_timeout = (None if attempt_timeout is None
+                                 else float(check_seconds(attempt_timeout, "attempt_timeout")))
+        self._max_retries = check_count(max_retries, "max_retries", 0)
         self._transport = make_transport(
             credentials=credentials,
             base_urls=urls,
             sessions=sessions,
             clock=clock,
-            timeout=float(check_seconds(timeout, "timeout")),
-            attempt_timeout=(None if attempt_timeout is None
-                             else float(check_seconds(attempt_timeout, "attempt_timeout"))),
-            max_retries=check_count(max_retries, "max_retries", 0),
+            timeout=self._timeout,
+            attempt_timeout=self._attempt_timeout,
+            max_retries=self._max_retries,
             paces=paces,
         )
 
@@ -322,13 +327,12 @@ class Client:
             Area.CONTACTS: contacts_url, Area.CRM: crm_url, Area.INVOICING: invoicing_url,
             Area.VALIDATION: validation_url, Area.MAIL: mail_url})
         base = _shown(self._base_url) if base_url is UNSET else base_url
-        limits = self._transport.limits
         copy = Client.__new__(Client)
         copy._setup(
             self._sessions.shared(), Credentials(api_key=key, username=user), urls, base,
-            limits.timeout if timeout is UNSET else timeout,
-            limits.attempt_timeout if attempt_timeout is UNSET else attempt_timeout,
-            self._transport.max_retries if max_retries is UNSET else max_retries,
+            self._timeout if timeout is UNSET else timeout,
+            self._attempt_timeout if attempt_timeout is UNSET else attempt_timeout,
+            self._max_retries if max_retries is UNSET else max_retries,
             self._clock, self._paces)
         return copy
 
@@ -441,18 +445,18 @@ class Client:
     @property
     def timeout(self) -> float:
         """Seconds one call may take in all (``Client(timeout=...)``)."""
-        return self._transport.limits.timeout
+        return self._timeout
 
     @property
     def attempt_timeout(self) -> float | None:
         """Seconds one attempt of a safe operation may take (None: a share of the
         call's budget)."""
-        return self._transport.limits.attempt_timeout
+        return self._attempt_timeout
 
     @property
     def max_retries(self) -> int:
         """Retries after the first attempt."""
-        return self._transport.max_retries
+        return self._max_retries
 
     @property
     def _session(self) -> aiohttp.ClientSession | None:
@@ -518,10 +522,7 @@ class Client:
             "and event loop; make a Client where it is used (each process, each loop)")
 
     def __repr__(self) -> str:
-        urls = {a.argument: u for a, u in self._transport.urls.by_area.items() if u}
-        hosts = sorted({self._transport.scrub(u.split("@")[-1]) for u in
-                        urls.values()})
-        return f"<asyncsdk.Client hosts={hosts} closed={self.closed}>"
+        return f"<asyncsdk.Client hosts={self._transport.shown_hosts()} closed={self.closed}>"
 
     def __del__(self, _warn: Any = warnings.warn) -> None:
         # Only a warning: no task may be scheduled from a finaliser.

@@ -454,6 +454,37 @@ def test_resources_see_only_the_engines_face(path: Path) -> None:
     assert not wrong, f"{module} reaches past the engine's face:\n" + "\n".join(wrong)
 
 
+#: What the client (the composition root) asks of the transport it made; otherwise it
+#: only hands the transport to its areas. Its settings (timeout, retries, credentials)
+#: are its own, kept as it composed them.
+CLIENT_ASKS_THE_TRANSPORT = {"shown_hosts"}
+
+
+def _client_reads_of_its_transport(source: str) -> list[str]:
+    """Where ``source`` reads an attribute of ``self._transport`` other than the asked."""
+    return [f"line {node.lineno}: self._transport.{node.attr}"
+            for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Attribute) and ast.unparse(node.value) == "self._transport"
+            and node.attr not in CLIENT_ASKS_THE_TRANSPORT]
+
+
+def test_the_client_reads_nothing_through_its_transport() -> None:
+    wrong = _client_reads_of_its_transport(
+        (PACKAGE_DIR / "_client.py").read_text(encoding="utf-8"))
+    assert not wrong, "the client reads through its transport:\n" + "\n".join(wrong)
+
+
+def test_the_client_reads_check_sees_a_read() -> None:
+    """The oracle, on lines the client had before it kept its own settings."""
+    old = ("return self._transport.limits.timeout\n"
+           "limits = self._transport.limits\n"
+           "key = self._transport.credentials.api_key\n"
+           "Contacts(self._transport)\nself._transport.shown_hosts()\n")
+    assert sorted(_client_reads_of_its_transport(old)) == [
+        "line 1: self._transport.limits", "line 2: self._transport.limits",
+        "line 3: self._transport.credentials"]
+
+
 def test_the_face_test_sees_a_reach() -> None:
     """The oracle itself, on lines of the code this test replaced."""
     old = ("c._transport.sleep = s\nc.rand = r\nfrom asyncsdk._core.session import "

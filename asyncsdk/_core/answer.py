@@ -65,6 +65,21 @@ class Interpreter:
     def __init__(self, credentials: Credentials) -> None:
         self.credentials = credentials
 
+    def scrub(self, text: str) -> str:
+        """``text`` with every credential redacted (the texts of answers read outside
+        ``interpret``: a stream's URL, its log line)."""
+        return self.credentials.scrub(text)
+
+    def preview(self, raw: bytes | str) -> str:
+        """An error's ``body`` of ``raw``: scrubbed, then cut (``ERROR_BODY_PREVIEW``),
+        never inside a credential."""
+        return self.credentials.preview(raw, C.ERROR_BODY_PREVIEW)
+
+    def clean(self, exc: BaseException) -> None:
+        """Clear the library's frames of ``exc`` (``Credentials.clean``): an error
+        raised past the transport's edge (a stream's) holds no credential there."""
+        self.credentials.clean(exc)
+
     def interpret(self, call: Call, status: int, headers: Mapping[str, str],
                   raw: bytes, data: Any = NOT_READ) -> Any:
         """A final answer to data, or the SDK error it means.
@@ -128,7 +143,7 @@ class Interpreter:
         return self.status_error(call, status, headers, raw)
 
     def _body_text(self, raw: bytes) -> str:
-        return self.credentials.preview(raw, C.ERROR_BODY_PREVIEW)
+        return self.preview(raw)
 
     def status_error(self, call: Call, status: int, headers: Mapping[str, str],
                      raw: bytes, data: Any = NOT_READ) -> APIError:

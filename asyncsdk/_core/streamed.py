@@ -1,6 +1,6 @@
 """A 2xx answer whose body is read piece by piece (``StreamedResponse``; see
 ``Transport.stream``). What raises here drops the body and cleans the error
-(``Credentials.clean``) first: a stream's errors reach the caller without passing the
+(``Interpreter.clean``) first: a stream's errors reach the caller without passing the
 transport's own edge."""
 
 from __future__ import annotations
@@ -29,12 +29,12 @@ class StreamedResponse:
     removes what it wrote). ``attempts``: the call's attempts, this answer's included
     (the WARNING of a stream given up tells them)."""
 
-    __slots__ = ("_aborted", "_attempts", "_call", "_response", "_transport", "headers",
+    __slots__ = ("_aborted", "_attempts", "_call", "_interpreter", "_response", "headers",
                  "status")
 
-    def __init__(self, transport: Interpreter, call: Call,
+    def __init__(self, interpreter: Interpreter, call: Call,
                  response: aiohttp.ClientResponse, attempts: int = 1) -> None:
-        self._transport = transport
+        self._interpreter = interpreter
         self._call = call
         self._attempts = attempts
         self._response = response
@@ -46,24 +46,24 @@ class StreamedResponse:
         """Run the one answer interpreter over a complete (small) body of this answer:
         the parsed JSON, or the mapped error raised (``status: fail`` in a validation
         answer, a body that is not JSON: ``ResponseDecodeError``)."""
-        transport = self._transport
+        interpreter = self._interpreter
         try:
-            return transport.interpret(self._call, self.status, self.headers, raw)
+            return interpreter.interpret(self._call, self.status, self.headers, raw)
         except SDKError as exc:
             del raw  # raised on from here: the body stays out of the locals
-            transport.credentials.clean(exc)
+            interpreter.clean(exc)
             raise
 
     @property
     def url(self) -> str:
         """The URL this answer came from, every credential redacted (a hosted result's
         URL is the service's text and may hold one anywhere: scrubbed too)."""
-        return self._transport.credentials.scrub(self._call.shown_url)
+        return self._interpreter.scrub(self._call.shown_url)
 
     def preview(self, raw: bytes) -> str:
         """A short preview of ``raw`` (a part of this answer's body) for an error's
         ``body``: scrubbed, then cut (``ERROR_BODY_PREVIEW``), never inside a credential."""
-        return self._transport.credentials.preview(raw, C.ERROR_BODY_PREVIEW)
+        return self._interpreter.preview(raw)
 
     def release(self) -> None:
         """Give the connection back (``Transport.stream`` does it on exit)."""
@@ -116,9 +116,9 @@ class StreamedResponse:
     def _given_up(self, failure: Failure) -> SDKError:
         """The error of a stream broken off, said at WARNING as the transport says a call
         it gives up (DESIGN §3): the stream is not sent again."""
-        error = self._transport.connection_error(self._call, failure)
+        error = self._interpreter.connection_error(self._call, failure)
         if logger.isEnabledFor(logging.WARNING):
-            scrub = self._transport.credentials.scrub
+            scrub = self._interpreter.scrub
             log_give_up(self._call.op.method, scrub(self._call.shown_url), scrub(str(error)),
                         self._attempts)
         return error

@@ -313,6 +313,12 @@ class Transport:
         """``text`` with every credential replaced."""
         return self.credentials.scrub(text)
 
+    def shown_hosts(self) -> list[str]:
+        """The configured areas' URLs (their logins taken out), scrubbed, sorted and
+        without repeats: what the client's repr shows."""
+        return sorted({self.scrub(url.split("@")[-1])
+                       for url in self.urls.by_area.values() if url})
+
     def clean(self, exc: SDKError) -> None:
         """``exc`` through ``Credentials.clean``."""
         self.credentials.clean(exc)
