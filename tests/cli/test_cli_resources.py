@@ -9,13 +9,14 @@ import collections.abc
 import datetime as dt
 import io
 import json
+import signal
 import typing
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import asyncsdk, environment, run
+from cli_support import asyncsdk, environment, run, start, wait_until
 
 from asyncsdk import (
     ContactInput,
@@ -338,6 +339,20 @@ def test_an_update_or_delete_without_an_answer_says_its_outcome_is_unknown(
     assert len(writes(demo_server)) == 2  # idempotent: the library retried it
     look = "invoices list" if argv[0] == "invoices" else f"{argv[0]} get 1"
     assert argv[1] == "delete" or f"asyncsdk --max-retries 1 {look}" in lines[1]
+
+
+def test_ctrl_c_while_a_create_is_in_flight_says_it_may_have_been_created(
+    server: Sandbox, tmp_path: Path,
+) -> None:
+    server.faults.delay("*", 60.0, method="POST")
+    (tmp_path / "lead.json").write_text(LEAD.to_json(), encoding="utf-8")
+    with start("leads", "create", "--json", "lead.json", env=environment(server),
+               cwd=tmp_path) as proc:
+        wait_until(lambda: bool(writes(server)), "the create at the service")
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "the lead may have been created" in err and "interrupted" in err
 
 
 def test_a_create_answered_with_a_5xx_may_have_been_created(server: Sandbox) -> None:
