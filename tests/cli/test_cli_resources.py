@@ -18,49 +18,34 @@ from typing import Any
 import pytest
 from cli_support import asyncsdk, environment, run, start, wait_until
 
-from asyncsdk import (
-    ContactInput,
-    ContactListCreate,
-    ContactUpdate,
-    CustomerCreate,
-    CustomerType,
-    CustomerUpdate,
-    Industry,
-    InvoiceLine,
-    InvoiceUpdate,
-    LeadInput,
-    LeadSource,
-    ProductInput,
-    Rating,
-    Unit,
-)
+import asyncsdk as sdk
 from asyncsdk.cli.app import build_parser
 from asyncsdk.cli.resources import AREAS, CREATE_INPUT, UPDATE_INPUT, actions_of
 from asyncsdk.testing import Sandbox
 
 DEMO_UUID = "00000000-0000-4000-8000-000000000001"  # the demo's first contact record
-LEAD = LeadInput(name="Ann Lee", email="ann@example.com", company="Acme",
-                 industry=Industry.BANKS, source=LeadSource.TRADE_SHOW, funnel="Default",
-                 status=1, rating=Rating.ACTIVE)
+LEAD = sdk.LeadInput(name="Ann Lee", email="ann@example.com", company="Acme",
+                     industry=sdk.Industry.BANKS, source=sdk.LeadSource.TRADE_SHOW,
+                     funnel="Default", status=1, rating=sdk.Rating.ACTIVE)
 #: A valid create input of each area that has create.
 CREATES: dict[str, Any] = {
-    "contacts": ContactListCreate(name="Newsletter", is_email=True, emaillist=[
-        ContactInput(email="ann@example.com", mobile=919800000001, dob=dt.date(1990, 4, 5),
-                     customer_type=1)]),
+    "contacts": sdk.ContactListCreate(name="Newsletter", is_email=True, emaillist=[
+        sdk.ContactInput(email="ann@example.com", mobile=919800000001,
+                         dob=dt.date(1990, 4, 5), customer_type=1)]),
     "leads": LEAD,
-    "customers": CustomerCreate(customer_type=CustomerType.BUSINESS, first_name="Ann",
-                                email="ann@example.com"),
-    "products": ProductInput(name="Widget", selling_price=Decimal("12.5"), unit=Unit.KG),
+    "customers": sdk.CustomerCreate(customer_type=sdk.CustomerType.BUSINESS,
+                                    first_name="Ann", email="ann@example.com"),
+    "products": sdk.ProductInput(name="Widget", selling_price=Decimal("12.5"), unit=sdk.Unit.KG),
 }
 #: A valid update input of each area, as the JSON object the command reads.
 UPDATES: dict[str, dict[str, Any]] = {
-    "contacts": {"data": [ContactUpdate(uuid=DEMO_UUID, email="ada@example.com",
-                                        mobile=447700900001, city="Pune").to_dict()]},
+    "contacts": {"data": [sdk.ContactUpdate(uuid=DEMO_UUID, email="ada@example.com",
+                                            mobile=447700900001, city="Pune").to_dict()]},
     "leads": LEAD.to_dict(),
-    "customers": CustomerUpdate(email="ann@example.com", last_name=None).to_dict(),
-    "products": ProductInput(name="Gadget", selling_price=Decimal("3.10")).to_dict(),
-    "invoices": InvoiceUpdate(due_date=dt.date(2024, 3, 31), productinvoices=[
-        InvoiceLine(products=1, quantity=Decimal(2), rate=Decimal("12.50"))]).to_dict(),
+    "customers": sdk.CustomerUpdate(email="ann@example.com", last_name=None).to_dict(),
+    "products": sdk.ProductInput(name="Gadget", selling_price=Decimal("3.10")).to_dict(),
+    "invoices": sdk.InvoiceUpdate(due_date=dt.date(2024, 3, 31), productinvoices=[
+        sdk.InvoiceLine(products=1, quantity=Decimal(2), rate=Decimal("12.50"))]).to_dict(),
 }
 WRITES = ("POST", "PUT", "DELETE")
 
@@ -106,7 +91,8 @@ def test_create_reads_the_model_the_library_create_takes(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(UPDATE_INPUT))
 def test_update_reads_the_model_the_library_update_takes(name: str) -> None:
     hints = typing.get_type_hints(AREAS[name].update)
-    taken = collections.abc.Sequence[ContactUpdate] if name == "contacts" else UPDATE_INPUT[name]
+    taken = (collections.abc.Sequence[sdk.ContactUpdate] if name == "contacts"
+             else UPDATE_INPUT[name])
     assert taken in hints.values()
 
 
