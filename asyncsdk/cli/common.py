@@ -34,9 +34,10 @@ class UsageProblem(Exception):
 
 
 class OutcomeUnknown(Exception):
-    """A request that is not safe to repeat (a mail, a paid job) got no answer and may
-    have taken effect (exit code 3): ``failure`` is the library's error, ``advice``
-    says what may have happened and what to check before running the command again."""
+    """A request that changes something (a mail, a paid job, a record's create, update
+    or delete) got no answer and may have taken effect (exit code 3): ``failure`` is the
+    library's error, ``advice`` says what may have happened and what to check before
+    running the command again (or that running it again is safe)."""
 
     def __init__(self, failure: SDKError, advice: str) -> None:
         super().__init__(str(failure))
@@ -77,7 +78,8 @@ class Environment:
 
 @contextlib.contextmanager
 def not_safe_to_repeat(env: Environment, advice: str) -> Iterator[None]:
-    """Around one request that is not safe to repeat: a failure that leaves its outcome
+    """Around one request that changes something (a mail, a job, a record; an update
+    is safe to repeat, but its outcome is still unknown): a failure that leaves its outcome
     unknown becomes ``OutcomeUnknown`` with ``advice``; Ctrl-C or SIGTERM while it is in
     flight says ``advice`` too (and stops as a signal does)."""
     try:

@@ -164,7 +164,8 @@ def read_stdin(where: str) -> str:
     if stream is None or stream.isatty():
         raise UsageProblem(f"{where}: standard input is a terminal: pipe the JSON object "
                            f"in (... | asyncsdk ... --json -), or give a file")
-    return utf8_text(where, stream.buffer.read())
+    binary = getattr(stream, "buffer", None)  # bytes, so that UTF-8 is checked as in a file
+    return stream.read() if binary is None else utf8_text(where, binary.read())
 
 
 def parse_json(where: str, text: str) -> Any:

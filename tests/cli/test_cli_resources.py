@@ -121,6 +121,15 @@ def test_create_reads_standard_input(server: Sandbox, monkeypatch: pytest.Monkey
     assert json.loads(out)["name"] == "Ann Lee"
 
 
+def test_create_reads_a_text_only_standard_input(
+    server: Sandbox, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(LEAD.to_json()))  # no bytes under it
+    code, _, err = run("leads", "create", "--json", "-")
+    assert code == 0, err
+    assert writes(server)[0].json == LEAD.to_dict()
+
+
 def test_create_reads_a_real_pipe(server: Sandbox, tmp_path: Path) -> None:
     done = asyncsdk("products", "create", "--json", "-", env=environment(server),
                     cwd=tmp_path, input=CREATES["products"].to_json())
