@@ -6,6 +6,7 @@
     asyncsdk check-many emails.csv -o results.csv [--resume]
     asyncsdk mail send --from me@example.com --to you@example.org --subject Hi --html '<p>Hi'
     asyncsdk contacts list          (also leads, customers, products, invoices; get ID)
+    asyncsdk leads create --json lead.json     (also update ID --json FILE|-, delete ID --yes)
     asyncsdk sandbox --port 8080 [--rate 500 --burst 50]   (also with --sandbox)
     asyncsdk fleet worker|submit|status|export     (the fleet extra: arq and Redis)
 
@@ -15,8 +16,9 @@ Results go to stdout (JSON) or the ``-o`` file; progress and errors go to stderr
 progress only when stderr is a terminal. Exit codes: 0 success, 1 the service or the
 network failed (or some inputs did), 2 bad usage or configuration (a missing or
 unreadable input, an output that cannot be written), 3 the outcome is unknown (``mail
-send`` or ``validate`` got no answer: the mail may have been sent, the job started;
-check before running it again), 130 interrupted (Ctrl-C), 143
+send``, ``validate`` or a resource's create, update or delete got no answer: the mail may
+have been sent, the job started, the record made or changed; check before running it
+again), 130 interrupted (Ctrl-C), 143
 terminated (SIGTERM, handled as Ctrl-C is), 141 the reader of stdout went away
 (``| head``).
 

@@ -11,6 +11,7 @@ import shlex
 import signal
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
@@ -33,9 +34,10 @@ class UsageProblem(Exception):
 
 
 class OutcomeUnknown(Exception):
-    """A request that is not safe to repeat (a mail, a paid job) got no answer and may
-    have taken effect (exit code 3): ``failure`` is the library's error, ``advice``
-    says what may have happened and what to check before running the command again."""
+    """A request that changes something (a mail, a paid job, a record's create, update
+    or delete) got no answer and may have taken effect (exit code 3): ``failure`` is the
+    library's error, ``advice`` says what may have happened and what to check before
+    running the command again (or that running it again is safe)."""
 
     def __init__(self, failure: SDKError, advice: str) -> None:
         super().__init__(str(failure))
@@ -76,7 +78,8 @@ class Environment:
 
 @contextlib.contextmanager
 def not_safe_to_repeat(env: Environment, advice: str) -> Iterator[None]:
-    """Around one request that is not safe to repeat: a failure that leaves its outcome
+    """Around one request that changes something (a mail, a job, a record; an update
+    is safe to repeat, but its outcome is still unknown): a failure that leaves its outcome
     unknown becomes ``OutcomeUnknown`` with ``advice``; Ctrl-C or SIGTERM while it is in
     flight says ``advice`` too (and stops as a signal does)."""
     try:
@@ -134,6 +137,37 @@ def print_json(value: Any, out: TextIO) -> None:
     """One JSON document on ``out``."""
     json.dump(to_jsonable(value), out, ensure_ascii=False)
     out.write("\n")
+
+
+def read_text_file(where: str, name: str) -> str:
+    """The text of the file ``name``, UTF-8 (a byte order mark is dropped); ``where``
+    names it in a refusal (``--html-file body.html``).
+
+    Raises:
+        UsageProblem: it is missing, a directory, unreadable or not UTF-8 (one line
+            naming ``where`` and, for bytes that are not UTF-8, the line).
+    """
+    path = Path(name)
+    if path.is_dir():
+        raise UsageProblem(f"{where}: is a directory, not a file")
+    if not path.is_file():
+        raise UsageProblem(f"{where}: no such file")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageProblem(f"{where}: cannot read it: {exc.strerror or exc}") from None
+    return utf8_text(where, data)
+
+
+def utf8_text(where: str, data: bytes) -> str:
+    """``data`` as UTF-8 text (a byte order mark dropped); ``UsageProblem`` naming
+    ``where`` and the line otherwise."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise UsageProblem(f"{where}, line {line}: not UTF-8 text (byte 0x"
+                           f"{data[exc.start]:02x}); save the file as UTF-8") from None
 
 
 def plain(value: object) -> str:

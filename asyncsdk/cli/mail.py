@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from pathlib import Path
 
 from .. import Client
-from .common import EXIT_OK, Environment, UsageProblem, not_safe_to_repeat, print_json
+from .common import EXIT_OK, Environment, not_safe_to_repeat, print_json, read_text_file
 
 #: What an unanswered send means, and how to find out before sending again (the service
 #: has no call that looks a sent mail up).
@@ -32,25 +31,5 @@ async def cmd_mail(client: Client, args: argparse.Namespace, env: Environment) -
 
 
 def read_html(name: str) -> str:
-    """The text of ``--html-file NAME``, UTF-8 (a byte order mark is dropped).
-
-    Raises:
-        UsageProblem: it is missing, a directory, unreadable or not UTF-8 (one line
-            naming the flag, the file and, for bytes that are not UTF-8, the line).
-    """
-    where = f"--html-file {name}"
-    path = Path(name)
-    if path.is_dir():
-        raise UsageProblem(f"{where}: is a directory, not a file")
-    if not path.is_file():
-        raise UsageProblem(f"{where}: no such file")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise UsageProblem(f"{where}: cannot read it: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise UsageProblem(f"{where}, line {line}: not UTF-8 text (byte 0x"
-                           f"{data[exc.start]:02x}); save the file as UTF-8") from None
+    """The text of ``--html-file NAME`` (``common.read_text_file``)."""
+    return read_text_file(f"--html-file {name}", name)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from .. import _constants as C
 from .fleet import add_fleet_actions
+from .resources import CREATE_INPUT, RECORD, UPDATE_INPUT, actions_of
 
 RESOURCES = ("contacts", "leads", "customers", "products", "invoices")
 DEFAULT_MAX_CONSECUTIVE_FAILURES = 20
@@ -75,8 +76,8 @@ def build_parser(version: str) -> argparse.ArgumentParser:
         "check-many", help="check every address of a file, a result row each as it comes"))
     add_mail_actions(commands.add_parser("mail", help="transactional mail"))
     for name in RESOURCES:
-        add_resource_actions(commands.add_parser(name, help=f"read {name} (JSON on stdout)"),
-                             name)
+        add_resource_actions(commands.add_parser(
+            name, help=f"{', '.join(actions_of(name))} {name} (JSON on stdout)"), name)
     add_sandbox_flags(commands.add_parser("sandbox", help="serve a sandbox until Ctrl-C"))
     add_fleet_actions(commands.add_parser(
         "fleet", help="scale out on arq and Redis: worker, submit, status, export"))
@@ -192,12 +193,61 @@ def add_mail_actions(mail: argparse.ArgumentParser) -> None:
 
 
 def add_resource_actions(area: argparse.ArgumentParser, name: str) -> None:
-    """``NAME list`` and (but for invoices) ``NAME get ID``."""
+    """``NAME list|get ID|create|update ID|delete ID``: the actions the library's area
+    has (invoices: list, update and delete)."""
     actions = area.add_subparsers(dest="action", required=True, metavar="ACTION")
+    has = actions_of(name)
+    record = RECORD[name]
     actions.add_parser("list", help=f"all {name}")
-    if name != "invoices":  # the interface has no "get" for invoices
-        actions.add_parser("get", help="one by id").add_argument(
-            "id", help="the id to read")
+    if "get" in has:
+        add_id(actions.add_parser("get", help=f"one {record} by id"), "to read")
+    if "create" in has:
+        add_json_flag(actions.add_parser(
+            "create", help=f"create a {record} from a JSON object",
+            epilog=f"Exit status 3: the create got no answer (a timeout, a broken "
+                   f"connection, a 5xx, an answer it cannot read): the {record} may have "
+                   f"been created. Look for it before creating it again."),
+            CREATE_INPUT[name])
+    if "update" in has:
+        update = actions.add_parser(
+            "update", help=f"change a {record} from a JSON object",
+            epilog="Exit status 3: the update got no answer: it may have been made. "
+                   "Running the command again is safe (it sends the same change).")
+        add_id(update, "to change")
+        add_json_flag(update, UPDATE_INPUT[name], records=name == "contacts")
+    if "delete" in has:
+        add_delete_flags(actions.add_parser(
+            "delete", help=f"delete a {record} (needs --yes)",
+            epilog="Exit status 3: the delete got no answer: it may have been made. "
+                   "Running the command again is safe (a second delete answers not "
+                   "found if the first went through)."))
+
+
+def add_id(action: argparse.ArgumentParser, what: str) -> None:
+    """The ``ID`` argument of an action on one record."""
+    action.add_argument("id", metavar="ID", help=f"the id of the record {what}")
+
+
+def add_json_flag(action: argparse.ArgumentParser, model: object, *,
+                  records: bool = False) -> None:
+    """``--json FILE|-``: the JSON object an action sends, read as ``model``'s
+    ``from_dict`` reads it (``records``: ``{"data": [MODEL, ...]}``)."""
+    name = getattr(model, "__name__", "")
+    shape = (f'{{"data": [{name}, ...]}} (a "contact" key, if given, must be ID)'
+             if records else f"the fields of {name}")
+    action.add_argument("--json", required=True, metavar="FILE",
+                        help=f"a file holding one JSON object, - for standard input: "
+                             f"{shape}, as its to_dict() writes them; checked before "
+                             f"anything is sent")
+
+
+def add_delete_flags(delete: argparse.ArgumentParser) -> None:
+    """``delete ID --yes``: never asked on a terminal (the command runs in scripts),
+    so a delete must be asked for in so many words."""
+    add_id(delete, "to delete")
+    delete.add_argument("--yes", action="store_true",
+                        help="delete it: the service cannot undo a delete, and without "
+                             "--yes the command refuses (it never asks)")
 
 
 def add_sandbox_flags(serve: argparse.ArgumentParser) -> None:

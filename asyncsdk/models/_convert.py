@@ -630,13 +630,15 @@ def _strict_hook(converter: cattrs.Converter, cls: type) -> Callable[[Any, Any],
                    for a in fields]
     known = frozenset(key for key, _, _ in fields_read)
     name = cls.__name__
+    allowed = ", ".join(key for key, _, _ in fields_read)  # what to write instead
 
     def read_strictly(data: Any, _: Any) -> Any:
         if not isinstance(data, dict):
             raise DecodeFailure(f"expected an object ({name}), got {type(data).__name__}")
         unknown = [key for key in data if key not in known]
         if unknown:
-            raise DecodeFailure(f"not a field of {name}", f".{unknown[0]}")
+            raise DecodeFailure(f"not a field of {name} (its fields: {allowed})",
+                                f".{unknown[0]}")
         try:
             return generated(data, cls)
         except READ_ERRORS as exc:  # InvalidInputError is a ValueError

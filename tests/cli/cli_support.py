@@ -41,10 +41,10 @@ def run(*argv: str) -> tuple[int, str, str]:
 
 
 def asyncsdk(*args: str, env: dict[str, str], cwd: Path | None = None,
-             timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """``asyncsdk ARGS`` to the end."""
+             timeout: float = 60, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """``asyncsdk ARGS`` to the end (``input``: text for its standard input)."""
     return subprocess.run([*COMMAND, *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=timeout, check=False)
+                          cwd=cwd, timeout=timeout, check=False, input=input)
 
 
 def _default_sigint() -> None:
