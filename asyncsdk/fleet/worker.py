@@ -200,8 +200,13 @@ async def check_batch(
                           f"check_batch {run}:{start}")
 
 
+# Why an input its batch's last try did not send is stored as not attempted: the
+# reason that held it back, never another (a stop is not the slice's end, nor a try).
 PAUSED = "the fleet was paused (the service's Retry-After)"
 STOPPED = "the worker was stopped"
+SLICE_OVER = "its batch's runs ran out of time"
+#: None of the above was seen (not expected: kept so that every input gets a reason).
+OUT_OF_TRIES = "its batch ran out of tries"
 
 
 async def _check_batch(
@@ -257,7 +262,8 @@ class BatchRun:
         # before it is sent and gives it back once its outcome is handled, so a kill can
         # cost at most ``concurrency`` checks paid twice.
         self.unstored = asyncio.Semaphore(self.config.concurrency)
-        self.stop_reason: list[str] = []
+        self.stop_reason: list[str] = []  # why ``feed`` ended before its last address
+        self.kept_by_stop: set[int] = set()  # taken by check_many, not sent: the stop
         self.transient: list[asyncsdk.SDKError] = []
         self.misconfigured: list[asyncsdk.ConfigurationError] = []
 
@@ -297,7 +303,7 @@ class BatchRun:
             if not await self.wait_out_pause():
                 return
             if self.loop.time() >= self.deadline:
-                self.stop_reason.append("its batch's runs ran out of time")
+                self.stop_reason.append(SLICE_OVER)
                 return  # the checks in flight end; the rest goes to the next run
             if self.stopping.is_set():
                 self.stop_reason.append(STOPPED)
@@ -345,8 +351,8 @@ class BatchRun:
     async def handle(self, outcome: asyncsdk.CheckOutcome) -> None:
         """Store a final outcome (any, on the last try); note a transient failure."""
         index = self.sent[outcome.email].popleft()
-        if self.stopping.is_set() and (not outcome.attempted or (
-                outcome.error is not None and never_left(outcome.error))):
+        if self.kept_by_the_stop(outcome):
+            self.kept_by_stop.add(index)
             self.unstored.release()  # kept from leaving by the stop: the next run's
             return
         if isinstance(outcome.error, asyncsdk.RateLimitError):
@@ -368,6 +374,29 @@ class BatchRun:
         self.read_with_write.clear()  # no write, no reading: the next send reads afresh
         self.transient.append(outcome.error)
 
+    def kept_by_the_stop(self, outcome: asyncsdk.CheckOutcome) -> bool:
+        """Whether ``outcome`` is of a check that the worker's stop kept from leaving:
+        one check_many refused at its ``stop=`` (not attempted); before the last try,
+        any that never left as well (the next run's). On the last try, one that never
+        left for a reason of its own (its pace held it past its budget) is stored with
+        its own error, which says so."""
+        if not self.stopping.is_set():
+            return False
+        if not outcome.attempted:
+            return True
+        return (not self.last_try and outcome.error is not None
+                and never_left(outcome.error))
+
+    def why_not_sent(self, index: int) -> str:
+        """Why input ``index`` (without an outcome at the end of the last try) was not
+        sent: the stop, for one check_many refused at it; else what ended ``feed``;
+        else the stop again (check_many, halted by it, asked ``feed`` for no more)."""
+        if index in self.kept_by_stop:
+            return STOPPED
+        if self.stop_reason:
+            return self.stop_reason[0]
+        return STOPPED if self.stopping.is_set() else OUT_OF_TRIES
+
     async def finish(self) -> dict[str, int]:
         """End the run: every input stored, or the rest handed back to arq.
 
@@ -383,8 +412,8 @@ class BatchRun:
                        and self.job_try < self.config.arq_max_tries)
         if left and self.last_try and not only_waited:
             # The last try: an outcome for every input, those never sent included.
-            why = self.stop_reason[0] if self.stop_reason else "its batch ran out of tries"
-            await self.store.put_not_attempted(left, why, self.pid)
+            await self.store.put_not_attempted(
+                [(i, email, self.why_not_sent(i)) for i, email in left], self.pid)
             self.handled.update(i for i, _ in left)
             left = []
         if left:

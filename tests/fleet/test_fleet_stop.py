@@ -19,7 +19,7 @@ from arq.connections import ArqRedis
 from fleet_tools import checks, until, worker
 
 from asyncsdk.fleet.store import FleetPace, OutcomeStore, lease_key
-from asyncsdk.fleet.worker import check_batch
+from asyncsdk.fleet.worker import STOPPED, check_batch
 from asyncsdk.testing import Sandbox
 
 EMAILS = [f"stop{i}@example.com" for i in range(12)]
@@ -171,3 +171,70 @@ async def test_a_run_cancelled_mid_batch_lets_its_batch_go(pool: ArqRedis) -> No
         # The next run takes it at once (no Retry for a batch held), and ends it.
         assert await check_batch(worker(client, pool, 2, job_try=2), "r", 0, EMAILS) == {
             "stored": len(EMAILS), "skipped": 0}
+
+
+@pytest.mark.parametrize(("concurrency", "stored_first"), [(1, 0), (4, 2)])
+async def test_a_stop_on_the_last_try_stores_the_rest_as_kept_back_by_the_stop(
+    pool: ArqRedis, concurrency: int, stored_first: int,
+) -> None:
+    """The batch's last try stores every input, those it did not send as not attempted,
+    each with what kept it back. At a stop, those check_many refused (waiting for their
+    moment of the pace) and those it then never asked for were stored as "its batch ran
+    out of tries": the stop named nothing, so the run fell back on that text."""
+    pace = HeldPace(free=stored_first)
+    store = OutcomeStore(pool, "r")
+    async with Sandbox() as sb, sb.client() as client:
+        ctx, stopping = stoppable({**worker(client, pool, 1, concurrency=concurrency,
+                                            max_tries=1, slice_seconds=LONG),
+                                   "pace": pace})
+        run = asyncio.create_task(check_batch(ctx, "r", 0, EMAILS))
+
+        async def held() -> bool:
+            return pace.waiting == concurrency and await store.count() == stored_first
+
+        await until(held, timeout=30, what="the first outcomes, then checks waiting")
+        stopping.set()
+        pace.open.set()
+        assert await asyncio.wait_for(run, 30) == {"stored": len(EMAILS), "skipped": 0}
+        assert len(checks(sb)) == stored_first  # nothing sent after the stop
+    stored = await store.all()
+    assert [stored[i]["ok"] for i in range(stored_first)] == [True] * stored_first
+    for i in range(stored_first, len(EMAILS)):
+        assert stored[i]["error"] == f"NotAttempted: {STOPPED}"
+        assert stored[i]["attempted"] is False
+
+
+class NoMomentPace(HeldPace):
+    """A pace that has no moment for a check within its budget (``admit`` gives None),
+    and tells the worker to stop as it says so."""
+
+    def __init__(self, stopping: asyncio.Event) -> None:
+        super().__init__(free=0)
+        self.stopping = stopping
+
+    async def admit(self, deadline: float) -> object | None:
+        self.stopping.set()
+        return None
+
+
+async def test_a_check_its_pace_held_past_its_budget_keeps_its_own_error_at_a_stop(
+    pool: ArqRedis,
+) -> None:
+    """On the last try, a check that never left because its pace had no moment for it
+    within its budget is stored with that error, though the worker stopped meanwhile:
+    it was taken for one the stop kept back and stored as not attempted, with the
+    stop's reason (or "its batch ran out of tries"). The inputs after it are the
+    stop's."""
+    async with Sandbox() as sb, sb.client() as client:
+        ctx, stopping = stoppable(worker(client, pool, 1, concurrency=1, max_tries=1,
+                                         slice_seconds=LONG))
+        ctx["pace"] = NoMomentPace(stopping)
+        assert await asyncio.wait_for(check_batch(ctx, "r", 0, EMAILS), 30) == {
+            "stored": len(EMAILS), "skipped": 0}
+        assert checks(sb) == []
+    stored = await OutcomeStore(pool, "r").all()
+    assert stored[0]["error"].startswith("APITimeoutError: ")
+    assert "budget ran out" in stored[0]["error"]
+    assert stored[0]["attempted"] is False
+    for i in range(1, len(EMAILS)):
+        assert stored[i]["error"] == f"NotAttempted: {STOPPED}"
