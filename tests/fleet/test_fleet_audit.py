@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 from arq import Retry
 from arq.connections import ArqRedis, RedisSettings, create_pool
-from arq.jobs import Job
+from arq.jobs import Job, serialize_result
+from arq.worker import JobExecutionFailed
 from fleet_tools import CHECK, ROOT, RedisServer, checks, close_pool, until, worker
 from redis.exceptions import ConnectionError as RedisConnectionError
 
@@ -49,7 +50,13 @@ from asyncsdk.fleet.store import (
     lease_key,
     version_tuple,
 )
-from asyncsdk.fleet.submit import abandoned, enqueue_batches, read_addresses, wait_for_run
+from asyncsdk.fleet.submit import (
+    NO_RESULT,
+    abandoned,
+    enqueue_batches,
+    read_addresses,
+    wait_for_run,
+)
 from asyncsdk.fleet.worker import SLICE_OVER, check_batch, resume_job, submit_job
 from asyncsdk.testing import Sandbox, VirtualClock
 
@@ -242,6 +249,37 @@ async def test_status_wait_ends_when_inputs_wait_for_no_worker(pool: ArqRedis) -
             await asyncio.wait_for(waiting, 10)
     assert explain(info.value, None) == (str(info.value), 1)
     assert "submit the same file again with the same --run" in str(info.value)
+    # arq keeps no result of it: nothing says its batch ran out of tries (it said so).
+    assert NO_RESULT in str(info.value) and "ran out of tries" not in str(info.value)
+
+
+@pytest.mark.parametrize(("error", "told"), [
+    (JobExecutionFailed("max 150 retries exceeded"),
+     "arq gave up on check:r:0: JobExecutionFailed: max 150 retries exceeded"),
+    (FleetInputError("run 'r': input 0 is stored as 'a@example.com', but ..."),
+     "arq gave up on check:r:0: FleetInputError: run 'r': input 0 is stored as"),
+    (asyncio.TimeoutError(), "arq gave up on check:r:0: TimeoutError)"),
+])
+async def test_inputs_waiting_for_no_worker_are_told_why_arq_gave_up(
+    pool: ArqRedis, error: BaseException, told: str,
+) -> None:
+    """A run whose batch arq gave up on said its batches "ran out of tries", whatever
+    arq's result said: a batch refused as not its run's (``FleetInputError``), or one
+    that outlasted arq's timeout, was told so too. The reason is now arq's own."""
+    assert await enqueue_batches(pool, EMAILS[:5], "r", 5) == 1
+    await pool.delete("arq:job:check:r:0")  # arq ended the job, keeping its result
+    await pool.zrem("arq:queue", "check:r:0")
+    now = int(time.time() * 1000)
+    result = serialize_result("check_batch", ("r", 0, EMAILS[:5]), {}, 150, now, False,
+                              error, now, now, "check:r:0:check_batch", "arq:queue",
+                              "check:r:0")
+    assert result is not None
+    await pool.set("arq:result:check:r:0", result)
+    with pytest.raises(RunStalled) as info:
+        await wait_for_run(pool, "r", poll=0.01, requeue_after=0)
+    assert "5 inputs have no outcome" in str(info.value)
+    assert told in str(info.value)
+    assert "ran out of tries" not in str(info.value)
 
 
 # 3. The last try stores an outcome for every input; a pause is not a try -----------
