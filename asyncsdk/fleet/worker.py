@@ -511,10 +511,26 @@ async def submit_job(ctx: dict[str, Any], name: str, file_url: str | None = None
         file_url = await _stored_job_url(redis, name)
 
     async def give_up(exc: BaseException) -> None:
-        await fail_job(redis, name, f"job {name!r}: the submit failed: {exc!r}")
+        await fail_job(redis, name, await _why_submit_failed(redis, name, exc))
 
     return await _guarded(ctx, _submit_job(ctx, name, file_url), f"submit_job {name}",
                           give_up, final=(asyncsdk.APIError, FleetJobError))
+
+
+async def _why_submit_failed(redis: Any, name: str, exc: BaseException) -> str:
+    """Why the last try of job ``name``'s submit, ended by ``exc`` (Redis, its run's
+    time), leaves it without rows, as Redis shows: a saved handle (submitted, not yet
+    resumed); the ``submitting`` mark alone (ended with the submit in flight or its
+    answer unsaved: it may have been paid for); neither (nothing was sent)."""
+    state = job_key(name) + ":state"
+    if await redis.exists(job_key(name)):
+        return (f"job {name!r} was submitted and saved, but its run ended before it was "
+                f"resumed ({exc!r}); enqueue resume_job({name!r}) to fetch its rows")
+    if await redis.get(state) == b"submitting":
+        return (f"job {name!r}: the submit may have reached the service (its run ended "
+                f"with it in flight or unsaved: {exc!r}); check the service, then "
+                f"delete {state} to resubmit")
+    return f"job {name!r}: the submit failed before it was sent: {exc!r}"
 
 
 async def _stored_job_url(redis: Any, name: str) -> str:
@@ -541,8 +557,9 @@ async def _submit_job(ctx: dict[str, Any], name: str, file_url: str) -> int:
         # SET ... GET: one command, so two runs cannot both see "no mark".
         if await redis.set(state, "submitting", get=True) == b"submitting":
             message = (
-                f"job {name!r} may already have been submitted by a worker that died before "
-                f"saving it; check the service, then delete {state} to resubmit")
+                f"job {name!r} may already have been submitted by an earlier run that "
+                "ended before saving it (its worker died, or its time ran out with the "
+                f"submit in flight); check the service, then delete {state} to resubmit")
             await fail_job(redis, name, message)
             raise FleetJobError(message)
         await redis.delete(_error_key(name))

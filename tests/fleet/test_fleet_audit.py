@@ -400,6 +400,43 @@ async def test_a_submit_that_may_have_been_paid_records_why(pool: ArqRedis) -> N
     assert b"delete" in await pool.get(job_key("list") + ":error")
 
 
+#: A submit whose run's budget (its slice and request_timeout, plus a second to write)
+#: ends while the service has not answered it yet.
+SHORT_RUN = {"slice_seconds": 0.01, "request_timeout": 0.01}
+
+
+async def test_a_submit_its_run_ended_in_flight_is_told_so_on_the_next_try(
+    pool: ArqRedis,
+) -> None:
+    """The run's time ran out with the submit in flight: the next try refused it (it may
+    have been paid) saying "a worker that died before saving it"; none had died."""
+    async with Sandbox() as sb, sb.client() as client:
+        url = sb.host_file("ann@example.com\n")
+        sb.faults.delay("/api/v1/jobs/create", 600)
+        with pytest.raises(Retry):
+            await submit_job(worker(client, pool, 1, max_tries=2, **SHORT_RUN), "list", url)
+        with pytest.raises(FleetJobError, match="its time ran out with the submit in flight"):
+            await submit_job(worker(client, pool, 1, job_try=2, max_tries=2, **SHORT_RUN),
+                             "list", url)
+    assert await pool.get(job_key("list") + ":state") == b"submitting"  # the mark stays
+
+
+async def test_a_submit_whose_last_try_ended_in_flight_says_it_may_have_been_paid(
+    pool: ArqRedis,
+) -> None:
+    """The last try's time ran out with the submit in flight: ``:error`` said "the submit
+    failed: TimeoutError()", as if nothing had been sent, though it may have been paid."""
+    async with Sandbox() as sb, sb.client() as client:
+        url = sb.host_file("ann@example.com\n")
+        sb.faults.delay("/api/v1/jobs/create", 600)
+        with pytest.raises(Retry):
+            await submit_job(worker(client, pool, 1, max_tries=1, **SHORT_RUN), "list", url)
+        assert [r.path for r in sb.requests].count("/api/v1/jobs/create") == 1
+    error = (await pool.get(job_key("list") + ":error")).decode()
+    assert "may have reached the service" in error and "TimeoutError" in error
+    assert await pool.get(job_key("list") + ":state") == b"submitting"
+
+
 async def test_a_job_still_processing_at_its_last_poll_is_failed_with_a_message(
     pool: ArqRedis,
 ) -> None:
