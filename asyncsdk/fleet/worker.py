@@ -376,16 +376,17 @@ class BatchRun:
 
     def kept_by_the_stop(self, outcome: asyncsdk.CheckOutcome) -> bool:
         """Whether ``outcome`` is of a check that the worker's stop kept from leaving:
-        one check_many refused at its ``stop=`` (not attempted); before the last try,
-        any that never left as well (the next run's). On the last try, one that never
-        left for a reason of its own (its pace held it past its budget) is stored with
-        its own error, which says so."""
-        if not self.stopping.is_set():
+        one check_many refused at its ``stop=`` (not attempted, a plain ``SDKError``);
+        before the last try, any that never left as well (the next run's). One refused
+        for a failure of the run's own (no credit, a wrong key: its class; no username:
+        a ``ConfigurationError``, handed back) is dealt with as that failure; on the
+        last try, one its pace held past its budget is stored with that error."""
+        error = outcome.error
+        if not self.stopping.is_set() or error is None:
             return False
         if not outcome.attempted:
-            return True
-        return (not self.last_try and outcome.error is not None
-                and never_left(outcome.error))
+            return type(error) is asyncsdk.SDKError
+        return not self.last_try and never_left(error)
 
     def why_not_sent(self, index: int) -> str:
         """Why input ``index`` (without an outcome at the end of the last try) was not

@@ -238,3 +238,61 @@ async def test_a_check_its_pace_held_past_its_budget_keeps_its_own_error_at_a_st
     assert stored[0]["attempted"] is False
     for i in range(1, len(EMAILS)):
         assert stored[i]["error"] == f"NotAttempted: {STOPPED}"
+
+
+class StopOnRefusal(HeldPace):
+    """A pace that holds every check until the test lets them out one by one
+    (``let_one``), and tells the worker to stop as it hears an answer of ``status``
+    (the service's refusal of a wrong key)."""
+
+    def __init__(self, stopping: asyncio.Event, status: int) -> None:
+        super().__init__(free=0)
+        self.stopping = stopping
+        self.status = status
+        self.turns = asyncio.Semaphore(0)
+
+    async def admit(self, deadline: float) -> object | None:
+        self.waiting += 1
+        try:
+            await self.turns.acquire()
+        finally:
+            self.waiting -= 1
+        self.given += 1
+        return self
+
+    def report(self, admission: object, status: int | None,
+               retry_after: float | None) -> None:
+        super().report(admission, status, retry_after)
+        if status == self.status:
+            self.stopping.set()
+
+
+async def test_checks_a_failed_run_refused_keep_its_failure_at_a_stop(
+    pool: ArqRedis,
+) -> None:
+    """On the last try, a wrong key stops check_many, which refuses the checks waiting
+    for their moment with that failure, and the worker is told to stop meanwhile: they
+    were taken for checks the stop kept back (stored as not attempted with the stop's
+    reason, or "its batch ran out of tries"). They keep their own failure."""
+    async with Sandbox() as sb, sb.client(api_key="not-a-key") as client:
+        ctx, stopping = stoppable(worker(client, pool, 1, concurrency=3, max_tries=1,
+                                         slice_seconds=LONG))
+        pace = ctx["pace"] = StopOnRefusal(stopping, 200)  # the service's refusal: a 200
+        run = asyncio.create_task(check_batch(ctx, "r", 0, EMAILS))
+
+        async def held() -> bool:
+            return pace.waiting == 3
+
+        await until(held, timeout=30, what="three checks waiting for the pace")
+        pace.turns.release()  # the first goes out, and is refused
+        assert await asyncio.wait_for(run, 30) == {"stored": len(EMAILS), "skipped": 0}
+        assert len(checks(sb)) == 1
+    stored = await OutcomeStore(pool, "r").all()
+    assert stored[0]["error"].startswith("AuthenticationError: ")
+    assert stored[0]["attempted"] is True
+    for i in (1, 2):  # waiting for the pace as the key was refused
+        assert stored[i]["error"].startswith(
+            "AuthenticationError: validation.check: not attempted: the run stopped after")
+        assert stored[i]["attempted"] is False
+    for i in range(3, len(EMAILS)):  # never read: the stop came first
+        assert stored[i]["error"] == f"NotAttempted: {STOPPED}"
