@@ -4,7 +4,9 @@ Tasks run in this process against a real redis-server and the sandbox; the worke
 ``stopping`` event (what ``serve`` sets on SIGTERM) is set by the test, at a moment it
 chooses: while a batch waits out the fleet's pause, or while its checks wait for their
 moment of the shared pace. Each failed on the code before its fix (the pause was slept
-through, and the checks waiting for the pace were all sent after the signal).
+through, and the checks waiting for the pace were all sent after the signal; on a last
+try, what the stop kept back was stored as "its batch ran out of tries", and what a
+failure of its own kept back was stored as the stop's).
 """
 
 from __future__ import annotations
@@ -47,11 +49,15 @@ class HeldPace:
             return self
         self.waiting += 1
         try:
-            await self.open.wait()
+            await self.hold()
         finally:
             self.waiting -= 1
         self.given += 1
         return self
+
+    async def hold(self) -> None:
+        """Wait for this check's moment: once the pace opens."""
+        await self.open.wait()
 
     def report(self, admission: object, status: int | None,
                retry_after: float | None) -> None:
@@ -251,14 +257,8 @@ class StopOnRefusal(HeldPace):
         self.status = status
         self.turns = asyncio.Semaphore(0)
 
-    async def admit(self, deadline: float) -> object | None:
-        self.waiting += 1
-        try:
-            await self.turns.acquire()
-        finally:
-            self.waiting -= 1
-        self.given += 1
-        return self
+    async def hold(self) -> None:
+        await self.turns.acquire()
 
     def report(self, admission: object, status: int | None,
                retry_after: float | None) -> None:
