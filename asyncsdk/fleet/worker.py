@@ -525,8 +525,9 @@ async def _why_submit_failed(redis: Any, name: str, exc: BaseException) -> str:
     answer unsaved: it may have been paid for); neither (nothing was sent)."""
     state = job_key(name) + ":state"
     if await redis.exists(job_key(name)):
-        return (f"job {name!r} was submitted and saved, but its run ended before it was "
-                f"resumed ({exc!r}); enqueue resume_job({name!r}) to fetch its rows")
+        return (f"job {name!r} was submitted and saved, but its run ended before its "
+                f"resume was enqueued ({exc!r}); submit it again under the same label: "
+                "the saved job is resumed, not sent again")
     if await redis.get(state) == b"submitting":
         return (f"job {name!r}: the submit may have reached the service (its run ended "
                 f"with it in flight or unsaved: {exc!r}); check the service, then "

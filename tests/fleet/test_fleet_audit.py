@@ -55,6 +55,7 @@ from asyncsdk.fleet.submit import (
     abandoned,
     enqueue_batches,
     read_addresses,
+    submit_job_run,
     wait_for_run,
 )
 from asyncsdk.fleet.worker import SLICE_OVER, check_batch, resume_job, submit_job
@@ -435,6 +436,40 @@ async def test_a_submit_whose_last_try_ended_in_flight_says_it_may_have_been_pai
     error = (await pool.get(job_key("list") + ":error")).decode()
     assert "may have reached the service" in error and "TimeoutError" in error
     assert await pool.get(job_key("list") + ":state") == b"submitting"
+
+
+class EnqueueFails:
+    """A worker's Redis that saves (every command but one goes to ``pool``) but cannot
+    enqueue a job: Redis gone at that moment."""
+
+    def __init__(self, pool: ArqRedis) -> None:
+        self.pool = pool
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.pool, name)
+
+    async def enqueue_job(self, *args: Any, **kwargs: Any) -> None:
+        raise RedisConnectionError("Connection refused")
+
+
+async def test_a_submit_saved_but_not_resumed_on_its_last_try_says_so(
+    pool: ArqRedis,
+) -> None:
+    """The last try submitted and saved the job, then could not enqueue its resume:
+    ``:error`` said "the submit failed", though the job was paid for and saved. It says
+    so now, and a submit under the same label resumes it without sending it again."""
+    async with Sandbox() as sb, sb.client() as client:
+        url = sb.host_file("ann@example.com\n")
+        ctx = {**worker(client, pool, 1, max_tries=1), "redis": EnqueueFails(pool)}
+        with pytest.raises(Retry):
+            await submit_job(ctx, "list", url)
+        error = (await pool.get(job_key("list") + ":error")).decode()
+        assert "was submitted and saved" in error and "submit it again" in error
+        assert await submit_job_run(pool, "list", url)  # as the message says
+        await submit_job(worker(client, pool, 1), "list")
+        assert await pool.keys("arq:job:resume:list:*")  # its resume is queued
+        creates = [r for r in sb.requests if r.path == "/api/v1/jobs/create"]
+        assert len(creates) == 1  # resumed, not sent again
 
 
 async def test_a_job_still_processing_at_its_last_poll_is_failed_with_a_message(
