@@ -235,7 +235,8 @@ def encode_outcome(index: int, outcome: asyncsdk.CheckOutcome, by: int) -> str:
 
 
 def encode_not_attempted(index: int, email: str, why: str, by: int) -> str:
-    """The stored JSON of an input never sent (its batch ran out of tries first)."""
+    """The stored JSON of an input its batch's last try never sent; ``why``: what kept
+    it from being sent (the worker stopped, the run's time ran out, the fleet paused)."""
     return json.dumps({"i": index, "email": email, "ok": False, "verdict": None,
                        "role": None, "error": f"NotAttempted: {why}", "attempted": False,
                        "by": by})
@@ -286,13 +287,14 @@ class OutcomeStore:
         await answer(self.redis.hincrby(idle_key(self.run), str(start), 1))
 
     async def put_not_attempted(
-        self, entries: Sequence[tuple[int, str]], why: str, by: int
+        self, entries: Sequence[tuple[int, str, str]], by: int
     ) -> None:
-        """Store ``(index, address)`` inputs as never sent, unless one is stored (one MULTI)."""
+        """Store ``(index, address, why)`` inputs as never sent (``why``: what kept each
+        from being sent), unless one is stored (one MULTI)."""
         if not entries:
             return
         async with self.redis.pipeline(transaction=True) as pipe:
-            for index, email in entries:
+            for index, email, why in entries:
                 pipe.hsetnx(outcomes_key(self.run), str(index),
                             encode_not_attempted(index, email, why, by))
             pipe.hincrby(writes_key(self.run), str(by), len(entries))

@@ -37,6 +37,8 @@ from urllib.parse import urlsplit
 
 from arq.connections import ArqRedis
 from arq.constants import in_progress_key_prefix, job_key_prefix
+from arq.jobs import DeserializationError
+from arq.jobs import Job as ArqJob
 
 import asyncsdk
 from asyncsdk.cli.inputs import InputFile, UsageProblem
@@ -316,28 +318,64 @@ def tell(progress: Progress, err: TextIO, who: str, text: str) -> None:
         print(f"{who}: {text}", file=err, flush=True)
 
 
+async def abandoned_batches(pool: ArqRedis, run: str) -> AsyncIterator[tuple[int, str]]:
+    """Each batch of ``run`` with inputs without an outcome whose job is neither queued
+    nor running (arq no longer holds it): how many, and its job id."""
+    async for missing, job_id in unfinished(pool, run):
+        if not await pool.exists(job_key_prefix + job_id):
+            yield missing, job_id
+
+
 async def abandoned(pool: ArqRedis, run: str) -> int:
     """How many inputs of ``run`` have no outcome in batches whose job is neither queued
     nor running (arq gave up on it): no worker will check them."""
-    left = 0
-    async for missing, job_id in unfinished(pool, run):
-        if not await pool.exists(job_key_prefix + job_id):
-            left += missing
-    return left
+    return sum([missing async for missing, _ in abandoned_batches(pool, run)])
+
+
+#: The reason told when arq keeps no result of the job (it keeps one for an hour; a job
+#: left queued past its expiry, a day, was never run and has none).
+NO_RESULT = ("arq holds neither them nor a result: they failed, or expired before a "
+             "worker took them")
+#: At most this many reasons are told (each batch may have its own).
+MAX_REASONS = 3
+
+
+async def why_given_up(pool: ArqRedis, job_id: str) -> str:
+    """Why arq no longer runs the batch job ``job_id``, in the words of the result it
+    keeps (``max 150 retries exceeded``, a ``FleetInputError``, a timeout)."""
+    try:
+        info = await ArqJob(job_id, pool).result_info()
+    except DeserializationError:  # an error class this process cannot read back
+        info = None
+    if info is None:
+        return NO_RESULT
+    if info.success:  # it stored them all: they were deleted since
+        return f"arq finished {job_id}, and their outcomes were deleted since"
+    error = info.result
+    text = str(error)
+    return f"arq gave up on {job_id}: " + (
+        f"{type(error).__name__}: {text}" if text else type(error).__name__)
 
 
 async def refuse_stalled(pool: ArqRedis, run: str) -> None:
     """Raise when inputs of ``run`` wait for nothing (``abandoned``).
 
     Raises:
-        RunStalled: saying how many, and how to enqueue them again.
+        RunStalled: saying how many, why arq gave up on their batches (as it says), and
+            how to enqueue them again.
     """
-    left = await abandoned(pool, run)
+    left, reasons = 0, []
+    async for missing, job_id in abandoned_batches(pool, run):
+        left += missing
+        why = await why_given_up(pool, job_id)
+        if why not in reasons:
+            reasons.append(why)
     if left:
+        shown = "; ".join(reasons[:MAX_REASONS]) + ("; ..." if len(reasons) > MAX_REASONS
+                                                    else "")
         raise RunStalled(
             f"run {run}: {left} inputs have no outcome and no worker will check them "
-            "(their batches ran out of tries): submit the same file again with the same "
-            "--run to enqueue them")
+            f"({shown}): submit the same file again with the same --run to enqueue them")
 
 
 async def submit_job_run(pool: ArqRedis, name: str, url: str, *,

@@ -200,8 +200,13 @@ async def check_batch(
                           f"check_batch {run}:{start}")
 
 
+# Why an input its batch's last try did not send is stored as not attempted: the
+# reason that held it back, never another (a stop is not the slice's end, nor a try).
 PAUSED = "the fleet was paused (the service's Retry-After)"
 STOPPED = "the worker was stopped"
+SLICE_OVER = "its batch's runs ran out of time"
+#: None of the above was seen (not expected: kept so that every input gets a reason).
+OUT_OF_TRIES = "its batch ran out of tries"
 
 
 async def _check_batch(
@@ -257,7 +262,8 @@ class BatchRun:
         # before it is sent and gives it back once its outcome is handled, so a kill can
         # cost at most ``concurrency`` checks paid twice.
         self.unstored = asyncio.Semaphore(self.config.concurrency)
-        self.stop_reason: list[str] = []
+        self.stop_reason: list[str] = []  # why ``feed`` ended before its last address
+        self.kept_by_stop: set[int] = set()  # taken by check_many, not sent: the stop
         self.transient: list[asyncsdk.SDKError] = []
         self.misconfigured: list[asyncsdk.ConfigurationError] = []
 
@@ -297,7 +303,7 @@ class BatchRun:
             if not await self.wait_out_pause():
                 return
             if self.loop.time() >= self.deadline:
-                self.stop_reason.append("its batch's runs ran out of time")
+                self.stop_reason.append(SLICE_OVER)
                 return  # the checks in flight end; the rest goes to the next run
             if self.stopping.is_set():
                 self.stop_reason.append(STOPPED)
@@ -345,8 +351,8 @@ class BatchRun:
     async def handle(self, outcome: asyncsdk.CheckOutcome) -> None:
         """Store a final outcome (any, on the last try); note a transient failure."""
         index = self.sent[outcome.email].popleft()
-        if self.stopping.is_set() and (not outcome.attempted or (
-                outcome.error is not None and never_left(outcome.error))):
+        if self.kept_by_the_stop(outcome):
+            self.kept_by_stop.add(index)
             self.unstored.release()  # kept from leaving by the stop: the next run's
             return
         if isinstance(outcome.error, asyncsdk.RateLimitError):
@@ -368,6 +374,30 @@ class BatchRun:
         self.read_with_write.clear()  # no write, no reading: the next send reads afresh
         self.transient.append(outcome.error)
 
+    def kept_by_the_stop(self, outcome: asyncsdk.CheckOutcome) -> bool:
+        """Whether ``outcome`` is of a check that the worker's stop kept from leaving:
+        one check_many refused at its ``stop=`` (not attempted, a plain ``SDKError``);
+        before the last try, any that never left as well (the next run's). One refused
+        for a failure of the run's own (no credit, a wrong key: its class; no username:
+        a ``ConfigurationError``, handed back) is dealt with as that failure; on the
+        last try, one its pace held past its budget is stored with that error."""
+        error = outcome.error
+        if not self.stopping.is_set() or error is None:
+            return False
+        if not outcome.attempted:
+            return type(error) is asyncsdk.SDKError
+        return not self.last_try and never_left(error)
+
+    def why_not_sent(self, index: int) -> str:
+        """Why input ``index`` (without an outcome at the end of the last try) was not
+        sent: the stop, for one check_many refused at it; else what ended ``feed``;
+        else the stop again (check_many, halted by it, asked ``feed`` for no more)."""
+        if index in self.kept_by_stop:
+            return STOPPED
+        if self.stop_reason:
+            return self.stop_reason[0]
+        return STOPPED if self.stopping.is_set() else OUT_OF_TRIES
+
     async def finish(self) -> dict[str, int]:
         """End the run: every input stored, or the rest handed back to arq.
 
@@ -383,8 +413,8 @@ class BatchRun:
                        and self.job_try < self.config.arq_max_tries)
         if left and self.last_try and not only_waited:
             # The last try: an outcome for every input, those never sent included.
-            why = self.stop_reason[0] if self.stop_reason else "its batch ran out of tries"
-            await self.store.put_not_attempted(left, why, self.pid)
+            await self.store.put_not_attempted(
+                [(i, email, self.why_not_sent(i)) for i, email in left], self.pid)
             self.handled.update(i for i, _ in left)
             left = []
         if left:
@@ -482,10 +512,27 @@ async def submit_job(ctx: dict[str, Any], name: str, file_url: str | None = None
         file_url = await _stored_job_url(redis, name)
 
     async def give_up(exc: BaseException) -> None:
-        await fail_job(redis, name, f"job {name!r}: the submit failed: {exc!r}")
+        await fail_job(redis, name, await _why_submit_failed(redis, name, exc))
 
     return await _guarded(ctx, _submit_job(ctx, name, file_url), f"submit_job {name}",
                           give_up, final=(asyncsdk.APIError, FleetJobError))
+
+
+async def _why_submit_failed(redis: Any, name: str, exc: BaseException) -> str:
+    """Why the last try of job ``name``'s submit, ended by ``exc`` (Redis, its run's
+    time), leaves it without rows, as Redis shows: a saved handle (submitted, not yet
+    resumed); the ``submitting`` mark alone (ended with the submit in flight or its
+    answer unsaved: it may have been paid for); neither (nothing was sent)."""
+    state = job_key(name) + ":state"
+    if await redis.exists(job_key(name)):
+        return (f"job {name!r} was submitted and saved, but its run ended before its "
+                f"resume was enqueued ({exc!r}); submit it again under the same label: "
+                "the saved job is resumed, not sent again")
+    if await redis.get(state) == b"submitting":
+        return (f"job {name!r}: the submit may have reached the service (its run ended "
+                f"with it in flight or unsaved: {exc!r}); check the service, then "
+                f"delete {state} to resubmit")
+    return f"job {name!r}: the submit failed before it was sent: {exc!r}"
 
 
 async def _stored_job_url(redis: Any, name: str) -> str:
@@ -512,8 +559,9 @@ async def _submit_job(ctx: dict[str, Any], name: str, file_url: str) -> int:
         # SET ... GET: one command, so two runs cannot both see "no mark".
         if await redis.set(state, "submitting", get=True) == b"submitting":
             message = (
-                f"job {name!r} may already have been submitted by a worker that died before "
-                f"saving it; check the service, then delete {state} to resubmit")
+                f"job {name!r} may already have been submitted by an earlier run that "
+                "ended before saving it (its worker died, or its time ran out with the "
+                f"submit in flight); check the service, then delete {state} to resubmit")
             await fail_job(redis, name, message)
             raise FleetJobError(message)
         await redis.delete(_error_key(name))

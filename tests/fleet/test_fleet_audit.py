@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 from arq import Retry
 from arq.connections import ArqRedis, RedisSettings, create_pool
-from arq.jobs import Job
+from arq.jobs import Job, serialize_result
+from arq.worker import JobExecutionFailed
 from fleet_tools import CHECK, ROOT, RedisServer, checks, close_pool, until, worker
 from redis.exceptions import ConnectionError as RedisConnectionError
 
@@ -49,8 +50,15 @@ from asyncsdk.fleet.store import (
     lease_key,
     version_tuple,
 )
-from asyncsdk.fleet.submit import abandoned, enqueue_batches, read_addresses, wait_for_run
-from asyncsdk.fleet.worker import check_batch, resume_job, submit_job
+from asyncsdk.fleet.submit import (
+    NO_RESULT,
+    abandoned,
+    enqueue_batches,
+    read_addresses,
+    submit_job_run,
+    wait_for_run,
+)
+from asyncsdk.fleet.worker import SLICE_OVER, check_batch, resume_job, submit_job
 from asyncsdk.testing import Sandbox, VirtualClock
 
 EMAILS = [f"user{i}@example.com" for i in range(30)]
@@ -242,6 +250,37 @@ async def test_status_wait_ends_when_inputs_wait_for_no_worker(pool: ArqRedis) -
             await asyncio.wait_for(waiting, 10)
     assert explain(info.value, None) == (str(info.value), 1)
     assert "submit the same file again with the same --run" in str(info.value)
+    # arq keeps no result of it: nothing says its batch ran out of tries (it said so).
+    assert NO_RESULT in str(info.value) and "ran out of tries" not in str(info.value)
+
+
+@pytest.mark.parametrize(("error", "told"), [
+    (JobExecutionFailed("max 150 retries exceeded"),
+     "arq gave up on check:r:0: JobExecutionFailed: max 150 retries exceeded"),
+    (FleetInputError("run 'r': input 0 is stored as 'a@example.com', but ..."),
+     "arq gave up on check:r:0: FleetInputError: run 'r': input 0 is stored as"),
+    (asyncio.TimeoutError(), "arq gave up on check:r:0: TimeoutError)"),
+])
+async def test_inputs_waiting_for_no_worker_are_told_why_arq_gave_up(
+    pool: ArqRedis, error: BaseException, told: str,
+) -> None:
+    """A run whose batch arq gave up on said its batches "ran out of tries", whatever
+    arq's result said: a batch refused as not its run's (``FleetInputError``), or one
+    that outlasted arq's timeout, was told so too. The reason is now arq's own."""
+    assert await enqueue_batches(pool, EMAILS[:5], "r", 5) == 1
+    await pool.delete("arq:job:check:r:0")  # arq ended the job, keeping its result
+    await pool.zrem("arq:queue", "check:r:0")
+    now = int(time.time() * 1000)
+    result = serialize_result("check_batch", ("r", 0, EMAILS[:5]), {}, 150, now, False,
+                              error, now, now, "check:r:0:check_batch", "arq:queue",
+                              "check:r:0")
+    assert result is not None
+    await pool.set("arq:result:check:r:0", result)
+    with pytest.raises(RunStalled) as info:
+        await wait_for_run(pool, "r", poll=0.01, requeue_after=0)
+    assert "5 inputs have no outcome" in str(info.value)
+    assert told in str(info.value)
+    assert "ran out of tries" not in str(info.value)
 
 
 # 3. The last try stores an outcome for every input; a pause is not a try -----------
@@ -264,7 +303,7 @@ async def test_the_last_try_stores_what_its_slice_left_as_not_attempted(
         assert stored[i]["email"] == email
         assert stored[i]["attempted"] is (email in sent)
         if email not in sent:
-            assert stored[i]["error"].startswith("NotAttempted: ") and not stored[i]["ok"]
+            assert stored[i]["error"] == f"NotAttempted: {SLICE_OVER}" and not stored[i]["ok"]
 
 
 async def test_a_long_pause_on_the_last_try_is_not_a_try(pool: ArqRedis) -> None:
@@ -360,6 +399,77 @@ async def test_a_submit_that_may_have_been_paid_records_why(pool: ArqRedis) -> N
             await submit_job(worker(client, pool, 1, job_try=2), "list", url)
     assert await pool.get(job_key("list") + ":state") == b"submitting"  # the mark stays
     assert b"delete" in await pool.get(job_key("list") + ":error")
+
+
+#: A submit whose run's budget (its slice and request_timeout, plus a second to write)
+#: ends while the service has not answered it yet.
+SHORT_RUN = {"slice_seconds": 0.01, "request_timeout": 0.01}
+
+
+async def test_a_submit_its_run_ended_in_flight_is_told_so_on_the_next_try(
+    pool: ArqRedis,
+) -> None:
+    """The run's time ran out with the submit in flight: the next try refused it (it may
+    have been paid) saying "a worker that died before saving it"; none had died."""
+    async with Sandbox() as sb, sb.client() as client:
+        url = sb.host_file("ann@example.com\n")
+        sb.faults.delay("/api/v1/jobs/create", 600)
+        with pytest.raises(Retry):
+            await submit_job(worker(client, pool, 1, max_tries=2, **SHORT_RUN), "list", url)
+        with pytest.raises(FleetJobError, match="its time ran out with the submit in flight"):
+            await submit_job(worker(client, pool, 1, job_try=2, max_tries=2, **SHORT_RUN),
+                             "list", url)
+    assert await pool.get(job_key("list") + ":state") == b"submitting"  # the mark stays
+
+
+async def test_a_submit_whose_last_try_ended_in_flight_says_it_may_have_been_paid(
+    pool: ArqRedis,
+) -> None:
+    """The last try's time ran out with the submit in flight: ``:error`` said "the submit
+    failed: TimeoutError()", as if nothing had been sent, though it may have been paid."""
+    async with Sandbox() as sb, sb.client() as client:
+        url = sb.host_file("ann@example.com\n")
+        sb.faults.delay("/api/v1/jobs/create", 600)
+        with pytest.raises(Retry):
+            await submit_job(worker(client, pool, 1, max_tries=1, **SHORT_RUN), "list", url)
+        assert [r.path for r in sb.requests].count("/api/v1/jobs/create") == 1
+    error = (await pool.get(job_key("list") + ":error")).decode()
+    assert "may have reached the service" in error and "TimeoutError" in error
+    assert await pool.get(job_key("list") + ":state") == b"submitting"
+
+
+class EnqueueFails:
+    """A worker's Redis that saves (every command but one goes to ``pool``) but cannot
+    enqueue a job: Redis gone at that moment."""
+
+    def __init__(self, pool: ArqRedis) -> None:
+        self.pool = pool
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.pool, name)
+
+    async def enqueue_job(self, *args: Any, **kwargs: Any) -> None:
+        raise RedisConnectionError("Connection refused")
+
+
+async def test_a_submit_saved_but_not_resumed_on_its_last_try_says_so(
+    pool: ArqRedis,
+) -> None:
+    """The last try submitted and saved the job, then could not enqueue its resume:
+    ``:error`` said "the submit failed", though the job was paid for and saved. It says
+    so now, and a submit under the same label resumes it without sending it again."""
+    async with Sandbox() as sb, sb.client() as client:
+        url = sb.host_file("ann@example.com\n")
+        ctx = {**worker(client, pool, 1, max_tries=1), "redis": EnqueueFails(pool)}
+        with pytest.raises(Retry):
+            await submit_job(ctx, "list", url)
+        error = (await pool.get(job_key("list") + ":error")).decode()
+        assert "was submitted and saved" in error and "submit it again" in error
+        assert await submit_job_run(pool, "list", url)  # as the message says
+        await submit_job(worker(client, pool, 1), "list")
+        assert await pool.keys("arq:job:resume:list:*")  # its resume is queued
+        creates = [r for r in sb.requests if r.path == "/api/v1/jobs/create"]
+        assert len(creates) == 1  # resumed, not sent again
 
 
 async def test_a_job_still_processing_at_its_last_poll_is_failed_with_a_message(

@@ -4,7 +4,9 @@ Tasks run in this process against a real redis-server and the sandbox; the worke
 ``stopping`` event (what ``serve`` sets on SIGTERM) is set by the test, at a moment it
 chooses: while a batch waits out the fleet's pause, or while its checks wait for their
 moment of the shared pace. Each failed on the code before its fix (the pause was slept
-through, and the checks waiting for the pace were all sent after the signal).
+through, and the checks waiting for the pace were all sent after the signal; on a last
+try, what the stop kept back was stored as "its batch ran out of tries", and what a
+failure of its own kept back was stored as the stop's).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from arq.connections import ArqRedis
 from fleet_tools import checks, until, worker
 
 from asyncsdk.fleet.store import FleetPace, OutcomeStore, lease_key
-from asyncsdk.fleet.worker import check_batch
+from asyncsdk.fleet.worker import STOPPED, check_batch
 from asyncsdk.testing import Sandbox
 
 EMAILS = [f"stop{i}@example.com" for i in range(12)]
@@ -47,11 +49,15 @@ class HeldPace:
             return self
         self.waiting += 1
         try:
-            await self.open.wait()
+            await self.hold()
         finally:
             self.waiting -= 1
         self.given += 1
         return self
+
+    async def hold(self) -> None:
+        """Wait for this check's moment: once the pace opens."""
+        await self.open.wait()
 
     def report(self, admission: object, status: int | None,
                retry_after: float | None) -> None:
@@ -171,3 +177,122 @@ async def test_a_run_cancelled_mid_batch_lets_its_batch_go(pool: ArqRedis) -> No
         # The next run takes it at once (no Retry for a batch held), and ends it.
         assert await check_batch(worker(client, pool, 2, job_try=2), "r", 0, EMAILS) == {
             "stored": len(EMAILS), "skipped": 0}
+
+
+@pytest.mark.parametrize(("concurrency", "stored_first"), [(1, 0), (4, 2)])
+async def test_a_stop_on_the_last_try_stores_the_rest_as_kept_back_by_the_stop(
+    pool: ArqRedis, concurrency: int, stored_first: int,
+) -> None:
+    """The batch's last try stores every input, those it did not send as not attempted,
+    each with what kept it back. At a stop, those check_many refused (waiting for their
+    moment of the pace) and those it then never asked for were stored as "its batch ran
+    out of tries": the stop named nothing, so the run fell back on that text."""
+    pace = HeldPace(free=stored_first)
+    store = OutcomeStore(pool, "r")
+    async with Sandbox() as sb, sb.client() as client:
+        ctx, stopping = stoppable({**worker(client, pool, 1, concurrency=concurrency,
+                                            max_tries=1, slice_seconds=LONG),
+                                   "pace": pace})
+        run = asyncio.create_task(check_batch(ctx, "r", 0, EMAILS))
+
+        async def held() -> bool:
+            return pace.waiting == concurrency and await store.count() == stored_first
+
+        await until(held, timeout=30, what="the first outcomes, then checks waiting")
+        stopping.set()
+        pace.open.set()
+        assert await asyncio.wait_for(run, 30) == {"stored": len(EMAILS), "skipped": 0}
+        assert len(checks(sb)) == stored_first  # nothing sent after the stop
+    stored = await store.all()
+    assert [stored[i]["ok"] for i in range(stored_first)] == [True] * stored_first
+    for i in range(stored_first, len(EMAILS)):
+        assert stored[i]["error"] == f"NotAttempted: {STOPPED}"
+        assert stored[i]["attempted"] is False
+
+
+class NoMomentPace(HeldPace):
+    """A pace that has no moment for a check within its budget (``admit`` gives None),
+    and tells the worker to stop as it says so."""
+
+    def __init__(self, stopping: asyncio.Event) -> None:
+        super().__init__(free=0)
+        self.stopping = stopping
+
+    async def admit(self, deadline: float) -> object | None:
+        self.stopping.set()
+        return None
+
+
+async def test_a_check_its_pace_held_past_its_budget_keeps_its_own_error_at_a_stop(
+    pool: ArqRedis,
+) -> None:
+    """On the last try, a check that never left because its pace had no moment for it
+    within its budget is stored with that error, though the worker stopped meanwhile:
+    it was taken for one the stop kept back and stored as not attempted, with the
+    stop's reason (or "its batch ran out of tries"). The inputs after it are the
+    stop's."""
+    async with Sandbox() as sb, sb.client() as client:
+        ctx, stopping = stoppable(worker(client, pool, 1, concurrency=1, max_tries=1,
+                                         slice_seconds=LONG))
+        ctx["pace"] = NoMomentPace(stopping)
+        assert await asyncio.wait_for(check_batch(ctx, "r", 0, EMAILS), 30) == {
+            "stored": len(EMAILS), "skipped": 0}
+        assert checks(sb) == []
+    stored = await OutcomeStore(pool, "r").all()
+    assert stored[0]["error"].startswith("APITimeoutError: ")
+    assert "budget ran out" in stored[0]["error"]
+    assert stored[0]["attempted"] is False
+    for i in range(1, len(EMAILS)):
+        assert stored[i]["error"] == f"NotAttempted: {STOPPED}"
+
+
+class StopOnRefusal(HeldPace):
+    """A pace that holds every check until the test lets them out one by one
+    (``let_one``), and tells the worker to stop as it hears an answer of ``status``
+    (the service's refusal of a wrong key)."""
+
+    def __init__(self, stopping: asyncio.Event, status: int) -> None:
+        super().__init__(free=0)
+        self.stopping = stopping
+        self.status = status
+        self.turns = asyncio.Semaphore(0)
+
+    async def hold(self) -> None:
+        await self.turns.acquire()
+
+    def report(self, admission: object, status: int | None,
+               retry_after: float | None) -> None:
+        super().report(admission, status, retry_after)
+        if status == self.status:
+            self.stopping.set()
+
+
+async def test_checks_a_failed_run_refused_keep_its_failure_at_a_stop(
+    pool: ArqRedis,
+) -> None:
+    """On the last try, a wrong key stops check_many, which refuses the checks waiting
+    for their moment with that failure, and the worker is told to stop meanwhile: they
+    were taken for checks the stop kept back (stored as not attempted with the stop's
+    reason, or "its batch ran out of tries"). They keep their own failure."""
+    async with Sandbox() as sb, sb.client(api_key="not-a-key") as client:
+        ctx, stopping = stoppable(worker(client, pool, 1, concurrency=3, max_tries=1,
+                                         slice_seconds=LONG))
+        pace = ctx["pace"] = StopOnRefusal(stopping, 200)  # the service's refusal: a 200
+        run = asyncio.create_task(check_batch(ctx, "r", 0, EMAILS))
+
+        async def held() -> bool:
+            return pace.waiting == 3
+
+        await until(held, timeout=30, what="three checks waiting for the pace")
+        pace.turns.release()  # the first goes out, and is refused
+        assert await asyncio.wait_for(run, 30) == {"stored": len(EMAILS), "skipped": 0}
+        assert len(checks(sb)) == 1
+    stored = await OutcomeStore(pool, "r").all()
+    assert stored[0]["error"].startswith("AuthenticationError: ")
+    assert stored[0]["attempted"] is True
+    for i in (1, 2):  # waiting for the pace as the key was refused
+        assert stored[i]["error"].startswith(
+            "AuthenticationError: validation.check: not attempted: the run stopped after")
+        assert stored[i]["attempted"] is False
+    for i in range(3, len(EMAILS)):  # never read: the stop came first
+        assert stored[i]["error"] == f"NotAttempted: {STOPPED}"

@@ -10,7 +10,10 @@ import asyncio
 import json
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from contextlib import aclosing
 from pathlib import Path
+from typing import Any
 
 import pytest
 from arq import Retry
@@ -263,3 +266,39 @@ async def test_a_worker_without_a_username_stores_nothing_even_on_its_last_try(
     assert checks(sb) == []
     assert await OutcomeStore(pool, "r").all() == {}
     assert await pool.hget(idle_key("r"), "0") == b"1"  # not a try: no last try stores it
+
+
+class StopAtFirstOutcome:
+    """A client whose ``check_many`` tells the worker to stop as its first outcome
+    comes (a SIGTERM at that moment)."""
+
+    def __init__(self, client: asyncsdk.Client, stopping: asyncio.Event) -> None:
+        self.client = client
+        self.stopping = stopping
+        self.validation = self
+
+    async def check_many(self, emails: Any, **options: Any) -> AsyncIterator[Any]:
+        async with aclosing(self.client.validation.check_many(emails, **options)) as run:
+            async for outcome in run:
+                self.stopping.set()
+                yield outcome
+
+
+async def test_a_worker_without_a_username_told_to_stop_hands_its_last_try_back(
+    pool: ArqRedis, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same worker told to stop as its checks failed: a ConfigurationError (not
+    attempted) was taken for a check the stop kept back, so the last try stored every
+    input as not attempted ("its batch ran out of tries"), none ever checked."""
+    monkeypatch.delenv("ASYNCSDK_USERNAME", raising=False)
+    stopping = asyncio.Event()
+    async with Sandbox() as sb, asyncsdk.Client(sb.api_key, None,
+                                                base_url=sb.base_url) as client:
+        ctx = {**worker(client, pool, 1, job_try=50, max_tries=50),
+               "client": StopAtFirstOutcome(client, stopping), "stopping": stopping}
+        with pytest.raises(Retry):
+            await check_batch(ctx, "r", 0, EMAILS[:3])
+    assert stopping.is_set()
+    assert checks(sb) == []
+    assert await OutcomeStore(pool, "r").all() == {}
+    assert await pool.hget(idle_key("r"), "0") == b"1"
