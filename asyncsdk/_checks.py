@@ -104,6 +104,12 @@ class Refused(ValueError):
 def _shown(value: Any) -> str:
     if isinstance(value, (bytes, bytearray)):
         return type(value).__name__
+    if isinstance(value, enum.Enum):
+        # An open enum's unknown code (read by from_dict) is a member named by its
+        # value: show the value a caller wrote, not <Industry.999: 999>.
+        if value.name == str(value.value):
+            return _shown(value.value)
+        return f"{type(value).__name__}.{value.name} ({_shown(value.value)})"
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**40:
         return f"an int of {len(str(abs(value))) if value.bit_length() < 10_000 else 'many'} digits"
     if isinstance(value, str) and len(value) > 60:

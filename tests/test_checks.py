@@ -106,6 +106,20 @@ def test_another_lists_member_or_an_unknown_code_is_refused(field: str, value: A
     assert info.value.field == field and "code" in str(info.value)
 
 
+def test_a_refused_code_is_shown_as_it_was_written() -> None:
+    """An unknown code read by ``from_dict`` (an open enum's made-up member) showed as
+    ``got <Industry.61: 61>``; another list's member shows its name and its value."""
+    refused = [(lambda: _lead(industry=asyncsdk.Industry(61)), "got 61"),
+               (lambda: _lead(industry=61), "got 61"),
+               (lambda: asyncsdk.LeadInput.from_dict({**_lead().to_dict(), "industry": 61}),
+                "got 61"),
+               (lambda: _lead(industry=asyncsdk.Rating.ACTIVE),
+                f"got Rating.ACTIVE ({int(asyncsdk.Rating.ACTIVE)})")]
+    for build, shown in refused:
+        with pytest.raises(asyncsdk.InvalidInputError) as info:
+            build()
+        assert str(info.value).endswith(shown) and "<" not in str(info.value)
+
 
 @pytest.mark.parametrize("value", [asyncsdk.CustomerType.BUSINESS, asyncsdk.Currency.AUD])
 def test_a_code_lists_member_is_refused_in_a_field_of_codes_of_its_own(value: Any) -> None:
