@@ -29,13 +29,21 @@ class RedisServer:
     source: str
 
 
-async def until(check: Callable[[], Awaitable[bool]], *, timeout: float, what: str) -> None:
-    """Poll ``check`` every 20 ms until it is true; fail the test after ``timeout`` s."""
+async def until(check: Callable[[], Awaitable[bool]], *, timeout: float, what: str,
+                progress: Callable[[], Awaitable[int]] | None = None) -> None:
+    """Poll ``check`` every 20 ms until it is true; fail the test after ``timeout`` s.
+    With ``progress`` (a count that grows as the work goes on), after ``timeout`` s in
+    which that count did not grow: a long run on a loaded machine is slow, not stuck."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
+    done = None if progress is None else await progress()
     while not await check():
         if loop.time() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+            now_done = None if progress is None else await progress()
+            if done is None or now_done is None or now_done <= done:
+                stuck = "" if done is None else f" ({done} done, none more in that time)"
+                raise AssertionError(f"timed out after {timeout} s waiting for {what}{stuck}")
+            done, deadline = now_done, loop.time() + timeout
         await asyncio.sleep(0.02)
 
 

@@ -97,7 +97,9 @@ async def test_every_input_has_one_outcome_after_a_worker_is_killed(
                 return await store.count() == N
 
             try:
-                await until(all_stored, timeout=120, what="an outcome for every input")
+                # 20,000 checks: at load 9 on 2 cores, 18,809 were stored in 120 s.
+                await until(all_stored, timeout=120, what="an outcome for every input",
+                            progress=store.count)
             except AssertionError as exc:
                 raise AssertionError(f"{exc}; {await store.count()} stored\n"
                                      f"{tail(logs[1])}") from None

@@ -44,6 +44,17 @@ def fleet_commands() -> list[str]:
     return [line for line in lines if line and not line.startswith("#")]
 
 
+def with_free_ports(line: str, ports: dict[str, str]) -> str:
+    """``line`` with the README's ports replaced, in one pass (a free port such as 38000,
+    replaced again as "8000", named another server's). A port is picked when first
+    used, so the servers started before listen on theirs: never picked again."""
+    def free(match: re.Match[str]) -> str:
+        if match.group() not in ports:
+            ports[match.group()] = str(free_port())
+        return ports[match.group()]
+    return re.sub(r"\b(?:" + "|".join(PORTS) + r")\b", free, line)
+
+
 def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
     """Block until something accepts connections on 127.0.0.1:``port``."""
     deadline = time.monotonic() + timeout
@@ -83,11 +94,10 @@ def test_the_readme_fleet_commands_run_as_written(
         # pip put redis-server where the README's next line finds it
         assert shutil.which("redis-server", path=bin_dir) is not None
     (tmp_path / "examples").symlink_to(ROOT / "examples")
-    ports = {old: str(free_port()) for old in PORTS}
+    ports: dict[str, str] = {}
     done: dict[str, subprocess.CompletedProcess[str]] = {}
     for line in fleet_commands()[1:]:
-        for old, new in ports.items():
-            line = line.replace(old, new)
+        line = with_free_ports(line, ports)
         words = shlex.split(line)
         if words[0] == "export":
             env.update(word.split("=", 1) for word in words[1:])

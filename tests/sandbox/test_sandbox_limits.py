@@ -263,15 +263,17 @@ def test_a_clock_set_while_running_refills_from_its_own_now() -> None:
     """``sb.limits.use_clock(virtual.now)`` after requests on the system's clock: the buckets
     go on from the new clock's time (they waited for it to reach the old one's, hours
     away), keeping their tokens."""
-    limits = RateLimits(RateLimit(rate=10, burst=2))  # on time.monotonic
+    # A token per 100 s: on the system's clock, no stall of a loaded machine between
+    # the admits (or before the change) refills one (at 10/s, 0.1 s did).
+    limits = RateLimits(RateLimit(rate=0.01, burst=2))  # on time.monotonic
     assert admitted(limits, "k", 3) == 2
     virtual = VirtualClock()  # at 0.0
     limits.use_clock(virtual.now)
     assert limits.clock == virtual.now
     assert admitted(limits, "k", 1) == 0  # no token came with the change
-    virtual.advance(0.1)
+    virtual.advance(100)
     assert admitted(limits, "k", 2) == 1
-    virtual.advance(10)
+    virtual.advance(10_000)
     assert admitted(limits, "k", 3) == 2
     with pytest.raises(asyncsdk.InvalidInputError, match=r"^clock: expected"):
         limits.use_clock(5.0)  # type: ignore[arg-type]

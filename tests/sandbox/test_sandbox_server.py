@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import socket
 import subprocess
 import sys
@@ -35,17 +36,35 @@ async def test_lifecycle_and_defaults() -> None:
             await http.get(sb.base_url + "/api/v1/contact/")
 
 
+async def started_on_a_port_asked_for(api_key: str, username: str) -> tuple[Sandbox, int]:
+    """A sandbox started on a port given by number: one found free, then freed for it.
+    Another process (an xdist worker, a connection's local port) may take it between,
+    so a port found taken by then is picked again (three times at most). The sandbox,
+    and the port it was asked for."""
+    for left in reversed(range(3)):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        sb = Sandbox(port=port, api_key=api_key, username=username)
+        try:
+            return await sb.start(), port
+        except OSError as error:
+            if error.errno != errno.EADDRINUSE or not left:
+                raise
+    raise AssertionError("unreachable")
+
+
 async def test_given_port_and_credentials() -> None:
-    with socket.socket() as probe:  # find a free port to ask for
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    async with Sandbox(port=port, api_key="sk_mine", username="me") as sb:
+    sb, port = await started_on_a_port_asked_for(api_key="sk_mine", username="me")
+    try:
         assert sb.base_url == f"http://127.0.0.1:{port}"
         async with aiohttp.ClientSession() as http:
             url = sb.base_url + "/api/v1/contact/"
             async with http.get(url, params={"api_key": "sk_mine"}) as resp:
                 assert resp.status == 200
         assert "sk_mine" in sb.banner()
+    finally:
+        await sb.close()
 
 
 async def test_requests_are_recorded_with_secrets(api: Api, sandbox: Sandbox) -> None:
