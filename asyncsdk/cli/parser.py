@@ -198,26 +198,27 @@ def add_resource_actions(area: argparse.ArgumentParser, name: str) -> None:
     actions = area.add_subparsers(dest="action", required=True, metavar="ACTION")
     has = actions_of(name)
     record = RECORD[name]
+    one = f"{'an' if record[0] in 'aeiou' else 'a'} {record}"  # an invoice, a lead
     actions.add_parser("list", help=f"all {name}")
     if "get" in has:
         add_id(actions.add_parser("get", help=f"one {record} by id"), "to read")
     if "create" in has:
         add_json_flag(actions.add_parser(
-            "create", help=f"create a {record} from a JSON object",
+            "create", help=f"create {one} from a JSON object",
             epilog=f"Exit status 3: the create got no answer (a timeout, a broken "
                    f"connection, a 5xx, an answer it cannot read): the {record} may have "
                    f"been created. Look for it before creating it again."),
             CREATE_INPUT[name])
     if "update" in has:
         update = actions.add_parser(
-            "update", help=f"change a {record} from a JSON object",
+            "update", help=f"change {one} from a JSON object",
             epilog="Exit status 3: the update got no answer: it may have been made. "
                    "Running the command again is safe (it sends the same change).")
         add_id(update, "to change")
         add_json_flag(update, UPDATE_INPUT[name], records=name == "contacts")
     if "delete" in has:
         add_delete_flags(actions.add_parser(
-            "delete", help=f"delete a {record} (needs --yes)",
+            "delete", help=f"delete {one} (needs --yes)",
             epilog="Exit status 3: the delete got no answer: it may have been made. "
                    "Running the command again is safe (a second delete answers not "
                    "found if the first went through)."))

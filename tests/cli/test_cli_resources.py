@@ -384,3 +384,15 @@ def test_the_help_of_a_write_tells_its_exit_status_3(
     assert "Exit status 3" in text
     assert ("--yes" in text) == (action == "delete")
     assert ("--json FILE" in text) == (action != "delete")
+
+
+@pytest.mark.parametrize(("area", "one"), [("invoices", "an invoice"), ("leads", "a lead"),
+                                           ("contacts", "a contact list")])
+def test_an_areas_help_names_one_record_as_english_does(
+    area: str, one: str, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """It said "change a invoice"."""
+    with pytest.raises(SystemExit):
+        build_parser().parse_args([area, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"delete {one} (needs --yes)" in text and f"change {one} from" in text
